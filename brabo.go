@@ -1,0 +1,196 @@
+// Package brabo holds the domain of the approval pipeline for AI coding
+// agents: the action types an agent can propose, the roles of the humans it
+// acts for, and the decisions the policy engine returns.
+//
+// The package holds types and interfaces only. It imports nothing of this
+// module; every adapter (stores, HTTP, executor, models) imports it.
+package brabo
+
+import "fmt"
+
+// ActionType is the kind of a proposed action, as stored and sent over the
+// API (snake_case, e.g. "git_push").
+type ActionType string
+
+// The twenty action types of DESIGN §3.2.
+const (
+	Terminal               ActionType = "terminal"
+	GitCommit              ActionType = "git_commit"
+	WriteFile              ActionType = "write_file"
+	GitPush                ActionType = "git_push"
+	PrOpen                 ActionType = "pr_open"
+	GitRepoCreate          ActionType = "git_repo_create"
+	GitBranchCreate        ActionType = "git_branch_create"
+	GitBranchProtect       ActionType = "git_branch_protect"
+	OpenAdrPr              ActionType = "open_adr_pr"
+	OpenInfraPr            ActionType = "open_infra_pr"
+	GitMerge               ActionType = "git_merge"
+	InstructionPatch       ActionType = "instruction_patch"
+	Parallelize            ActionType = "parallelize"
+	RaiseMaxParallel       ActionType = "raise_max_parallel"
+	ProposeExecutionPlan   ActionType = "propose_execution_plan"
+	AssessImplementability ActionType = "assess_implementability"
+	ContainerStart         ActionType = "container_start"
+	ContainerStop          ActionType = "container_stop"
+	ContainerRemove        ActionType = "container_remove"
+	Spend                  ActionType = "spend"
+)
+
+type actionTypeInfo struct {
+	label   string
+	minRole Role
+}
+
+var actionTypes = map[ActionType]actionTypeInfo{
+	Terminal:               {"Terminal", Developer},
+	GitCommit:              {"GitCommit", Developer},
+	WriteFile:              {"WriteFile", Developer},
+	GitPush:                {"GitPush", Maintainer},
+	PrOpen:                 {"PrOpen", Maintainer},
+	GitRepoCreate:          {"GitRepoCreate", Maintainer},
+	GitBranchCreate:        {"GitBranchCreate", Maintainer},
+	GitBranchProtect:       {"GitBranchProtect", Maintainer},
+	OpenAdrPr:              {"OpenAdrPr", Maintainer},
+	OpenInfraPr:            {"OpenInfraPr", Maintainer},
+	GitMerge:               {"GitMerge", Maintainer},
+	InstructionPatch:       {"InstructionPatch", Maintainer},
+	Parallelize:            {"Parallelize", Maintainer},
+	RaiseMaxParallel:       {"RaiseMaxParallel", Maintainer},
+	ProposeExecutionPlan:   {"ProposeExecutionPlan", Maintainer},
+	AssessImplementability: {"AssessImplementability", Maintainer},
+	ContainerStart:         {"ContainerStart", Maintainer},
+	ContainerStop:          {"ContainerStop", Maintainer},
+	ContainerRemove:        {"ContainerRemove", Maintainer},
+	Spend:                  {"Spend", Owner},
+}
+
+var labels = func() map[string]ActionType {
+	m := make(map[string]ActionType, len(actionTypes))
+	for t, info := range actionTypes {
+		m[info.label] = t
+	}
+	return m
+}()
+
+// ActionTypes returns the twenty action types in the order of DESIGN §3.2.
+func ActionTypes() []ActionType {
+	return []ActionType{
+		Terminal, GitCommit, WriteFile, GitPush, PrOpen, GitRepoCreate,
+		GitBranchCreate, GitBranchProtect, OpenAdrPr, OpenInfraPr, GitMerge,
+		InstructionPatch, Parallelize, RaiseMaxParallel, ProposeExecutionPlan,
+		AssessImplementability, ContainerStart, ContainerStop, ContainerRemove, Spend,
+	}
+}
+
+// Valid reports whether t is one of the twenty known action types.
+func (t ActionType) Valid() bool {
+	_, ok := actionTypes[t]
+	return ok
+}
+
+// Label is the PascalCase name patterns use (GitPush for git_push); "" for an
+// unknown type.
+func (t ActionType) Label() string { return actionTypes[t].label }
+
+// MinRole is the least role a principal needs for the type; for an unknown
+// type it is Owner, so that nothing unknown is granted below the top.
+func (t ActionType) MinRole() Role {
+	if info, ok := actionTypes[t]; ok {
+		return info.minRole
+	}
+	return Owner
+}
+
+// ActionTypeForLabel returns the type a pattern label names, and false for a
+// label that names none.
+func ActionTypeForLabel(label string) (ActionType, bool) {
+	t, ok := labels[label]
+	return t, ok
+}
+
+// ParseActionType returns the type for its snake_case name, or an error that
+// names the bad value.
+func ParseActionType(s string) (ActionType, error) {
+	t := ActionType(s)
+	if !t.Valid() {
+		return "", fmt.Errorf("unknown action type %q", s)
+	}
+	return t, nil
+}
+
+// Role is a member's role in a project. Roles are ordered:
+// Developer < Maintainer < Owner. The zero value is no role at all and is
+// below every minimum.
+type Role string
+
+// The three roles of DESIGN §3.2.
+const (
+	Developer  Role = "developer"
+	Maintainer Role = "maintainer"
+	Owner      Role = "owner"
+)
+
+func (r Role) rank() int {
+	switch r {
+	case Developer:
+		return 1
+	case Maintainer:
+		return 2
+	case Owner:
+		return 3
+	}
+	return 0
+}
+
+// Valid reports whether r is one of the three roles.
+func (r Role) Valid() bool { return r.rank() > 0 }
+
+// AtLeast reports whether r is min or above it. An invalid role is below
+// everything, an invalid min is above everything.
+func (r Role) AtLeast(min Role) bool {
+	return r.Valid() && min.Valid() && r.rank() >= min.rank()
+}
+
+// ParseRole returns the role for its name, or an error that names the value.
+func ParseRole(s string) (Role, error) {
+	r := Role(s)
+	if !r.Valid() {
+		return "", fmt.Errorf("unknown role %q (want developer, maintainer or owner)", s)
+	}
+	return r, nil
+}
+
+// Policy is what the policy engine decides for an action.
+type Policy string
+
+// The three decisions. The zero value is "no opinion".
+const (
+	AutoApprove     Policy = "auto_approve"
+	RequireApproval Policy = "require_approval"
+	Deny            Policy = "deny"
+)
+
+// Valid reports whether p is one of the three decisions.
+func (p Policy) Valid() bool {
+	return p == AutoApprove || p == RequireApproval || p == Deny
+}
+
+// ParsePolicy returns the decision for its name, or an error that names it.
+func ParsePolicy(s string) (Policy, error) {
+	p := Policy(s)
+	if !p.Valid() {
+		return "", fmt.Errorf("unknown policy %q (want auto_approve, require_approval or deny)", s)
+	}
+	return p, nil
+}
+
+// ExecutionMode is where a project's actions run; it decides the scope root
+// (DESIGN §5).
+type ExecutionMode string
+
+// Execution modes.
+const (
+	ModeContainer ExecutionMode = "container"
+	ModeRunner    ExecutionMode = "runner"
+	ModeLocal     ExecutionMode = "local"
+)

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/policy"
+)
+
+// Exit codes of brabo check: the decision, or bad usage / a bad file.
+const (
+	exitAutoApprove     = 0
+	exitRequireApproval = 1
+	exitDeny            = 2
+	exitUsage           = 3
+)
+
+func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fl := flag.NewFlagSet("check", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	fl.Usage = func() {
+		fmt.Fprintln(stderr, "usage: brabo check [flags] -- 'command'\n\nDecides offline as brabo would, and explains every segment and rule.\nExit code: 0 auto_approve, 1 require_approval, 2 deny, 3 bad usage or a bad file.\n\nFlags:")
+		fl.PrintDefaults()
+	}
+	var (
+		permissions  = fl.String("permissions", "", "the permissions.json to decide with (default: <root>/permissions.json; a missing file is an empty one)")
+		root         = fl.String("root", "", "the project folder, the scope root (default: the current directory)")
+		cwd          = fl.String("cwd", "", "the directory the command runs in (default: the root)")
+		asJSON       = fl.Bool("json", false, "print the decision as JSON")
+		typ          = fl.String("type", string(brabo.Terminal), "the action type (terminal, git_push, git_merge, …)")
+		role         = fl.String("role", string(brabo.Developer), "the principal's role: developer, maintainer or owner")
+		autonomy     = fl.String("autonomy", "", "a specific agent_autonomy rule for this agent and type: auto_approve, require_approval or deny")
+		autoMode     = fl.Bool("auto-mode", false, `the agent is in auto mode (agent_autonomy "*": auto_approve)`)
+		container    = fl.Bool("container-running", false, "the project's container is registered running (container floor)")
+		targetBranch = fl.String("target-branch", "", "the branch a git_merge merges into")
+		fromStdin    = fl.Bool("stdin", false, "read the command's raw bytes from standard input instead of after --")
+	)
+	if err := fl.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitUsage
+		}
+		return exitUsage
+	}
+	bad := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "brabo check: "+format+"\n", a...)
+		return exitUsage
+	}
+	in := policy.Input{ContainerRunning: *container, TargetBranch: *targetBranch}
+	var err error
+	if in.Type, err = brabo.ParseActionType(*typ); err != nil {
+		return bad("--type: %v", err)
+	}
+	if in.Role, err = brabo.ParseRole(*role); err != nil {
+		return bad("--role: %v", err)
+	}
+	if *autonomy != "" {
+		if in.Autonomy.Specific, err = brabo.ParsePolicy(*autonomy); err != nil {
+			return bad("--autonomy: %v", err)
+		}
+	}
+	if *autoMode {
+		in.Autonomy.Wildcard = brabo.AutoApprove
+	}
+
+	switch {
+	case *fromStdin && fl.NArg() > 0:
+		return bad("give the command after -- or with --stdin, not both")
+	case *fromStdin:
+		b, err := io.ReadAll(io.LimitReader(stdin, policy.MaxCommandBytes+1))
+		if err != nil {
+			return bad("reading the command from standard input: %v", err)
+		}
+		in.Command = string(b)
+	case fl.NArg() > 0:
+		in.Command = strings.Join(fl.Args(), " ")
+	case in.Type == brabo.Terminal:
+		return bad("no command: give it after -- (brabo check -- 'pnpm test') or with --stdin")
+	}
+
+	if *root == "" {
+		if *root, err = os.Getwd(); err != nil {
+			return bad("--root: %v", err)
+		}
+	}
+	if *root, err = filepath.Abs(*root); err != nil {
+		return bad("--root: %v", err)
+	}
+	in.Scope = policy.Scope{Root: *root, Mode: brabo.ModeLocal, ID: filepath.Base(*root)}
+	in.Cwd = *cwd
+	if in.Cwd != "" && !filepath.IsAbs(in.Cwd) {
+		// A relative --cwd is relative to where brabo check runs, as a
+		// shell user would expect.
+		if abs, err := filepath.Abs(in.Cwd); err == nil {
+			in.Cwd = abs
+		}
+	}
+
+	file := *permissions
+	if file == "" {
+		file = filepath.Join(*root, "permissions.json")
+	}
+	data, err := os.ReadFile(file)
+	if err != nil && !(errors.Is(err, fs.ErrNotExist) && *permissions == "") {
+		return bad("--permissions: %v", err)
+	}
+	rules, fileErr := policy.Parse(file, data)
+	in.Rules = rules
+
+	d := policy.Decide(in)
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(d); err != nil {
+			return bad("writing JSON: %v", err)
+		}
+	} else {
+		printDecision(stdout, d)
+	}
+	if fileErr != nil {
+		// The decision above is what brabo would do (ask); the exit code
+		// says the file must be fixed.
+		fmt.Fprintf(stderr, "brabo check: %v\n", fileErr)
+		return exitUsage
+	}
+	switch d.Policy {
+	case brabo.AutoApprove:
+		return exitAutoApprove
+	case brabo.Deny:
+		return exitDeny
+	}
+	return exitRequireApproval
+}
+
+func printDecision(w io.Writer, d brabo.Decision) {
+	fmt.Fprintf(w, "%s: %s\n", d.Policy, d.Reason)
+	for i, s := range d.Segments {
+		fmt.Fprintf(w, "  %d. %-7s %s  — %s", i+1, s.Verdict, s.Text, s.Rule)
+		if len(s.Notes) > 0 {
+			fmt.Fprintf(w, " [%s]", strings.Join(s.Notes, "; "))
+		}
+		fmt.Fprintln(w)
+	}
+	for _, warn := range d.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", warn)
+	}
+}

@@ -1,0 +1,49 @@
+// Command brabo is the approval pipeline for AI coding agents.
+//
+// Usage:
+//
+//	brabo check [flags] -- 'command'   decide offline and explain every segment
+//	brabo version                      print the version
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+const usage = `brabo — the approval pipeline for AI coding agents
+
+Usage:
+  brabo check [flags] -- 'command'   decide offline, explain every segment and rule
+  brabo version                      print the version
+
+Run "brabo <command> -h" for the flags of a command.
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run is main without the process: it returns the exit code.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	switch args[0] {
+	case "check":
+		return runCheck(args[1:], stdin, stdout, stderr)
+	case "version":
+		fmt.Fprintln(stdout, "brabo", version)
+		return 0
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "brabo: unknown command %q\n\n%s", args[0], usage)
+	return exitUsage
+}

@@ -1,0 +1,66 @@
+package brabo
+
+// Decision is the policy engine's answer for one proposed action.
+type Decision struct {
+	// Policy is auto_approve, require_approval or deny.
+	Policy Policy `json:"policy"`
+	// Reason names the rule that produced Policy, in a stable sentence
+	// ("permissions.json allow: Terminal(pnpm test)").
+	Reason string `json:"reason"`
+	// Segments holds, for a terminal action, one entry per program the
+	// command line would run, in source order; nil for other types.
+	Segments []Segment `json:"segments,omitempty"`
+	// ScopeRoot identifies the folder the path scope compared against,
+	// without the absolute path (DESIGN §5).
+	ScopeRoot ScopeRoot `json:"scopeRoot"`
+	// Warnings are non-fatal remarks on the permissions file, such as an
+	// entry that can never match.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Verdict is the file's opinion on one segment of a terminal command.
+type Verdict string
+
+// Segment verdicts.
+const (
+	VerdictAllow  Verdict = "allow"  // an allow pattern matched
+	VerdictDeny   Verdict = "deny"   // a deny pattern (file or built-in) matched
+	VerdictAsk    Verdict = "ask"    // an ask pattern matched
+	VerdictCd     Verdict = "cd"     // a cd inside the project folder
+	VerdictNoRule Verdict = "none"   // no pattern matched
+	VerdictOpaque Verdict = "opaque" // the program cannot be known statically
+)
+
+// Segment is one program of a terminal command line and what the rules said
+// of it.
+type Segment struct {
+	// Text is the segment as written in the command.
+	Text string `json:"text"`
+	// Tokens are the segment's words after quote removal, verb first,
+	// variables kept literal. Leading assignments and redirections are not
+	// tokens.
+	Tokens []string `json:"tokens"`
+	// Verdict is the file's opinion on the segment.
+	Verdict Verdict `json:"verdict"`
+	// Rule names the pattern that matched, or why none could.
+	Rule string `json:"rule"`
+	// Notes are the caps and scope findings on this segment
+	// ("outside the project folder: /etc/passwd").
+	Notes []string `json:"notes,omitempty"`
+}
+
+// ScopeRoot names the folder a terminal action was scoped to, as the mode
+// plus an identifier relative to the managed root; never an absolute path.
+type ScopeRoot struct {
+	Mode ExecutionMode `json:"mode,omitempty"`
+	ID   string        `json:"id,omitempty"`
+}
+
+// AutonomyOrigin says where an agent_autonomy opinion came from.
+type AutonomyOrigin string
+
+// Autonomy origins.
+const (
+	OriginSpecific AutonomyOrigin = "specific"
+	OriginWildcard AutonomyOrigin = "wildcard"
+)

@@ -1,0 +1,44 @@
+package brabo
+
+import "errors"
+
+// Code is a stable, machine-readable error code carried across the API.
+type Code string
+
+// Error codes of DESIGN §6.3.
+const (
+	CodeAlreadyApproved      Code = "already_approved"
+	CodeActionAlreadyDenied  Code = "action_already_denied"
+	CodeAlwaysAllowCap       Code = "always_allow_cap"
+	CodePRAlreadyMerged      Code = "pr_already_merged"
+	CodeMergeAlreadyProposed Code = "merge_already_proposed"
+	CodeForbiddenRole        Code = "forbidden_role"
+	CodeInvalidPermissions   Code = "invalid_permissions"
+	CodeInvalidAction        Code = "invalid_action"
+	CodeNotFound             Code = "not_found"
+)
+
+// Error is an error with a stable code and a human sentence.
+type Error struct {
+	Code    Code
+	Message string
+}
+
+func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
+
+// Errorf returns an *Error with the given code.
+func Errorf(code Code, message string) *Error { return &Error{Code: code, Message: message} }
+
+// ErrorCode returns the code of err if it is or wraps an *Error, else "".
+// A typed error may also report its code through a method Code() Code.
+func ErrorCode(err error) Code {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	var c interface{ Code() Code }
+	if errors.As(err, &c) {
+		return c.Code()
+	}
+	return ""
+}

@@ -1,0 +1,318 @@
+package policy
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/brabo-dev/brabo"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Rules is a compiled permissions.json (DESIGN §3.1). The nil *Rules is the
+// empty file: no list matches anything. A Rules returned with an error by
+// Parse is invalid, and Decide never approves with it.
+type Rules struct {
+	file     string
+	err      error
+	warnings []string
+	lists    [3]ruleList // indexed by listKind
+}
+
+type listKind int
+
+const (
+	listAllow listKind = iota
+	listDeny
+	listAsk
+)
+
+var listNames = [3]string{"allow", "deny", "ask"}
+
+type ruleList struct {
+	patterns []pattern
+	terminal trie
+	typed    map[brabo.ActionType]int // label → index of its first pattern
+}
+
+// pattern is one compiled entry of a list.
+type pattern struct {
+	source   string // as written: Terminal(pnpm test)
+	typ      brabo.ActionType
+	tokens   []patternToken
+	readOnly bool // the content of a seeded read-only pattern: guarded (DESIGN §4.3)
+}
+
+type patternToken struct {
+	text     string
+	wildcard bool // text is a prefix: the pattern token ended in '*'
+}
+
+// FileError reports every invalid entry of a permissions file. Its code is
+// invalid_permissions.
+type FileError struct {
+	File    string       `json:"file"`
+	Entries []EntryError `json:"entries"`
+}
+
+// EntryError is one invalid entry: where it is, what it says, and why it is
+// refused. Entry is "allow[2]" for an entry, or the key or "" for the file.
+type EntryError struct {
+	Entry   string `json:"entry"`
+	Pattern string `json:"pattern,omitempty"`
+	Why     string `json:"why"`
+}
+
+func (e *FileError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	b.WriteString(": ")
+	for i, en := range e.Entries {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		if en.Entry != "" {
+			b.WriteString(en.Entry)
+			if en.Pattern != "" {
+				fmt.Fprintf(&b, " %q", en.Pattern)
+			}
+			b.WriteString(": ")
+		}
+		b.WriteString(en.Why)
+	}
+	return b.String()
+}
+
+// Code returns the API error code of an invalid permissions file.
+func (e *FileError) Code() brabo.Code { return brabo.CodeInvalidPermissions }
+
+// Parse compiles the content of a permissions file; name is how errors and
+// reasons name the file. Empty content (or only white space) is the empty
+// file, like a missing one. Unknown top-level keys are ignored (and kept by
+// writers). On error the returned *Rules is invalid: Decide asks a human for
+// every action it is given, naming the error.
+func Parse(name string, data []byte) (*Rules, error) {
+	if name == "" {
+		name = "permissions.json"
+	}
+	var lists [3][]string
+	if len(bytes.TrimSpace(data)) > 0 {
+		fe := &FileError{File: name}
+		var top map[string]json.RawMessage
+		if err := json.Unmarshal(data, &top); err != nil {
+			fe.Entries = append(fe.Entries, EntryError{Why: jsonWhy(data, err)})
+			return invalid(name, fe), fe
+		}
+		for k, key := range listNames {
+			raw, ok := top[key]
+			if !ok || string(raw) == "null" {
+				continue
+			}
+			var items []json.RawMessage
+			if err := json.Unmarshal(raw, &items); err != nil {
+				fe.Entries = append(fe.Entries, EntryError{Entry: key, Why: "must be a list of pattern strings"})
+				continue
+			}
+			for i, item := range items {
+				var s string
+				if err := json.Unmarshal(item, &s); err != nil {
+					fe.Entries = append(fe.Entries, EntryError{
+						Entry: fmt.Sprintf("%s[%d]", key, i), Pattern: string(item),
+						Why: "must be a string such as \"Terminal(pnpm test)\""})
+					continue
+				}
+				lists[k] = append(lists[k], s)
+			}
+		}
+		if len(fe.Entries) > 0 {
+			return invalid(name, fe), fe
+		}
+	}
+	return compile(name, lists)
+}
+
+// NewRules compiles the three lists as if they were read from a file called
+// name. It is Parse without the JSON.
+func NewRules(name string, allow, deny, ask []string) (*Rules, error) {
+	if name == "" {
+		name = "permissions.json"
+	}
+	return compile(name, [3][]string{allow, deny, ask})
+}
+
+func invalid(name string, err error) *Rules { return &Rules{file: name, err: err} }
+
+func compile(name string, lists [3][]string) (*Rules, error) {
+	r := &Rules{file: name}
+	fe := &FileError{File: name}
+	for k, list := range lists {
+		rl := &r.lists[k]
+		for i, src := range list {
+			entry := fmt.Sprintf("%s[%d]", listNames[k], i)
+			p, warning, err := parsePattern(src)
+			if err != nil {
+				fe.Entries = append(fe.Entries, EntryError{Entry: entry, Pattern: src, Why: err.Error()})
+				continue
+			}
+			if warning != "" {
+				r.warnings = append(r.warnings, fmt.Sprintf("%s: %s %q: %s", name, entry, src, warning))
+				continue
+			}
+			idx := len(rl.patterns)
+			rl.patterns = append(rl.patterns, p)
+			if p.typ == brabo.Terminal {
+				rl.terminal.insert(p.tokens, idx)
+				continue
+			}
+			if rl.typed == nil {
+				rl.typed = map[brabo.ActionType]int{}
+			}
+			if _, seen := rl.typed[p.typ]; !seen {
+				rl.typed[p.typ] = idx
+			}
+		}
+	}
+	if len(fe.Entries) > 0 {
+		return invalid(name, fe), fe
+	}
+	return r, nil
+}
+
+// Err returns why the file is invalid, or nil.
+func (r *Rules) Err() error {
+	if r == nil {
+		return nil
+	}
+	return r.err
+}
+
+// Warnings returns remarks on entries that are valid but can never match,
+// such as content on a label other than Terminal.
+func (r *Rules) Warnings() []string {
+	if r == nil {
+		return nil
+	}
+	return r.warnings
+}
+
+// File returns the name the rules were read under.
+func (r *Rules) File() string {
+	if r == nil {
+		return "permissions.json"
+	}
+	return r.file
+}
+
+func (r *Rules) list(k listKind) *ruleList {
+	if r == nil || r.err != nil {
+		return nil
+	}
+	return &r.lists[k]
+}
+
+var errPatternShape = errors.New(`a pattern is Label(content), such as "Terminal(pnpm test)" or "GitPush()"`)
+
+// parsePattern compiles one entry. A warning (and no error) means the entry
+// is valid but matches nothing.
+func parsePattern(src string) (p pattern, warning string, err error) {
+	open := strings.IndexByte(src, '(')
+	if open <= 0 || !strings.HasSuffix(src, ")") {
+		return p, "", errPatternShape
+	}
+	label, content := src[:open], src[open+1:len(src)-1]
+	typ, ok := brabo.ActionTypeForLabel(label)
+	if !ok {
+		return p, "", fmt.Errorf("unknown label %s (labels are the action types in PascalCase: Terminal, GitPush, …)", label)
+	}
+	p = pattern{source: src, typ: typ}
+	if typ != brabo.Terminal {
+		if strings.TrimSpace(content) != "" {
+			return p, "content is only used for Terminal: " + label + "(…) matches nothing; write " + label + "()", nil
+		}
+		return p, "", nil
+	}
+	p.tokens, err = patternTokens(content)
+	if err != nil {
+		return p, "", err
+	}
+	p.readOnly = isSeededReadOnly(p.tokens)
+	return p, "", nil
+}
+
+// patternTokens tokenizes the content of a Terminal pattern with the shell
+// rules commands are tokenized with (DESIGN §4.2).
+func patternTokens(content string) ([]patternToken, error) {
+	if strings.TrimSpace(content) == "" {
+		return nil, errors.New("Terminal() needs a command: an empty pattern would match every command")
+	}
+	if err := checkCommandText(content); err != nil {
+		return nil, err
+	}
+	f, err := parseShell(content)
+	if err != nil {
+		return nil, fmt.Errorf("the command does not parse: %v", errors.Unwrap(err))
+	}
+	if len(f.Stmts) != 1 {
+		return nil, errors.New("a pattern is one simple command, not a list")
+	}
+	st := f.Stmts[0]
+	call, ok := st.Cmd.(*syntax.CallExpr)
+	if !ok || st.Background || st.Negated || len(st.Redirs) > 0 || len(call.Assigns) > 0 || len(call.Args) == 0 {
+		return nil, errors.New("a pattern is one simple command: no operators, redirections or assignments")
+	}
+	toks := make([]patternToken, 0, len(call.Args))
+	for _, w := range call.Args {
+		bad := false
+		syntax.Walk(w, func(n syntax.Node) bool {
+			switch n.(type) {
+			case *syntax.CmdSubst, *syntax.ProcSubst, *syntax.ArithmExp:
+				bad = true
+			}
+			return !bad
+		})
+		if bad {
+			return nil, errors.New("a pattern cannot hold a command, process or arithmetic substitution")
+		}
+		d := decodeWord(content, w)
+		t := patternToken{text: d.text}
+		// A trailing unquoted '*' is a wildcard inside the token, never a
+		// path glob: in a token with a '/' it stays literal (rm -rf /*).
+		if d.starSuffix && !strings.Contains(d.text, "/") {
+			t.text, t.wildcard = d.text[:len(d.text)-1], true
+		}
+		toks = append(toks, t)
+	}
+	return toks, nil
+}
+
+// jsonWhy turns a JSON decoding error into a sentence with a line and
+// column.
+func jsonWhy(data []byte, err error) string {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		line, col := lineCol(data, se.Offset)
+		return fmt.Sprintf("not valid JSON at line %d, column %d: %v", line, col, se)
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return "must be a JSON object with the lists allow, deny and ask"
+	}
+	return "not valid JSON: " + err.Error()
+}
+
+func lineCol(data []byte, offset int64) (int, int) {
+	if offset > int64(len(data)) {
+		offset = int64(len(data))
+	}
+	line, col := 1, 1
+	for _, c := range data[:offset] {
+		if c == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+	}
+	return line, col
+}

@@ -1,0 +1,179 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/brabo-dev/brabo"
+)
+
+// Scope is the project folder every terminal path is compared against
+// (DESIGN §5).
+type Scope struct {
+	// Root is the absolute path of the folder.
+	Root string
+	// Mode and ID identify the root in events without exposing it: ID is
+	// the workspace_dir_name in container/runner mode, the folder's name
+	// under the projects base in local mode.
+	Mode brabo.ExecutionMode
+	ID   string
+}
+
+// nobodysFiles carry or discard output; the rest of /dev is out of scope.
+var nobodysFiles = set("/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr")
+
+// systemRoots can never be a project folder, and nothing under the ones in
+// systemTrees can either.
+var (
+	systemRoots = set("/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64",
+		"/libx32", "/media", "/mnt", "/opt", "/proc", "/root", "/run", "/sbin", "/srv", "/sys",
+		"/tmp", "/usr", "/var", "/Users", "/System", "/Library", "/Applications", "/private",
+		"/usr/local", "/var/lib", "/var/tmp")
+	systemTrees = []string{"/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64",
+		"/libx32", "/proc", "/run", "/sbin", "/sys", "/usr", "/System"}
+)
+
+// CheckRoot checks a scope root lexically, as it must be checked on every
+// use: absolute, already clean (no "..", no "//", no trailing "/"), not a
+// system root or inside a system tree, not a home directory itself.
+func CheckRoot(root string) error {
+	switch {
+	case root == "":
+		return errors.New("the project folder is empty")
+	case !strings.HasPrefix(root, "/"):
+		return fmt.Errorf("the project folder %q is not an absolute path", root)
+	case hasDotDot(root):
+		return fmt.Errorf("the project folder %q holds \"..\"", root)
+	case path.Clean(root) != root:
+		return fmt.Errorf("the project folder %q is not a clean path (want %q)", root, path.Clean(root))
+	case systemRoots[root]:
+		return fmt.Errorf("the project folder %q is a system directory", root)
+	}
+	for _, t := range systemTrees {
+		if within(root, t) {
+			return fmt.Errorf("the project folder %q is inside the system directory %s", root, t)
+		}
+	}
+	if d := path.Dir(root); d == "/home" || d == "/Users" {
+		return fmt.Errorf("the project folder %q is a whole home directory", root)
+	}
+	return nil
+}
+
+// DirProbe reports whether path is an existing directory and whether the
+// current process can write in it. Decide does no I/O; callers that create
+// a local project supply a probe that looks at the real disk.
+type DirProbe func(path string) (isDir, writable bool, err error)
+
+// ValidateLocalRoot checks the folder typed when a local (mounted) project
+// is created (DESIGN §5): CheckRoot, then that it exists, is writable, and
+// does not overlap any of brabo's own paths (data directory, checkout).
+func ValidateLocalRoot(root string, own []string, probe DirProbe) error {
+	if err := CheckRoot(root); err != nil {
+		return err
+	}
+	for _, o := range own {
+		o = path.Clean(o)
+		if within(root, o) || within(o, root) {
+			return fmt.Errorf("the project folder %q overlaps brabo's own files at %s", root, o)
+		}
+	}
+	isDir, writable, err := probe(root)
+	switch {
+	case err != nil:
+		return fmt.Errorf("the project folder %q cannot be used: %w", root, err)
+	case !isDir:
+		return fmt.Errorf("the project folder %q does not exist or is not a directory", root)
+	case !writable:
+		return fmt.Errorf("the project folder %q is not writable by brabo", root)
+	}
+	return nil
+}
+
+func hasDotDot(p string) bool {
+	for _, el := range strings.Split(p, "/") {
+		if el == ".." {
+			return true
+		}
+	}
+	return false
+}
+
+// within reports whether p is dir or inside it; both must be clean.
+func within(p, dir string) bool {
+	if dir == "/" {
+		return strings.HasPrefix(p, "/")
+	}
+	return p == dir || (strings.HasPrefix(p, dir) && len(p) > len(dir) && p[len(dir)] == '/')
+}
+
+// outside returns the first token of s that reaches outside root, described
+// for a human, or "".
+func outside(s *segment, root string) string {
+	if s.cwds.unknown {
+		for _, w := range s.words {
+			if strings.Contains(w.text, "..") {
+				return "relative to a directory the line does not show: " + w.text
+			}
+		}
+	}
+	for _, d := range s.cwds.dirs {
+		if !within(d, root) {
+			return "runs in " + d
+		}
+	}
+	if base(s.verb()) == "cd" || base(s.verb()) == "pushd" {
+		if _, known := cdTarget(s); !known {
+			return "cd goes somewhere the line does not show"
+		}
+	}
+	for _, group := range [][]word{s.words, s.assigns, s.redirs} {
+		for _, w := range group {
+			if why := tokenOutside(w.text, s.cwds, root); why != "" {
+				return why
+			}
+		}
+	}
+	return ""
+}
+
+// tokenOutside checks one token the way DESIGN §5 lists: absolute paths,
+// tokens with "..", "~" and $HOME, and the value of --opt=/abs.
+func tokenOutside(t string, cwds cwdSet, root string) string {
+	if strings.Contains(t, "$HOME") || strings.Contains(t, "${HOME") {
+		return "the home directory: " + t
+	}
+	candidates := []string{t}
+	if _, v, ok := strings.Cut(t, "="); ok {
+		candidates = append(candidates, v)
+	}
+	if len(t) > 2 && t[0] == '-' && t[1] != '-' && strings.ContainsRune("/~.", rune(t[2])) {
+		candidates = append(candidates, t[2:]) // -I/abs, -o../x
+	}
+	for _, c := range candidates {
+		switch {
+		case strings.HasPrefix(c, "~"):
+			return "the home directory: " + t
+		case strings.HasPrefix(c, "/"):
+			p := path.Clean(c)
+			if nobodysFiles[p] {
+				continue
+			}
+			if !within(p, root) {
+				return "outside the project folder: " + t
+			}
+		case hasDotDot(c):
+			if cwds.unknown {
+				return "relative to a directory the line does not show: " + t
+			}
+			for _, d := range cwds.dirs {
+				if !within(path.Join(d, c), root) {
+					return "outside the project folder: " + t
+				}
+			}
+		}
+	}
+	return ""
+}

@@ -1,0 +1,583 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+	"sync"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// MaxCommandBytes is the largest command line Decide analyses; a longer one
+// requires approval.
+const MaxCommandBytes = 64 << 10
+
+// maxShellDepth bounds the recursion into `bash -c '<script>'`.
+const maxShellDepth = 4
+
+// maxCwds bounds the set of directories a line may be in at one point;
+// past it the directory is taken as unknown.
+const maxCwds = 16
+
+// segment is one program a command line would run.
+type segment struct {
+	text    string
+	words   []word // verb first; leading assignments excluded
+	assigns []word // values of leading assignments (VAR=value → value)
+	envSet  bool   // the program runs with variables set by the line
+	redirs  []word // redirection targets of this segment and its enclosing statements
+	opaque  string // why the program cannot be known statically ("" if it can)
+	wraps   bool   // this segment is a wrapper whose program is its own segment too
+	cwds    cwdSet // where the segment may run
+	bare    bool   // a bare assignment: no program at all
+}
+
+func (s *segment) verb() string {
+	if len(s.words) == 0 {
+		return ""
+	}
+	return s.words[0].text
+}
+
+func (s *segment) tokens() []string {
+	out := make([]string, len(s.words))
+	for i, w := range s.words {
+		out[i] = w.text
+	}
+	return out
+}
+
+// cwdSet is the set of absolute, cleaned directories a segment may run in.
+// unknown means the line may have moved somewhere it does not show.
+type cwdSet struct {
+	dirs    []string
+	unknown bool
+}
+
+func (c cwdSet) union(o cwdSet) cwdSet {
+	out := cwdSet{unknown: c.unknown || o.unknown}
+	out.dirs = append(out.dirs, c.dirs...)
+	for _, d := range o.dirs {
+		if !containsString(out.dirs, d) {
+			out.dirs = append(out.dirs, d)
+		}
+	}
+	if len(out.dirs) > maxCwds {
+		out.dirs = out.dirs[:maxCwds]
+		out.unknown = true
+	}
+	return out
+}
+
+// cd returns where a successful `cd target` leads from each directory.
+func (c cwdSet) cd(target string) cwdSet {
+	out := cwdSet{unknown: c.unknown}
+	for _, d := range c.dirs {
+		var nd string
+		if strings.HasPrefix(target, "/") {
+			nd = path.Clean(target)
+		} else {
+			nd = path.Join(d, target)
+		}
+		if !containsString(out.dirs, nd) {
+			out.dirs = append(out.dirs, nd)
+		}
+	}
+	return out
+}
+
+// cdWord is cd for a word: a word the line does not spell out leads to the
+// unknown.
+func (c cwdSet) cdWord(w word) cwdSet {
+	if !w.static || w.text == "" {
+		return cwdSet{unknown: true}
+	}
+	return c.cd(w.text)
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// errParse is the class of errors for command lines Decide refuses to
+// analyse.
+var errParse = errors.New("command cannot be analysed")
+
+var parserPool = sync.Pool{New: func() any {
+	return syntax.NewParser(syntax.Variant(syntax.LangBash))
+}}
+
+// parseShell parses src with the bash grammar. A panic inside the parser is
+// turned into an error: the caller then asks a human.
+func parseShell(src string) (f *syntax.File, err error) {
+	p := parserPool.Get().(*syntax.Parser)
+	defer func() {
+		if r := recover(); r != nil {
+			f, err = nil, fmt.Errorf("%w: parser failed: %v", errParse, r)
+			return // a parser that panicked is not put back
+		}
+		parserPool.Put(p)
+	}()
+	f, err = p.Parse(strings.NewReader(src), "")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errParse, err)
+	}
+	return f, nil
+}
+
+// checkCommandText refuses command lines that are too large or hold NUL
+// bytes before any parsing.
+func checkCommandText(cmd string) error {
+	if len(cmd) > MaxCommandBytes {
+		return fmt.Errorf("%w: %d bytes is over the %d-byte limit", errParse, len(cmd), MaxCommandBytes)
+	}
+	if strings.IndexByte(cmd, 0) >= 0 {
+		return fmt.Errorf("%w: it holds a NUL byte", errParse)
+	}
+	if strings.TrimSpace(cmd) == "" {
+		return fmt.Errorf("%w: it is empty", errParse)
+	}
+	return nil
+}
+
+// analyzer turns a parsed line into segments.
+type analyzer struct {
+	segs  []*segment
+	funcs map[string]bool
+}
+
+// analyze splits cmd into every program it would run, starting in the
+// directories of cwd.
+func analyze(cmd string, cwd cwdSet) ([]*segment, error) {
+	if err := checkCommandText(cmd); err != nil {
+		return nil, err
+	}
+	f, err := parseShell(cmd)
+	if err != nil {
+		return nil, err
+	}
+	a := &analyzer{}
+	a.stmts(cmd, f.Stmts, cwd, nil, 0)
+	for _, s := range a.segs {
+		if s.opaque == "" && a.funcs[s.verb()] {
+			s.opaque = "calls the function " + s.verb() + " defined in the line"
+		}
+	}
+	return a.segs, nil
+}
+
+// stmts walks a statement list run one after another, returning where the
+// line may be afterwards.
+func (a *analyzer) stmts(src string, list []*syntax.Stmt, cwd cwdSet, inh []word, depth int) cwdSet {
+	for _, st := range list {
+		_, cwd = a.stmt(src, st, cwd, inh, depth)
+	}
+	return cwd
+}
+
+// stmt walks one statement. It returns the directories the line may be in
+// if the statement succeeded, and whatever happened.
+func (a *analyzer) stmt(src string, st *syntax.Stmt, cwd cwdSet, inh []word, depth int) (ok, any cwdSet) {
+	redirs := inh
+	if len(st.Redirs) > 0 {
+		redirs = append(append([]word(nil), inh...), a.redirects(src, st.Redirs, cwd, depth)...)
+	}
+	ok, any = a.command(src, st.Cmd, cwd, redirs, depth)
+	if st.Background || st.Coprocess || st.Disown {
+		return cwd, cwd // runs in a subshell: nothing moves
+	}
+	return ok, any
+}
+
+func (a *analyzer) redirects(src string, rs []*syntax.Redirect, cwd cwdSet, depth int) []word {
+	var out []word
+	for _, r := range rs {
+		if r.Word != nil {
+			out = append(out, decodeWord(src, r.Word))
+			a.nested(src, r.Word, cwd, depth)
+		}
+		if r.Hdoc != nil {
+			a.nested(src, r.Hdoc, cwd, depth)
+		}
+	}
+	return out
+}
+
+// nested walks every command or process substitution inside n; each runs in
+// a subshell, so it moves nothing.
+func (a *analyzer) nested(src string, n syntax.Node, cwd cwdSet, depth int) {
+	if n == nil {
+		return
+	}
+	syntax.Walk(n, func(n syntax.Node) bool {
+		switch x := n.(type) {
+		case *syntax.CmdSubst:
+			a.stmts(src, x.Stmts, cwd, nil, depth)
+			return false
+		case *syntax.ProcSubst:
+			a.stmts(src, x.Stmts, cwd, nil, depth)
+			return false
+		}
+		return true
+	})
+}
+
+func (a *analyzer) command(src string, cmd syntax.Command, cwd cwdSet, redirs []word, depth int) (ok, any cwdSet) {
+	switch c := cmd.(type) {
+	case nil:
+		return cwd, cwd
+	case *syntax.CallExpr:
+		return a.call(src, c, cwd, redirs, depth)
+	case *syntax.DeclClause:
+		s := &segment{text: sourceOf(src, c), redirs: redirs, cwds: cwd}
+		s.words = append(s.words, word{text: c.Variant.Value, static: true})
+		for _, as := range c.Args {
+			s.words = append(s.words, assignWord(src, as))
+			a.nested(src, as, cwd, depth)
+		}
+		a.segs = append(a.segs, s)
+		return cwd, cwd
+	case *syntax.BinaryCmd:
+		switch c.Op {
+		case syntax.AndStmt:
+			okX, anyX := a.stmt(src, c.X, cwd, redirs, depth)
+			okY, anyY := a.stmt(src, c.Y, okX, redirs, depth)
+			return okY, anyX.union(anyY)
+		case syntax.OrStmt:
+			okX, anyX := a.stmt(src, c.X, cwd, redirs, depth)
+			okY, anyY := a.stmt(src, c.Y, anyX, redirs, depth)
+			return okX.union(okY), anyX.union(anyY)
+		default: // pipes: each side is a subshell
+			a.stmt(src, c.X, cwd, redirs, depth)
+			a.stmt(src, c.Y, cwd, redirs, depth)
+			return cwd, cwd
+		}
+	case *syntax.Subshell:
+		a.stmtList(src, c.Stmts, cwd, redirs, depth)
+		return cwd, cwd
+	case *syntax.Block:
+		out := a.stmtList(src, c.Stmts, cwd, redirs, depth)
+		return out, cwd.union(out)
+	case *syntax.IfClause:
+		out := cwd
+		for cl := c; cl != nil; cl = cl.Else {
+			after := a.stmtList(src, cl.Cond, cwd, redirs, depth)
+			out = out.union(after).union(a.stmtList(src, cl.Then, after, redirs, depth))
+		}
+		return out, out
+	case *syntax.WhileClause:
+		after := a.stmtList(src, c.Cond, cwd, redirs, depth)
+		out := cwd.union(after).union(a.stmtList(src, c.Do, after, redirs, depth))
+		return out, out
+	case *syntax.ForClause:
+		a.nested(src, c.Loop, cwd, depth)
+		out := cwd.union(a.stmtList(src, c.Do, cwd, redirs, depth))
+		return out, out
+	case *syntax.CaseClause:
+		a.nested(src, c.Word, cwd, depth)
+		out := cwd
+		for _, item := range c.Items {
+			for _, p := range item.Patterns {
+				a.nested(src, p, cwd, depth)
+			}
+			out = out.union(a.stmtList(src, item.Stmts, cwd, redirs, depth))
+		}
+		return out, out
+	case *syntax.FuncDecl:
+		if a.funcs == nil {
+			a.funcs = map[string]bool{}
+		}
+		if c.Name != nil {
+			a.funcs[c.Name.Value] = true
+		}
+		for _, n := range c.Names {
+			a.funcs[n.Value] = true
+		}
+		// The body runs wherever the function is called from, which the
+		// line hides: its relative paths are resolved against the unknown.
+		a.stmt(src, c.Body, cwdSet{unknown: true}, redirs, depth)
+		return cwd, cwd
+	case *syntax.TimeClause:
+		s := &segment{text: sourceOf(src, c), redirs: redirs, cwds: cwd, wraps: true}
+		s.words = []word{{text: "time", static: true}}
+		if c.PosixFormat {
+			s.words = append(s.words, word{text: "-p", static: true})
+		}
+		a.segs = append(a.segs, s)
+		if c.Stmt == nil {
+			return cwd, cwd
+		}
+		return a.stmt(src, c.Stmt, cwd, redirs, depth)
+	case *syntax.CoprocClause:
+		a.stmt(src, c.Stmt, cwd, redirs, depth)
+		return cwd, cwd
+	case *syntax.TestDecl:
+		a.stmt(src, c.Body, cwd, redirs, depth)
+		return cwd, cwd
+	default:
+		// [[ ]], (( )) and let run no program; what they substitute does.
+		a.nested(src, c, cwd, depth)
+		return cwd, cwd
+	}
+}
+
+func (a *analyzer) stmtList(src string, list []*syntax.Stmt, cwd cwdSet, redirs []word, depth int) cwdSet {
+	for _, st := range list {
+		_, cwd = a.stmt(src, st, cwd, redirs, depth)
+	}
+	return cwd
+}
+
+func assignWord(src string, as *syntax.Assign) word {
+	if as.Name == nil && as.Value != nil { // naked argument of declare/export
+		return decodeWord(src, as.Value)
+	}
+	w := word{text: sourceOf(src, as), static: true}
+	if as.Value != nil {
+		v := decodeWord(src, as.Value)
+		prefix := as.Name.Value
+		if as.Append {
+			prefix += "+="
+		} else {
+			prefix += "="
+		}
+		w = word{text: prefix + v.text, static: v.static && as.Index == nil && as.Array == nil, glob: v.glob, brace: v.brace}
+	} else if as.Array != nil || as.Index != nil {
+		w.static = false
+	}
+	return w
+}
+
+// call turns a simple command into its segment, and unwraps wrappers.
+func (a *analyzer) call(src string, c *syntax.CallExpr, cwd cwdSet, redirs []word, depth int) (ok, any cwdSet) {
+	s := &segment{text: sourceOf(src, c), redirs: redirs, cwds: cwd}
+	for _, as := range c.Assigns {
+		a.nested(src, as, cwd, depth)
+		v := word{static: true}
+		if as.Value != nil {
+			v = decodeWord(src, as.Value)
+		}
+		if as.Array != nil || as.Index != nil {
+			v.static = false
+		}
+		s.assigns = append(s.assigns, v)
+	}
+	s.envSet = len(c.Assigns) > 0
+	for _, w := range c.Args {
+		s.words = append(s.words, decodeWord(src, w))
+		a.nested(src, w, cwd, depth)
+	}
+	if len(s.words) == 0 {
+		s.bare = true
+		a.segs = append(a.segs, s)
+		return cwd, cwd
+	}
+	a.segs = append(a.segs, s)
+	a.classify(s, depth)
+	if s.opaque != "" {
+		return cwd, cwd
+	}
+	if base(s.verb()) == "cd" || base(s.verb()) == "pushd" {
+		if target, known := cdTarget(s); known {
+			moved := cwd.cd(target)
+			return moved, cwd.union(moved)
+		}
+		unknown := cwdSet{unknown: true}
+		return unknown, cwd.union(unknown)
+	}
+	if base(s.verb()) == "popd" {
+		unknown := cwdSet{unknown: true}
+		return unknown, cwd.union(unknown)
+	}
+	return cwd, cwd
+}
+
+// cdTarget returns the directory a cd segment names, and false when the
+// line does not show where it goes (bare cd, cd ~, cd -, an expansion).
+func cdTarget(s *segment) (string, bool) {
+	var target *word
+	for i := 1; i < len(s.words); i++ {
+		w := &s.words[i]
+		if target == nil && (w.text == "-L" || w.text == "-P" || w.text == "-e" || w.text == "-@" || w.text == "--") {
+			continue
+		}
+		if target != nil {
+			return "", false // cd takes one directory
+		}
+		target = w
+	}
+	if target == nil || !target.static || target.text == "-" || target.text == "" {
+		return "", false
+	}
+	return target.text, true
+}
+
+// classify marks s opaque when its program cannot be known, and appends the
+// programs that wrappers in s would run as segments of their own.
+func (a *analyzer) classify(s *segment, depth int) {
+	v := s.words[0]
+	switch {
+	case !v.static:
+		s.opaque = "the program is an expansion, glob or brace expansion: " + v.text
+		return
+	case v.text == "":
+		s.opaque = "the program name is empty"
+		return
+	}
+	name := base(v.text)
+	switch name {
+	case "eval", "source", ".", "alias", "trap":
+		s.opaque = name + " runs code the line does not show"
+		return
+	}
+	if why := externalToolOpaque(s); why != "" {
+		s.opaque = why
+		return
+	}
+	if isShell(name) {
+		a.shell(s, depth)
+		return
+	}
+	if name == "find" {
+		a.findExec(s, depth)
+		return
+	}
+	if spec, ok := wrappers[name]; ok {
+		a.unwrap(s, spec, depth)
+	}
+}
+
+// child appends the program a wrapper runs as a segment of its own.
+func (a *analyzer) child(parent *segment, words []word, assigns []word, cwd cwdSet, depth int) {
+	s := &segment{
+		text:    joinTokens(words),
+		words:   words,
+		assigns: append(append([]word(nil), parent.assigns...), assigns...),
+		envSet:  parent.envSet || len(assigns) > 0,
+		redirs:  parent.redirs,
+		cwds:    cwd,
+	}
+	parent.wraps = true
+	a.segs = append(a.segs, s)
+	a.classify(s, depth)
+}
+
+func joinTokens(words []word) string {
+	parts := make([]string, len(words))
+	for i, w := range words {
+		parts[i] = w.text
+	}
+	return strings.Join(parts, " ")
+}
+
+func isShell(name string) bool {
+	switch name {
+	case "bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "busybox":
+		return true
+	}
+	return false
+}
+
+// shell handles `bash [opts] -c '<script>'` by parsing the script as its own
+// line, and marks a shell that reads its script from elsewhere opaque.
+func (a *analyzer) shell(s *segment, depth int) {
+	args := s.words[1:]
+	if base(s.verb()) == "busybox" {
+		if len(args) == 0 || !isShell(args[0].text) || args[0].text == "busybox" {
+			return // busybox applets: the verb stays busybox
+		}
+		args = args[1:]
+	}
+	hasC, stdin := false, false
+	var script *word
+	for i := 0; i < len(args); i++ {
+		t := args[i]
+		if !t.static {
+			s.opaque = "a shell option or script is an expansion: " + t.text
+			return
+		}
+		if t.text == "--" || t.text == "-" {
+			if i+1 < len(args) {
+				script = &args[i+1]
+			}
+			break
+		}
+		if (strings.HasPrefix(t.text, "-") || strings.HasPrefix(t.text, "+")) && len(t.text) > 1 {
+			if strings.HasPrefix(t.text, "--") {
+				if t.text == "--rcfile" || t.text == "--init-file" {
+					i++
+				}
+				continue
+			}
+			flags := t.text[1:]
+			if flags == "o" || flags == "O" {
+				i++
+				continue
+			}
+			hasC = hasC || strings.ContainsRune(flags, 'c')
+			stdin = stdin || strings.ContainsAny(flags, "si")
+			continue
+		}
+		script = &args[i]
+		break
+	}
+	switch {
+	case hasC && script == nil:
+		s.opaque = "a shell -c without a script"
+	case hasC && !script.static:
+		s.opaque = "a shell -c with a non-literal script: " + script.text
+	case hasC:
+		if depth+1 > maxShellDepth {
+			s.opaque = "shell -c nested too deep"
+			return
+		}
+		f, err := parseShell(script.text)
+		if err != nil {
+			s.opaque = "the shell -c script does not parse"
+			return
+		}
+		s.wraps = true
+		before := len(a.segs)
+		a.stmts(script.text, f.Stmts, s.cwds, s.redirs, depth+1)
+		for _, inner := range a.segs[before:] {
+			inner.assigns = append(append([]word(nil), s.assigns...), inner.assigns...)
+			inner.envSet = inner.envSet || s.envSet
+		}
+	case stdin || script == nil:
+		s.opaque = "a shell reading its script from standard input"
+	}
+}
+
+// findExec turns each -exec/-execdir/-ok/-okdir of find into a segment.
+func (a *analyzer) findExec(s *segment, depth int) {
+	for i := 1; i < len(s.words); i++ {
+		switch s.words[i].text {
+		case "-exec", "-execdir", "-ok", "-okdir":
+			j := i + 1
+			for j < len(s.words) && s.words[j].text != ";" && s.words[j].text != "+" {
+				j++
+			}
+			if j == i+1 {
+				s.opaque = "find " + s.words[i].text + " without a program"
+				return
+			}
+			a.child(s, s.words[i+1:j], nil, s.cwds, depth)
+			i = j
+		}
+	}
+}
+
+// base returns the last element of a verb written as a path.
+func base(verb string) string {
+	if i := strings.LastIndexByte(verb, '/'); i >= 0 && i < len(verb)-1 {
+		return verb[i+1:]
+	}
+	return verb
+}
