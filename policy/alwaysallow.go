@@ -1,0 +1,176 @@
+package policy
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/brabo-dev/brabo"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// neverAlwaysAllow are the types an "always allow" click refuses
+// (DESIGN §6.3): each instance is approved on its own.
+var neverAlwaysAllow = []brabo.ActionType{
+	brabo.GitPush, brabo.PrOpen, brabo.GitMerge, brabo.ContainerRemove,
+	brabo.InstructionPatch, brabo.Parallelize, brabo.RaiseMaxParallel,
+}
+
+// NeverAlwaysAllowTypes returns the types that can never be always-allowed.
+func NeverAlwaysAllowTypes() []brabo.ActionType {
+	return append([]brabo.ActionType(nil), neverAlwaysAllow...)
+}
+
+// NeverAlwaysAllow reports whether an "always allow" click on t is refused.
+func NeverAlwaysAllow(t brabo.ActionType) bool {
+	for _, n := range neverAlwaysAllow {
+		if n == t {
+			return true
+		}
+	}
+	return false
+}
+
+// subcommandWord is a second token that makes "verb subcommand" the unit.
+var subcommandWord = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_:-]*$`)
+
+// gitWithMutatingSiblings are git subcommands whose bare form would also
+// allow their mutating siblings (git branch -D): the unit stays exact.
+var gitWithMutatingSiblings = set("branch", "remote", "worktree", "config", "tag", "stash", "notes", "reflog", "submodule")
+
+// AlwaysAllow returns the patterns an "always allow" click on an action
+// would record, in segment order and without repeats (DESIGN §6.3): for a
+// terminal command one unit per segment (verb + subcommand, the verb alone,
+// or the exact segment), nothing for an opaque segment or one that is a cap
+// command's prefix even exact; for any other type its Label(). It returns
+// an error with code always_allow_cap for a type that can never be
+// always-allowed and for a command with an external effect or privilege,
+// and invalid_action for a command that cannot be analysed. The same call
+// is the preview: it records nothing.
+func AlwaysAllow(t brabo.ActionType, command string) ([]string, error) {
+	if !t.Valid() {
+		return nil, brabo.Errorf(brabo.CodeInvalidAction, fmt.Sprintf("unknown action type %q", t))
+	}
+	if NeverAlwaysAllow(t) {
+		return nil, brabo.Errorf(brabo.CodeAlwaysAllowCap,
+			fmt.Sprintf("%s can never be always-allowed; approve this one on its own", t))
+	}
+	if t != brabo.Terminal {
+		return []string{t.Label() + "()"}, nil
+	}
+	segs, err := analyze(command, cwdSet{dirs: []string{"/"}})
+	if err != nil {
+		return nil, brabo.Errorf(brabo.CodeInvalidAction, err.Error())
+	}
+	for _, s := range segs {
+		toks := s.tokens()
+		if isPrivileged(toks) {
+			return nil, brabo.Errorf(brabo.CodeAlwaysAllowCap,
+				fmt.Sprintf("%q gains privilege; it can never be always-allowed, approve this one on its own", s.text))
+		}
+		if e := externalEffect(toks); e != nil {
+			return nil, brabo.Errorf(brabo.CodeAlwaysAllowCap,
+				fmt.Sprintf("%q has an external effect (%s); it can never be always-allowed, approve this one on its own",
+					s.text, strings.Join(e.words, " ")))
+		}
+	}
+	var out []string
+	for _, s := range segs {
+		p, ok := unitPattern(s)
+		if ok && !containsString(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// unitPattern is the pattern always-allow records for one segment.
+func unitPattern(s *segment) (string, bool) {
+	if s.bare || s.opaque != "" || len(s.words) == 0 {
+		return "", false
+	}
+	toks := s.tokens()
+	var unit []string
+	switch {
+	case s.wraps && isShell(base(toks[0])):
+		// bash -c: the flag that makes it run the literal script, never a
+		// bare shell that would run any script file.
+		for i, t := range toks {
+			if strings.HasPrefix(t, "-") && strings.Contains(t, "c") && !strings.HasPrefix(t, "--") {
+				unit = toks[:i+1]
+				break
+			}
+		}
+		if unit == nil {
+			return "", false
+		}
+	case s.wraps:
+		unit = toks[:1]
+	case len(toks) == 1:
+		unit = toks
+	case strings.HasPrefix(toks[1], "-"):
+		unit = toks
+	case subcommandWord.MatchString(toks[1]):
+		unit = toks[:2]
+		if base(toks[0]) == "git" && gitWithMutatingSiblings[toks[1]] {
+			unit = toks
+		}
+	default:
+		unit = toks[:1]
+	}
+	if isCapPrefix(unit) {
+		unit = toks
+		if isCapPrefix(unit) {
+			return "", false
+		}
+	}
+	return renderPattern(unit)
+}
+
+// isCapPrefix reports whether unit is a prefix of (or equal to) a cap
+// command, comparing the verb by basename.
+func isCapPrefix(unit []string) bool {
+	for _, c := range capPrefixes() {
+		if len(unit) > len(c) {
+			continue
+		}
+		match := true
+		for i, u := range unit {
+			if i == 0 {
+				u = base(u)
+			}
+			if u != c[i] {
+				match = false
+				break
+			}
+		}
+		if match {
+			return true
+		}
+	}
+	return false
+}
+
+// renderPattern writes tokens as a Terminal pattern that parses back to
+// the same tokens, quoting where the shell (or a wildcard '*') needs it.
+func renderPattern(tokens []string) (string, bool) {
+	parts := make([]string, len(tokens))
+	for i, t := range tokens {
+		q, err := syntax.Quote(t, syntax.LangBash)
+		if err != nil {
+			return "", false
+		}
+		parts[i] = q
+	}
+	p := "Terminal(" + strings.Join(parts, " ") + ")"
+	parsed, _, err := parsePattern(p)
+	if err != nil || len(parsed.tokens) != len(tokens) {
+		return "", false
+	}
+	for i, t := range parsed.tokens {
+		if t.wildcard || t.text != tokens[i] {
+			return "", false
+		}
+	}
+	return p, true
+}
