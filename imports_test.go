@@ -1,0 +1,311 @@
+package brabo_test
+
+// The house rules of DESIGN §2, kept by reading the real import graph with
+// `go list`: the domain in the middle, each dependency at the edge in its own
+// package, and cmd/brabo the only place that wires adapters together.
+//
+// The rules are written over the graph, not over a list of today's
+// packages: a package added later is held to them as soon as it exists,
+// and a package that does not exist yet is simply absent.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// goPackage is what the rules read of one package of `go list -json`.
+type goPackage struct {
+	ImportPath string
+	Imports    []string // direct imports of the non-test files
+	Deps       []string // every package those imports pull in, transitively
+}
+
+// listPackages lists the module's packages with their imports, the way
+// `go list -deps` sees them (test files excluded: the rules are about the
+// program, not its tests).
+func listPackages(t *testing.T) (module string, pkgs []goPackage) {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-m").Output()
+	if err != nil {
+		t.Fatalf("go list -m: %v%s", err, stderrOf(err))
+	}
+	module = strings.TrimSpace(string(out))
+	cmd := exec.Command("go", "list", "-json=ImportPath,Imports,Deps", "./...")
+	out, err = cmd.Output()
+	if err != nil {
+		t.Fatalf("go list ./...: %v%s", err, stderrOf(err))
+	}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for {
+		var p goPackage
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("go list output: %v", err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	return module, pkgs
+}
+
+func stderrOf(err error) string {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && len(ee.Stderr) > 0 {
+		return "\n" + string(ee.Stderr)
+	}
+	return ""
+}
+
+// adapterFamilies are the folders whose every subfolder is an adapter of
+// its own (store/sqlite and store/postgres, model/openai and
+// model/anthropic); adapterRoots are the folders that are one adapter
+// with all their subpackages (engine/toolloop and engine/devagent are the
+// engine).
+var (
+	adapterFamilies = []string{"store", "model"}
+	adapterRoots    = []string{"http", "executor", "engine"}
+)
+
+// adapterOf returns the adapter a package of the module belongs to
+// ("store/sqlite", "engine", "http"), or "" for a package that is not an
+// adapter (the root package, policy, pipeline, cmd/…). rel is the import
+// path relative to the module.
+func adapterOf(rel string) string {
+	parts := strings.Split(rel, "/")
+	if slices.Contains(adapterRoots, parts[0]) {
+		return parts[0]
+	}
+	if slices.Contains(adapterFamilies, parts[0]) {
+		if len(parts) == 1 {
+			// A bare store or model package would be shared by its
+			// family's adapters: shared types belong in the root package.
+			return parts[0]
+		}
+		return parts[0] + "/" + parts[1]
+	}
+	return ""
+}
+
+// coreRules lists, for the packages in the middle, the packages of the
+// module each may depend on ("" is the root package) and the standard
+// library packages none of them may pull in.
+var coreRules = []struct {
+	rel       string
+	mayImport []string
+	forbidden []string
+}{
+	{rel: "", mayImport: nil},
+	{rel: "policy", mayImport: []string{""},
+		forbidden: []string{"database/sql", "net", "net/http", "os/exec"}},
+	{rel: "pipeline", mayImport: []string{"", "policy"}},
+}
+
+// wiring is the only package that may depend on several adapters.
+const wiring = "cmd/brabo"
+
+// houseRuleViolations checks the graph and returns one sentence per broken
+// rule, sorted.
+func houseRuleViolations(module string, pkgs []goPackage) []string {
+	rel := func(path string) (string, bool) {
+		if path == module {
+			return "", true
+		}
+		if r, ok := strings.CutPrefix(path, module+"/"); ok {
+			return r, true
+		}
+		return "", false
+	}
+	name := func(r string) string {
+		if r == "" {
+			return "the root package"
+		}
+		return r
+	}
+	var out []string
+	for _, p := range pkgs {
+		self, ok := rel(p.ImportPath)
+		if !ok {
+			continue
+		}
+		// Every package of the module this one depends on, with the
+		// direct import that brings it in, for the message.
+		var ours []string
+		for _, d := range p.Deps {
+			if r, ok := rel(d); ok {
+				ours = append(ours, r)
+			}
+		}
+		via := func(dep string) string {
+			if slices.Contains(p.Imports, dep) || slices.Contains(p.Imports, module+"/"+dep) || (dep == "" && slices.Contains(p.Imports, module)) {
+				return ""
+			}
+			return " (indirectly)"
+		}
+
+		for _, rule := range coreRules {
+			if rule.rel != self {
+				continue
+			}
+			for _, d := range ours {
+				if !slices.Contains(rule.mayImport, d) {
+					out = append(out, fmt.Sprintf("%s imports %s%s; it may import only %s",
+						name(self), name(d), via(d), describe(rule.mayImport, name)))
+				}
+			}
+			for _, f := range rule.forbidden {
+				if slices.Contains(p.Deps, f) {
+					out = append(out, fmt.Sprintf("%s imports %s%s: it does no I/O", name(self), f, via(f)))
+				}
+			}
+		}
+
+		// Adapters never import each other; only cmd/brabo wires several.
+		adapters := map[string]bool{}
+		if a := adapterOf(self); a != "" {
+			adapters[a] = true
+		}
+		for _, d := range ours {
+			a := adapterOf(d)
+			if a == "" {
+				continue
+			}
+			adapters[a] = true
+			if own := adapterOf(self); own != "" && a != own {
+				out = append(out, fmt.Sprintf("the adapter %s imports the adapter %s: %s imports %s%s; adapters talk through the root package's interfaces",
+					own, a, self, d, via(d)))
+			}
+		}
+		if len(adapters) > 1 && self != wiring && adapterOf(self) == "" {
+			names := make([]string, 0, len(adapters))
+			for a := range adapters {
+				names = append(names, a)
+			}
+			sort.Strings(names)
+			out = append(out, fmt.Sprintf("%s imports several adapters (%s); only %s wires adapters together",
+				name(self), strings.Join(names, ", "), wiring))
+		}
+	}
+	sort.Strings(out)
+	return slices.Compact(out)
+}
+
+func describe(list []string, name func(string) string) string {
+	if len(list) == 0 {
+		return "packages outside the module"
+	}
+	names := make([]string, len(list))
+	for i, l := range list {
+		names[i] = name(l)
+	}
+	return strings.Join(names, " and ")
+}
+
+func TestHouseRules(t *testing.T) {
+	module, pkgs := listPackages(t)
+	if module != "github.com/brabo-dev/brabo" {
+		t.Fatalf("go list -m: module %q", module)
+	}
+	// The graph is real: the packages the rules are about are in it, and
+	// policy does depend on the root package and the shell parser.
+	found := map[string]goPackage{}
+	for _, p := range pkgs {
+		found[p.ImportPath] = p
+	}
+	for _, want := range []string{module, module + "/policy", module + "/cmd/brabo"} {
+		if _, ok := found[want]; !ok {
+			t.Fatalf("go list ./... does not list %s", want)
+		}
+	}
+	policy := found[module+"/policy"]
+	if !slices.Contains(policy.Imports, module) || !slices.Contains(policy.Deps, "mvdan.cc/sh/v3/syntax") {
+		t.Fatalf("go list: policy imports %q: the graph is not what the rules expect", policy.Imports)
+	}
+	for _, v := range houseRuleViolations(module, pkgs) {
+		t.Error(v)
+	}
+}
+
+// TestHouseRulesCatchViolations feeds the checker graphs that break each
+// rule, so that a checker that can no longer fail is caught too.
+func TestHouseRulesCatchViolations(t *testing.T) {
+	const m = "example.com/b"
+	stdlib := []string{"fmt", "net", "net/http", "os/exec", "database/sql"}
+	// pkg makes a package of m with its dependencies, written relative to
+	// m ("" is the root package) unless they are outside it; the first
+	// one is a direct import, the others come in through it.
+	pkg := func(rel string, deps ...string) goPackage {
+		p := goPackage{ImportPath: m}
+		if rel != "" {
+			p.ImportPath = m + "/" + rel
+		}
+		for i, d := range deps {
+			full := d
+			switch {
+			case d == "":
+				full = m
+			case strings.Contains(d, ".") || slices.Contains(stdlib, d):
+				// outside the module
+			default:
+				full = m + "/" + d
+			}
+			p.Deps = append(p.Deps, full)
+			if i == 0 {
+				p.Imports = append(p.Imports, full)
+			}
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		name string
+		pkgs []goPackage
+		want []string // parts of the violations, one per expected violation
+	}{
+		{"a sound graph", []goPackage{
+			pkg(""), pkg("policy", "", "mvdan.cc/sh/v3/syntax", "fmt"), pkg("pipeline", "policy", ""),
+			pkg("store/sqlite", ""), pkg("store/sqlite/migrations"), pkg("store/storetest", ""),
+			pkg("engine/devagent", "engine/toolloop", ""), pkg("engine/toolloop", ""),
+			pkg("model/openai", ""), pkg("http", "pipeline", "policy", ""), pkg("http/web"),
+			pkg("cmd/brabo", "http", "store/sqlite", "store/postgres", "engine/devagent", "engine/toolloop", "model/openai", "executor", ""),
+		}, nil},
+		{"the root imports policy", []goPackage{pkg("", "policy")},
+			[]string{"the root package imports policy; it may import only packages outside the module"}},
+		{"policy imports an adapter", []goPackage{pkg("policy", "", "store/sqlite")},
+			[]string{"policy imports store/sqlite (indirectly); it may import only the root package"}},
+		{"policy does I/O", []goPackage{pkg("policy", "os/exec", "", "net", "net/http", "database/sql")},
+			[]string{"policy imports database/sql", "policy imports net (indirectly)", "policy imports net/http", "policy imports os/exec: it does no I/O"}},
+		{"pipeline imports the executor", []goPackage{pkg("pipeline", "executor", "policy", "")},
+			[]string{"pipeline imports executor; it may import only the root package and policy"}},
+		{"one store imports the other", []goPackage{pkg("store/postgres", "store/sqlite", "")},
+			[]string{"the adapter store/postgres imports the adapter store/sqlite: store/postgres imports store/sqlite;"}},
+		{"a store imports the store family", []goPackage{pkg("store/postgres", "store")},
+			[]string{"the adapter store/postgres imports the adapter store: store/postgres imports store;"}},
+		{"an engine subpackage imports a model", []goPackage{pkg("engine/gate", "engine/toolloop", "model/scripted")},
+			[]string{"the adapter engine imports the adapter model/scripted: engine/gate imports model/scripted (indirectly)"}},
+		{"http imports a store subpackage", []goPackage{pkg("http/api", "store/sqlite/queries")},
+			[]string{"the adapter http imports the adapter store/sqlite: http/api imports store/sqlite/queries;"}},
+		{"an adapter through a core package", []goPackage{pkg("executor", "pipeline", "engine/wake")},
+			[]string{"the adapter executor imports the adapter engine: executor imports engine/wake (indirectly)"}},
+		{"another command wires adapters", []goPackage{pkg("cmd/other", "store/sqlite", "http")},
+			[]string{"cmd/other imports several adapters (http, store/sqlite); only cmd/brabo wires adapters together"}},
+		{"a helper wires adapters", []goPackage{pkg("internal/wire", "engine/devagent", "executor")},
+			[]string{"internal/wire imports several adapters (engine, executor)"}},
+	} {
+		got := houseRuleViolations(m, tc.pkgs)
+		if len(got) != len(tc.want) {
+			t.Errorf("%s: %d violations, want %d:\n%s", tc.name, len(got), len(tc.want), strings.Join(got, "\n"))
+			continue
+		}
+		for i, w := range tc.want {
+			if !strings.Contains(got[i], w) {
+				t.Errorf("%s: violation %q does not say %q", tc.name, got[i], w)
+			}
+		}
+	}
+}
