@@ -353,7 +353,9 @@ func fileOpinion(d *brabo.Decision, verdicts []brabo.Segment, autoMode bool) {
 	switch {
 	case ask != nil:
 		d.Policy, d.Reason = brabo.RequireApproval, ask.Rule
-	case unmatched == nil:
+	case unmatched == nil && len(verdicts) > 0:
+		// A line that runs no program (a comment, [[ … ]]) matched nothing:
+		// the file is silent on it, it does not approve it.
 		d.Policy, d.Reason = brabo.AutoApprove, allowReason(allowRules, cd)
 	case len(allowRules) > 0 || cd:
 		if !autoMode {
