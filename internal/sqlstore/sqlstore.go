@@ -1,0 +1,682 @@
+// Package sqlstore is the SQL both stores share: one implementation of
+// brabo.Tx over a small query interface, so that SQLite and PostgreSQL
+// differ only in their driver, their migrations and a few dialect hooks.
+//
+// It imports no driver; store/sqlite and store/postgres adapt theirs.
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/brabo-dev/brabo"
+)
+
+// Querier runs statements inside one transaction. Statements use $1, $2, …
+// placeholders.
+type Querier interface {
+	Exec(ctx context.Context, query string, args ...any) (rowsAffected int64, err error)
+	QueryRow(ctx context.Context, query string, args ...any) Row
+	Query(ctx context.Context, query string, args ...any) (Rows, error)
+}
+
+// Row is one result row.
+type Row interface{ Scan(dest ...any) error }
+
+// Rows is a result set.
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+	Close()
+}
+
+// Dialect holds what differs between the databases.
+type Dialect struct {
+	// SkipLocked is appended to the outbox claim's inner SELECT.
+	SkipLocked string
+	// IsUnique reports a unique-constraint violation.
+	IsUnique func(error) bool
+	// IsNoRows reports a QueryRow that found nothing.
+	IsNoRows func(error) bool
+	// Notify, if set, is called inside the transaction for each project
+	// that got events or outbox messages (PostgreSQL: pg_notify).
+	Notify func(ctx context.Context, q Querier, projectID string) error
+}
+
+// Tx implements brabo.Tx.
+type Tx struct {
+	q       Querier
+	d       *Dialect
+	touched map[string]bool
+}
+
+// NewTx returns a brabo.Tx over q.
+func NewTx(q Querier, d *Dialect) *Tx { return &Tx{q: q, d: d} }
+
+// Touched returns the projects whose events or outbox changed in this
+// transaction, for notification after commit.
+func (t *Tx) Touched() []string {
+	out := make([]string, 0, len(t.touched))
+	for p := range t.touched {
+		out = append(out, p)
+	}
+	return out
+}
+
+func (t *Tx) touch(ctx context.Context, projectID string) error {
+	if t.touched == nil {
+		t.touched = map[string]bool{}
+	}
+	if t.touched[projectID] {
+		return nil
+	}
+	t.touched[projectID] = true
+	if t.d.Notify != nil {
+		return t.d.Notify(ctx, t.q, projectID)
+	}
+	return nil
+}
+
+func micros(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UnixMicro()
+}
+
+func fromMicros(n sql.NullInt64) time.Time {
+	if !n.Valid {
+		return time.Time{}
+	}
+	return time.UnixMicro(n.Int64).UTC()
+}
+
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func (t *Tx) notFound(err error, what string) error {
+	if t.d.IsNoRows(err) {
+		return fmt.Errorf("%s: %w", what, brabo.ErrNotFound)
+	}
+	return err
+}
+
+func (t *Tx) conflict(err error, what string) error {
+	if err != nil && t.d.IsUnique(err) {
+		return fmt.Errorf("%s: %w", what, brabo.ErrConflict)
+	}
+	return err
+}
+
+// Projects ---------------------------------------------------------------
+
+const projectCols = `id, slug, name, mode, root, workspace_dir, container_running, owner_id, created_at`
+
+func scanProject(r Row) (*brabo.Project, error) {
+	p := &brabo.Project{}
+	var created int64
+	err := r.Scan(&p.ID, &p.Slug, &p.Name, &p.Mode, &p.Root, &p.WorkspaceDir, &p.ContainerRunning, &p.OwnerID, &created)
+	p.CreatedAt = time.UnixMicro(created).UTC()
+	return p, err
+}
+
+func (t *Tx) CreateProject(ctx context.Context, p *brabo.Project) error {
+	_, err := t.q.Exec(ctx, `INSERT INTO projects (`+projectCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9)`,
+		p.ID, p.Slug, p.Name, string(p.Mode), p.Root, p.WorkspaceDir, p.ContainerRunning, p.OwnerID, p.CreatedAt.UnixMicro())
+	return t.conflict(err, "project "+p.Slug)
+}
+
+func (t *Tx) Project(ctx context.Context, id string) (*brabo.Project, error) {
+	p, err := scanProject(t.q.QueryRow(ctx, `SELECT `+projectCols+` FROM projects WHERE id = $1`, id))
+	if err != nil {
+		return nil, t.notFound(err, "project "+id)
+	}
+	return p, nil
+}
+
+func (t *Tx) Projects(ctx context.Context) ([]*brabo.Project, error) {
+	rows, err := t.q.Query(ctx, `SELECT `+projectCols+` FROM projects ORDER BY created_at, id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*brabo.Project
+	for rows.Next() {
+		p, err := scanProject(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+func (t *Tx) SetContainerRunning(ctx context.Context, projectID string, running bool) error {
+	n, err := t.q.Exec(ctx, `UPDATE projects SET container_running = $1 WHERE id = $2`, running, projectID)
+	if err == nil && n == 0 {
+		return fmt.Errorf("project %s: %w", projectID, brabo.ErrNotFound)
+	}
+	return err
+}
+
+// Members ----------------------------------------------------------------
+
+const memberCols = `id, name, admin, token_hash, created_at`
+
+func scanMember(r Row) (*brabo.Member, error) {
+	m := &brabo.Member{}
+	var created int64
+	err := r.Scan(&m.ID, &m.Name, &m.Admin, &m.TokenHash, &created)
+	m.CreatedAt = time.UnixMicro(created).UTC()
+	return m, err
+}
+
+func (t *Tx) CreateMember(ctx context.Context, m *brabo.Member) error {
+	_, err := t.q.Exec(ctx, `INSERT INTO members (`+memberCols+`) VALUES ($1,$2,$3,$4,$5)`,
+		m.ID, m.Name, m.Admin, m.TokenHash, m.CreatedAt.UnixMicro())
+	return t.conflict(err, "member "+m.Name)
+}
+
+func (t *Tx) Member(ctx context.Context, id string) (*brabo.Member, error) {
+	m, err := scanMember(t.q.QueryRow(ctx, `SELECT `+memberCols+` FROM members WHERE id = $1`, id))
+	if err != nil {
+		return nil, t.notFound(err, "member "+id)
+	}
+	return m, nil
+}
+
+func (t *Tx) MemberByTokenHash(ctx context.Context, hash string) (*brabo.Member, error) {
+	m, err := scanMember(t.q.QueryRow(ctx, `SELECT `+memberCols+` FROM members WHERE token_hash = $1`, hash))
+	if err != nil {
+		return nil, t.notFound(err, "member token")
+	}
+	return m, nil
+}
+
+func (t *Tx) CountMembers(ctx context.Context) (int, error) {
+	var n int
+	err := t.q.QueryRow(ctx, `SELECT COUNT(*) FROM members`).Scan(&n)
+	return n, err
+}
+
+func (t *Tx) SetRole(ctx context.Context, m brabo.Membership) error {
+	_, err := t.q.Exec(ctx, `INSERT INTO memberships (project_id, member_id, role) VALUES ($1,$2,$3)
+		ON CONFLICT (project_id, member_id) DO UPDATE SET role = excluded.role`,
+		m.ProjectID, m.MemberID, string(m.Role))
+	return err
+}
+
+func (t *Tx) Role(ctx context.Context, projectID, memberID string) (brabo.Role, error) {
+	var role string
+	err := t.q.QueryRow(ctx, `SELECT role FROM memberships WHERE project_id = $1 AND member_id = $2`,
+		projectID, memberID).Scan(&role)
+	if err != nil {
+		if t.d.IsNoRows(err) {
+			return "", nil
+		}
+		return "", err
+	}
+	return brabo.Role(role), nil
+}
+
+func (t *Tx) Memberships(ctx context.Context, memberID string) ([]brabo.Membership, error) {
+	rows, err := t.q.Query(ctx, `SELECT project_id, member_id, role FROM memberships WHERE member_id = $1 ORDER BY project_id`, memberID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []brabo.Membership
+	for rows.Next() {
+		var m brabo.Membership
+		if err := rows.Scan(&m.ProjectID, &m.MemberID, &m.Role); err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+// Agents -----------------------------------------------------------------
+
+const agentCols = `id, project_id, name, principal_id, token_hash, created_at`
+
+func scanAgent(r Row) (*brabo.Agent, error) {
+	a := &brabo.Agent{}
+	var created int64
+	err := r.Scan(&a.ID, &a.ProjectID, &a.Name, &a.PrincipalID, &a.TokenHash, &created)
+	a.CreatedAt = time.UnixMicro(created).UTC()
+	return a, err
+}
+
+func (t *Tx) CreateAgent(ctx context.Context, a *brabo.Agent) error {
+	_, err := t.q.Exec(ctx, `INSERT INTO agents (`+agentCols+`) VALUES ($1,$2,$3,$4,$5,$6)`,
+		a.ID, a.ProjectID, a.Name, a.PrincipalID, a.TokenHash, a.CreatedAt.UnixMicro())
+	return t.conflict(err, "agent "+a.Name)
+}
+
+func (t *Tx) Agent(ctx context.Context, id string) (*brabo.Agent, error) {
+	a, err := scanAgent(t.q.QueryRow(ctx, `SELECT `+agentCols+` FROM agents WHERE id = $1`, id))
+	if err != nil {
+		return nil, t.notFound(err, "agent "+id)
+	}
+	return a, nil
+}
+
+func (t *Tx) AgentByTokenHash(ctx context.Context, hash string) (*brabo.Agent, error) {
+	a, err := scanAgent(t.q.QueryRow(ctx, `SELECT `+agentCols+` FROM agents WHERE token_hash = $1`, hash))
+	if err != nil {
+		return nil, t.notFound(err, "agent token")
+	}
+	return a, nil
+}
+
+func (t *Tx) Agents(ctx context.Context, projectID string) ([]*brabo.Agent, error) {
+	rows, err := t.q.Query(ctx, `SELECT `+agentCols+` FROM agents WHERE project_id = $1 ORDER BY created_at, id`, projectID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*brabo.Agent
+	for rows.Next() {
+		a, err := scanAgent(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+func (t *Tx) PutAutonomy(ctx context.Context, a brabo.AgentAutonomy) error {
+	_, err := t.q.Exec(ctx, `INSERT INTO agent_autonomy (agent_id, action_type, mode) VALUES ($1,$2,$3)
+		ON CONFLICT (agent_id, action_type) DO UPDATE SET mode = excluded.mode`,
+		a.AgentID, string(a.ActionType), string(a.Mode))
+	return err
+}
+
+func (t *Tx) Autonomy(ctx context.Context, agentID string) ([]brabo.AgentAutonomy, error) {
+	rows, err := t.q.Query(ctx, `SELECT agent_id, action_type, mode FROM agent_autonomy WHERE agent_id = $1 ORDER BY action_type`, agentID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []brabo.AgentAutonomy
+	for rows.Next() {
+		var a brabo.AgentAutonomy
+		if err := rows.Scan(&a.AgentID, &a.ActionType, &a.Mode); err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// Actions ----------------------------------------------------------------
+
+const actionCols = `id, project_id, type, payload, actor_id, actor_kind, principal_id, status, reason,
+	decision, decided_by, result, created_at, decided_at, settled_at`
+
+func scanAction(r Row) (*brabo.ProposedAction, error) {
+	a := &brabo.ProposedAction{}
+	var payload, decision string
+	var decidedBy, result sql.NullString
+	var created int64
+	var decidedAt, settledAt sql.NullInt64
+	err := r.Scan(&a.ID, &a.ProjectID, &a.Type, &payload, &a.ActorID, &a.ActorKind, &a.PrincipalID,
+		&a.Status, &a.Reason, &decision, &decidedBy, &result, &created, &decidedAt, &settledAt)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(payload), &a.Payload); err != nil {
+		return nil, fmt.Errorf("action %s payload: %w", a.ID, err)
+	}
+	if err := json.Unmarshal([]byte(decision), &a.Decision); err != nil {
+		return nil, fmt.Errorf("action %s decision: %w", a.ID, err)
+	}
+	if result.Valid {
+		a.Result = &brabo.Result{}
+		if err := json.Unmarshal([]byte(result.String), a.Result); err != nil {
+			return nil, fmt.Errorf("action %s result: %w", a.ID, err)
+		}
+	}
+	a.DecidedBy = decidedBy.String
+	a.CreatedAt = time.UnixMicro(created).UTC()
+	a.DecidedAt = fromMicros(decidedAt)
+	a.SettledAt = fromMicros(settledAt)
+	return a, nil
+}
+
+func jsonText(v any) (string, error) {
+	b, err := json.Marshal(v)
+	return string(b), err
+}
+
+func (t *Tx) InsertAction(ctx context.Context, a *brabo.ProposedAction) error {
+	payload, err := jsonText(a.Payload)
+	if err != nil {
+		return err
+	}
+	decision, err := jsonText(a.Decision)
+	if err != nil {
+		return err
+	}
+	var result any
+	if a.Result != nil {
+		s, err := jsonText(a.Result)
+		if err != nil {
+			return err
+		}
+		result = s
+	}
+	var mergePR any
+	if a.Type == brabo.GitMerge {
+		mergePR = a.Payload.PR
+	}
+	_, err = t.q.Exec(ctx, `INSERT INTO actions (`+actionCols+`, merge_pr)
+		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16)`,
+		a.ID, a.ProjectID, string(a.Type), payload, a.ActorID, a.ActorKind, a.PrincipalID,
+		string(a.Status), a.Reason, decision, nullString(a.DecidedBy), result,
+		a.CreatedAt.UnixMicro(), micros(a.DecidedAt), micros(a.SettledAt), mergePR)
+	return t.conflict(err, "action "+a.ID)
+}
+
+func (t *Tx) Action(ctx context.Context, id string) (*brabo.ProposedAction, error) {
+	a, err := scanAction(t.q.QueryRow(ctx, `SELECT `+actionCols+` FROM actions WHERE id = $1`, id))
+	if err != nil {
+		return nil, t.notFound(err, "action "+id)
+	}
+	return a, nil
+}
+
+func (t *Tx) Actions(ctx context.Context, f brabo.ActionFilter) ([]*brabo.ProposedAction, error) {
+	var where []string
+	var args []any
+	arg := func(v any) string {
+		args = append(args, v)
+		return fmt.Sprintf("$%d", len(args))
+	}
+	if len(f.ProjectIDs) > 0 {
+		ph := make([]string, len(f.ProjectIDs))
+		for i, p := range f.ProjectIDs {
+			ph[i] = arg(p)
+		}
+		where = append(where, "project_id IN ("+strings.Join(ph, ",")+")")
+	}
+	if f.Status != "" {
+		where = append(where, "status = "+arg(string(f.Status)))
+	}
+	if f.Type != "" {
+		where = append(where, "type = "+arg(string(f.Type)))
+	}
+	if f.ActorID != "" {
+		where = append(where, "actor_id = "+arg(f.ActorID))
+	}
+	q := `SELECT ` + actionCols + ` FROM actions`
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	limit := f.Limit
+	if limit <= 0 || limit > 1000 {
+		limit = 1000
+	}
+	q += " ORDER BY created_at DESC, id DESC LIMIT " + arg(limit)
+	rows, err := t.q.Query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*brabo.ProposedAction
+	for rows.Next() {
+		a, err := scanAction(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+func (t *Tx) TransitionAction(ctx context.Context, id string, from []brabo.ActionStatus, u brabo.ActionUpdate) (bool, error) {
+	if len(from) == 0 || u.Status == "" {
+		return false, errors.New("sqlstore: a transition needs from statuses and a new status")
+	}
+	args := []any{id, string(u.Status)}
+	arg := func(v any) string {
+		args = append(args, v)
+		return fmt.Sprintf("$%d", len(args))
+	}
+	set := []string{"status = $2"}
+	if u.Reason != "" {
+		set = append(set, "reason = "+arg(u.Reason))
+	}
+	if u.DecidedBy != "" {
+		set = append(set, "decided_by = "+arg(u.DecidedBy))
+	}
+	if !u.DecidedAt.IsZero() {
+		set = append(set, "decided_at = "+arg(u.DecidedAt.UnixMicro()))
+	}
+	if u.Result != nil {
+		s, err := jsonText(u.Result)
+		if err != nil {
+			return false, err
+		}
+		set = append(set, "result = "+arg(s))
+	}
+	if !u.SettledAt.IsZero() {
+		set = append(set, "settled_at = "+arg(u.SettledAt.UnixMicro()))
+	}
+	ph := make([]string, len(from))
+	for i, s := range from {
+		ph[i] = arg(string(s))
+	}
+	n, err := t.q.Exec(ctx, `UPDATE actions SET `+strings.Join(set, ", ")+
+		` WHERE id = $1 AND status IN (`+strings.Join(ph, ",")+`)`, args...)
+	if err != nil {
+		return false, t.conflict(err, "action "+id)
+	}
+	return n == 1, nil
+}
+
+func (t *Tx) MergeActions(ctx context.Context, projectID string, pr int64) ([]*brabo.ProposedAction, error) {
+	rows, err := t.q.Query(ctx, `SELECT `+actionCols+` FROM actions WHERE project_id = $1 AND merge_pr = $2 ORDER BY created_at`, projectID, pr)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*brabo.ProposedAction
+	for rows.Next() {
+		a, err := scanAction(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// Events and outbox ------------------------------------------------------
+
+func (t *Tx) AppendEvent(ctx context.Context, e *brabo.Event) error {
+	if err := t.q.QueryRow(ctx, `UPDATE projects SET event_seq = event_seq + 1 WHERE id = $1 RETURNING event_seq`,
+		e.ProjectID).Scan(&e.Seq); err != nil {
+		return t.notFound(err, "project "+e.ProjectID)
+	}
+	if e.CreatedAt.IsZero() {
+		e.CreatedAt = time.Now().UTC()
+	}
+	if len(e.Payload) == 0 {
+		e.Payload = json.RawMessage("{}")
+	}
+	_, err := t.q.Exec(ctx, `INSERT INTO events (project_id, seq, type, actor_id, action_id, payload, created_at)
+		VALUES ($1,$2,$3,$4,$5,$6,$7)`,
+		e.ProjectID, e.Seq, e.Type, e.ActorID, nullString(e.ActionID), string(e.Payload), e.CreatedAt.UnixMicro())
+	if err != nil {
+		return err
+	}
+	return t.touch(ctx, e.ProjectID)
+}
+
+func (t *Tx) Events(ctx context.Context, projectID string, after int64, limit int) ([]brabo.Event, error) {
+	if limit <= 0 || limit > 1000 {
+		limit = 1000
+	}
+	rows, err := t.q.Query(ctx, `SELECT project_id, seq, type, actor_id, action_id, payload, created_at
+		FROM events WHERE project_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`, projectID, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []brabo.Event
+	for rows.Next() {
+		var e brabo.Event
+		var actionID sql.NullString
+		var payload string
+		var created int64
+		if err := rows.Scan(&e.ProjectID, &e.Seq, &e.Type, &e.ActorID, &actionID, &payload, &created); err != nil {
+			return nil, err
+		}
+		e.ActionID = actionID.String
+		e.Payload = json.RawMessage(payload)
+		e.CreatedAt = time.UnixMicro(created).UTC()
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+func (t *Tx) Enqueue(ctx context.Context, m *brabo.OutboxMessage) error {
+	if m.CreatedAt.IsZero() {
+		m.CreatedAt = time.Now().UTC()
+	}
+	if len(m.Payload) == 0 {
+		m.Payload = json.RawMessage("{}")
+	}
+	err := t.q.QueryRow(ctx, `INSERT INTO outbox (project_id, topic, actor_key, action_id, payload, created_at)
+		VALUES ($1,$2,$3,$4,$5,$6) RETURNING id`,
+		m.ProjectID, m.Topic, m.ActorKey, m.ActionID, string(m.Payload), m.CreatedAt.UnixMicro()).Scan(&m.ID)
+	if err != nil {
+		return err
+	}
+	return t.touch(ctx, m.ProjectID)
+}
+
+func (t *Tx) ClaimOutbox(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]brabo.OutboxMessage, error) {
+	if limit <= 0 {
+		limit = 100
+	}
+	rows, err := t.q.Query(ctx, `UPDATE outbox SET claimed_until = $1 WHERE id IN (
+		SELECT id FROM outbox WHERE delivered_at IS NULL AND (claimed_until IS NULL OR claimed_until < $2)
+		ORDER BY id LIMIT $3`+t.d.SkipLocked+`)
+		RETURNING id, project_id, topic, actor_key, action_id, payload, created_at, claimed_until`,
+		now.Add(lease).UnixMicro(), now.UnixMicro(), limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []brabo.OutboxMessage
+	for rows.Next() {
+		var m brabo.OutboxMessage
+		var payload string
+		var created int64
+		var claimed sql.NullInt64
+		if err := rows.Scan(&m.ID, &m.ProjectID, &m.Topic, &m.ActorKey, &m.ActionID, &payload, &created, &claimed); err != nil {
+			return nil, err
+		}
+		m.Payload = json.RawMessage(payload)
+		m.CreatedAt = time.UnixMicro(created).UTC()
+		m.ClaimedUntil = fromMicros(claimed)
+		out = append(out, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	sortOutbox(out)
+	return out, nil
+}
+
+func sortOutbox(ms []brabo.OutboxMessage) {
+	for i := 1; i < len(ms); i++ {
+		for j := i; j > 0 && ms[j].ID < ms[j-1].ID; j-- {
+			ms[j], ms[j-1] = ms[j-1], ms[j]
+		}
+	}
+}
+
+func (t *Tx) MarkDelivered(ctx context.Context, id int64, at time.Time) error {
+	_, err := t.q.Exec(ctx, `UPDATE outbox SET delivered_at = $1 WHERE id = $2`, at.UnixMicro(), id)
+	return err
+}
+
+// Pull requests ----------------------------------------------------------
+
+const prCols = `project_id, number, title, head, base, state, task_id, merged_by, created_at`
+
+func scanPR(r Row) (*brabo.PullRequest, error) {
+	pr := &brabo.PullRequest{}
+	var task, merged sql.NullString
+	var created int64
+	err := r.Scan(&pr.ProjectID, &pr.Number, &pr.Title, &pr.Head, &pr.Base, &pr.State, &task, &merged, &created)
+	pr.TaskID, pr.MergedBy = task.String, merged.String
+	pr.CreatedAt = time.UnixMicro(created).UTC()
+	return pr, err
+}
+
+func (t *Tx) CreatePR(ctx context.Context, pr *brabo.PullRequest) error {
+	if err := t.q.QueryRow(ctx, `UPDATE projects SET pr_seq = pr_seq + 1 WHERE id = $1 RETURNING pr_seq`,
+		pr.ProjectID).Scan(&pr.Number); err != nil {
+		return t.notFound(err, "project "+pr.ProjectID)
+	}
+	if pr.State == "" {
+		pr.State = brabo.PROpen
+	}
+	if pr.CreatedAt.IsZero() {
+		pr.CreatedAt = time.Now().UTC()
+	}
+	_, err := t.q.Exec(ctx, `INSERT INTO pull_requests (`+prCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9)`,
+		pr.ProjectID, pr.Number, pr.Title, pr.Head, pr.Base, string(pr.State), nullString(pr.TaskID),
+		nullString(pr.MergedBy), pr.CreatedAt.UnixMicro())
+	return err
+}
+
+func (t *Tx) PR(ctx context.Context, projectID string, number int64) (*brabo.PullRequest, error) {
+	pr, err := scanPR(t.q.QueryRow(ctx, `SELECT `+prCols+` FROM pull_requests WHERE project_id = $1 AND number = $2`, projectID, number))
+	if err != nil {
+		return nil, t.notFound(err, fmt.Sprintf("pull request #%d", number))
+	}
+	return pr, nil
+}
+
+func (t *Tx) PRs(ctx context.Context, projectID string) ([]*brabo.PullRequest, error) {
+	rows, err := t.q.Query(ctx, `SELECT `+prCols+` FROM pull_requests WHERE project_id = $1 ORDER BY number`, projectID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*brabo.PullRequest
+	for rows.Next() {
+		pr, err := scanPR(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, pr)
+	}
+	return out, rows.Err()
+}
+
+func (t *Tx) MarkPRMerged(ctx context.Context, projectID string, number int64, actionID string) (bool, error) {
+	n, err := t.q.Exec(ctx, `UPDATE pull_requests SET state = $1, merged_by = $2
+		WHERE project_id = $3 AND number = $4 AND state <> $1`,
+		string(brabo.PRMerged), actionID, projectID, number)
+	return n == 1, err
+}
+
+var _ brabo.Tx = (*Tx)(nil)

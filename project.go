@@ -1,0 +1,93 @@
+package brabo
+
+import "time"
+
+// Project is a folder agents work in, with its own permissions.json,
+// members and agents.
+type Project struct {
+	ID   string `json:"id"`
+	Slug string `json:"slug"`
+	Name string `json:"name"`
+	// Mode decides the scope root (DESIGN §5).
+	Mode ExecutionMode `json:"mode"`
+	// Root is the absolute folder in local mode, typed at creation.
+	Root string `json:"-"`
+	// WorkspaceDir is <slug>-<8 chars of id>, frozen at creation; the folder
+	// under the workspaces root in container and runner mode, and the
+	// relative identifier events carry in every mode.
+	WorkspaceDir string `json:"workspaceDir"`
+	// ContainerRunning is true while the project's container is registered
+	// running (the container floor).
+	ContainerRunning bool `json:"containerRunning"`
+	// OwnerID is the workspace owner: auto-approved actions execute with
+	// this member's credential.
+	OwnerID   string    `json:"ownerId"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// Member is a human with an API token; Role is per project.
+type Member struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	Admin     bool      `json:"admin,omitempty"` // may create projects
+	TokenHash string    `json:"-"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// Membership is a member's role in one project.
+type Membership struct {
+	ProjectID string `json:"projectId"`
+	MemberID  string `json:"memberId"`
+	Role      Role   `json:"role"`
+}
+
+// Agent is an AI agent working in one project. Its principal is the member
+// its proposals act for.
+type Agent struct {
+	ID          string    `json:"id"`
+	ProjectID   string    `json:"projectId"`
+	Name        string    `json:"name"`
+	PrincipalID string    `json:"principalId"`
+	TokenHash   string    `json:"-"`
+	CreatedAt   time.Time `json:"createdAt"`
+}
+
+// IsModuleDev reports whether the agent is a dev-<module> agent, whose
+// always-allow clicks write agent_autonomy instead of patterns.
+func (a *Agent) IsModuleDev() bool {
+	return len(a.Name) > len("dev-") && a.Name[:len("dev-")] == "dev-"
+}
+
+// AnyActionType is the agent_autonomy wildcard: auto mode when its mode is
+// auto_approve.
+const AnyActionType ActionType = "*"
+
+// AgentAutonomy is one agent_autonomy rule: (agent, type or "*") → mode.
+type AgentAutonomy struct {
+	AgentID    string     `json:"agentId"`
+	ActionType ActionType `json:"actionType"`
+	Mode       Policy     `json:"mode"`
+}
+
+// PullRequest is a PR on the local git provider.
+type PullRequest struct {
+	ProjectID string    `json:"projectId"`
+	Number    int64     `json:"number"`
+	Title     string    `json:"title"`
+	Head      string    `json:"head"`
+	Base      string    `json:"base"`
+	State     PRState   `json:"state"`
+	TaskID    string    `json:"taskId,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
+	// MergedBy is the git_merge action whose execution merged it.
+	MergedBy string `json:"mergedBy,omitempty"`
+}
+
+// PRState is the state of a pull request.
+type PRState string
+
+// Pull request states.
+const (
+	PROpen   PRState = "open"
+	PRMerged PRState = "merged"
+)

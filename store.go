@@ -1,0 +1,104 @@
+package brabo
+
+import (
+	"context"
+	"time"
+)
+
+// ErrNotFound is returned by stores for a row that does not exist.
+var ErrNotFound = Errorf(CodeNotFound, "not found")
+
+// ErrConflict is returned by stores when a write would break a uniqueness
+// rule (a second live merge proposal for one PR, a slug taken).
+var ErrConflict = Errorf("conflict", "conflict")
+
+// Store is the persistence the pipeline runs on. Both stores (SQLite and
+// PostgreSQL) pass one contract suite (store/storetest).
+type Store interface {
+	// Update runs fn in one write transaction: everything fn wrote is
+	// committed, or nothing when fn or the commit fails.
+	Update(ctx context.Context, fn func(Tx) error) error
+	// View runs fn in a read transaction.
+	View(ctx context.Context, fn func(Tx) error) error
+	// Subscribe returns a channel that receives a value (coalesced, never
+	// blocking the writer) after a commit appended events or outbox
+	// messages for the project; "" subscribes to every project. cancel
+	// releases it. It is a fast path: readers still read from the store.
+	Subscribe(projectID string) (ch <-chan struct{}, cancel func())
+	Close() error
+}
+
+// ActionFilter selects actions for a queue listing. Empty fields match all.
+type ActionFilter struct {
+	ProjectIDs []string
+	Status     ActionStatus
+	Type       ActionType
+	ActorID    string
+	Limit      int
+}
+
+// ActionUpdate is what a transition writes besides the new status. Zero
+// fields are left as they are.
+type ActionUpdate struct {
+	Status    ActionStatus
+	Reason    string
+	DecidedBy string
+	DecidedAt time.Time
+	Result    *Result
+	SettledAt time.Time
+}
+
+// Tx is one transaction on a Store.
+type Tx interface {
+	CreateProject(ctx context.Context, p *Project) error
+	Project(ctx context.Context, id string) (*Project, error)
+	Projects(ctx context.Context) ([]*Project, error)
+	SetContainerRunning(ctx context.Context, projectID string, running bool) error
+
+	CreateMember(ctx context.Context, m *Member) error
+	Member(ctx context.Context, id string) (*Member, error)
+	MemberByTokenHash(ctx context.Context, hash string) (*Member, error)
+	CountMembers(ctx context.Context) (int, error)
+	SetRole(ctx context.Context, m Membership) error
+	// Role returns the member's role in the project, "" for none.
+	Role(ctx context.Context, projectID, memberID string) (Role, error)
+	Memberships(ctx context.Context, memberID string) ([]Membership, error)
+
+	CreateAgent(ctx context.Context, a *Agent) error
+	Agent(ctx context.Context, id string) (*Agent, error)
+	AgentByTokenHash(ctx context.Context, hash string) (*Agent, error)
+	Agents(ctx context.Context, projectID string) ([]*Agent, error)
+
+	PutAutonomy(ctx context.Context, a AgentAutonomy) error
+	Autonomy(ctx context.Context, agentID string) ([]AgentAutonomy, error)
+
+	// InsertAction stores a new action. A second live git_merge for one PR
+	// is ErrConflict.
+	InsertAction(ctx context.Context, a *ProposedAction) error
+	Action(ctx context.Context, id string) (*ProposedAction, error)
+	Actions(ctx context.Context, f ActionFilter) ([]*ProposedAction, error)
+	// TransitionAction applies u if and only if the action's status is one
+	// of from, and reports whether it did: the claim that makes execution
+	// exactly-once.
+	TransitionAction(ctx context.Context, id string, from []ActionStatus, u ActionUpdate) (bool, error)
+	// MergeActions lists the git_merge actions proposed for one PR.
+	MergeActions(ctx context.Context, projectID string, pr int64) ([]*ProposedAction, error)
+
+	// AppendEvent numbers e in its project's log and stores it.
+	AppendEvent(ctx context.Context, e *Event) error
+	Events(ctx context.Context, projectID string, after int64, limit int) ([]Event, error)
+
+	Enqueue(ctx context.Context, m *OutboxMessage) error
+	// ClaimOutbox leases up to limit undelivered messages whose lease has
+	// run out, until now+lease.
+	ClaimOutbox(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]OutboxMessage, error)
+	MarkDelivered(ctx context.Context, id int64, at time.Time) error
+
+	// CreatePR stores a PR and gives it the project's next number.
+	CreatePR(ctx context.Context, pr *PullRequest) error
+	PR(ctx context.Context, projectID string, number int64) (*PullRequest, error)
+	PRs(ctx context.Context, projectID string) ([]*PullRequest, error)
+	// MarkPRMerged records that actionID merged the PR, once: it reports
+	// false when the PR was merged already.
+	MarkPRMerged(ctx context.Context, projectID string, number int64, actionID string) (bool, error)
+}

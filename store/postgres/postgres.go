@@ -1,0 +1,180 @@
+// Package postgres is the PostgreSQL store (pgx v5 + pgxpool). Commits
+// that append events or outbox messages NOTIFY inside the transaction, and
+// a pgxlisten listener turns the notifications of every instance sharing the
+// database into local signals: any instance can wake any waiting run.
+package postgres
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sync"
+	"time"
+
+	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/internal/sqlstore"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/jackc/pgxlisten"
+	"github.com/pressly/goose/v3"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// channel is the NOTIFY channel; the payload is the project id.
+const channel = "brabo_events"
+
+// Store is a brabo.Store on a PostgreSQL database.
+type Store struct {
+	pool   *pgxpool.Pool
+	hub    sqlstore.Hub
+	cancel context.CancelFunc
+	done   sync.WaitGroup
+}
+
+var dialect = &sqlstore.Dialect{
+	SkipLocked: " FOR UPDATE SKIP LOCKED",
+	IsUnique: func(err error) bool {
+		var e *pgconn.PgError
+		return errors.As(err, &e) && e.Code == "23505"
+	},
+	IsNoRows: func(err error) bool { return errors.Is(err, pgx.ErrNoRows) },
+	Notify: func(ctx context.Context, q sqlstore.Querier, projectID string) error {
+		_, err := q.Exec(ctx, `SELECT pg_notify('`+channel+`', $1)`, projectID)
+		return err
+	},
+}
+
+// Open connects to the database at url (postgres://…), migrates it, and
+// starts listening for other instances' commits.
+func Open(ctx context.Context, url string) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	s := &Store{pool: pool}
+	if err := s.Migrate(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	lctx, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+	listener := &pgxlisten.Listener{
+		Connect: func(ctx context.Context) (*pgx.Conn, error) {
+			return pgx.ConnectConfig(ctx, cfg.ConnConfig.Copy())
+		},
+		ReconnectDelay: 500 * time.Millisecond,
+	}
+	listener.Handle(channel, pgxlisten.HandlerFunc(func(_ context.Context, n *pgconn.Notification, _ *pgx.Conn) error {
+		s.hub.Publish(n.Payload)
+		return nil
+	}))
+	s.done.Add(1)
+	go func() {
+		defer s.done.Done()
+		_ = listener.Listen(lctx) // returns when lctx is cancelled
+	}()
+	return s, nil
+}
+
+// Migrate applies the embedded migrations that are not applied yet.
+func (s *Store) Migrate(ctx context.Context) error {
+	sub, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return err
+	}
+	db := stdlib.OpenDBFromPool(s.pool)
+	defer db.Close()
+	p, err := goose.NewProvider(goose.DialectPostgres, db, sub)
+	if err != nil {
+		return fmt.Errorf("postgres migrations: %w", err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("postgres migrations: %w", err)
+	}
+	return nil
+}
+
+// Close stops the listener and closes the pool.
+func (s *Store) Close() error {
+	if s.cancel != nil {
+		s.cancel()
+	}
+	s.done.Wait()
+	s.pool.Close()
+	return nil
+}
+
+// Update runs fn in one transaction (read committed; the conditional
+// updates and row locks of sqlstore make the claims exactly-once).
+func (s *Store) Update(ctx context.Context, fn func(brabo.Tx) error) error {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("postgres begin: %w", err)
+	}
+	st := sqlstore.NewTx(querier{tx}, dialect)
+	if err := fn(st); err != nil {
+		return errors.Join(err, ignoreClosed(tx.Rollback(ctx)))
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("postgres commit: %w", err)
+	}
+	s.hub.Publish(st.Touched()...)
+	return nil
+}
+
+// View runs fn in a read-only transaction.
+func (s *Store) View(ctx context.Context, fn func(brabo.Tx) error) error {
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return fmt.Errorf("postgres begin: %w", err)
+	}
+	defer tx.Rollback(ctx)
+	return fn(sqlstore.NewTx(querier{tx}, dialect))
+}
+
+// Subscribe signals after commits of this instance and, through NOTIFY,
+// of every other instance on the database.
+func (s *Store) Subscribe(projectID string) (<-chan struct{}, func()) {
+	return s.hub.Subscribe(projectID)
+}
+
+func ignoreClosed(err error) error {
+	if errors.Is(err, pgx.ErrTxClosed) {
+		return nil
+	}
+	return err
+}
+
+type querier struct{ tx pgx.Tx }
+
+func (q querier) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	tag, err := q.tx.Exec(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return tag.RowsAffected(), nil
+}
+
+func (q querier) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
+	return q.tx.QueryRow(ctx, query, args...)
+}
+
+func (q querier) Query(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
+	return q.tx.Query(ctx, query, args...)
+}
+
+var _ brabo.Store = (*Store)(nil)
