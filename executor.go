@@ -1,0 +1,26 @@
+package brabo
+
+import "context"
+
+// ExecRequest is an approved action handed to an Executor.
+type ExecRequest struct {
+	Action  *ProposedAction
+	Project *Project
+	// Root is the absolute scope root the action is confined to.
+	Root string
+	// Credential is the member whose credential the action runs with: the
+	// workspace owner for auto-approved actions, the decider for manual ones.
+	Credential *Member
+	// PR is the pull request a git_merge merges (nil otherwise).
+	PR *PullRequest
+}
+
+// Executor runs approved actions and returns their real result.
+//
+// An action that ran and reported an outcome (a command exiting 1, a merge
+// with conflicts) returns a Result; Result.Error set or a non-nil error
+// means the action failed. Execute never panics for a type it does not
+// know: it returns an error naming the type.
+type Executor interface {
+	Execute(ctx context.Context, req ExecRequest) (*Result, error)
+}
