@@ -329,7 +329,7 @@ func matchAllow(r *Rules, s *segment, tokens []string) (rule, why string, ok boo
 // fileOpinion combines the segments' verdicts (DESIGN §4.4).
 func fileOpinion(d *brabo.Decision, verdicts []brabo.Segment, autoMode bool) {
 	var ask, unmatched *brabo.Segment
-	var allowRules []string
+	allowRules := make([]string, 0, len(verdicts))
 	cd := false
 	for i := range verdicts {
 		v := &verdicts[i]
@@ -369,17 +369,28 @@ func allowReason(rules []string, cd bool) string {
 	if len(rules) == 0 {
 		return "scope: cd inside the project folder"
 	}
+	if len(rules) == 1 && !cd {
+		return rules[0]
+	}
 	// "permissions.json allow: A", "permissions.json allow: B" → one list
-	reason := rules[0]
+	const cdReason = "; scope: cd inside the project folder"
+	n := len(cdReason)
+	for _, r := range rules {
+		n += len(r) + 2
+	}
+	var b strings.Builder
+	b.Grow(n)
+	b.WriteString(rules[0])
 	for _, r := range rules[1:] {
 		if _, after, ok := strings.Cut(r, " allow: "); ok {
-			reason += ", " + after
+			b.WriteString(", ")
+			b.WriteString(after)
 		}
 	}
 	if cd {
-		reason += "; scope: cd inside the project folder"
+		b.WriteString(cdReason)
 	}
-	return reason
+	return b.String()
 }
 
 // terminalCaps applies the caps of DESIGN §4.6 to an auto-approved

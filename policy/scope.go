@@ -93,8 +93,9 @@ func ValidateLocalRoot(root string, own []string, probe DirProbe) error {
 }
 
 func hasDotDot(p string) bool {
-	for _, el := range strings.Split(p, "/") {
-		if el == ".." {
+	// an element "..": a scan, not strings.Split, as it runs on every token
+	for i := 0; i+1 < len(p); i++ {
+		if p[i] == '.' && p[i+1] == '.' && (i == 0 || p[i-1] == '/') && (i+2 == len(p) || p[i+2] == '/') {
 			return true
 		}
 	}

@@ -57,6 +57,9 @@ type cwdSet struct {
 }
 
 func (c cwdSet) union(o cwdSet) cwdSet {
+	if (c.unknown || !o.unknown) && len(c.dirs) <= maxCwds && containsAll(c.dirs, o.dirs) {
+		return c // nothing new (the common case); dirs are never modified in place
+	}
 	out := cwdSet{unknown: c.unknown || o.unknown}
 	out.dirs = append(out.dirs, c.dirs...)
 	for _, d := range o.dirs {
@@ -95,6 +98,15 @@ func (c cwdSet) cdWord(w word) cwdSet {
 		return cwdSet{unknown: true}
 	}
 	return c.cd(w.text)
+}
+
+func containsAll(list, sub []string) bool {
+	for _, s := range sub {
+		if !containsString(list, s) {
+			return false
+		}
+	}
+	return true
 }
 
 func containsString(list []string, s string) bool {
@@ -163,7 +175,7 @@ func analyze(cmd string, cwd cwdSet) ([]*segment, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &analyzer{}
+	a := &analyzer{segs: make([]*segment, 0, 8)}
 	a.stmts(cmd, f.Stmts, cwd, nil, 0)
 	for _, s := range a.segs {
 		if s.opaque == "" && a.funcs[s.verb()] {
@@ -216,6 +228,9 @@ func (a *analyzer) nested(src string, n syntax.Node, cwd cwdSet, depth int) {
 	if n == nil {
 		return
 	}
+	if w, ok := n.(*syntax.Word); ok && plainWord(w) {
+		return // the common case, without the cost of a Walk
+	}
 	syntax.Walk(n, func(n syntax.Node) bool {
 		switch x := n.(type) {
 		case *syntax.CmdSubst:
@@ -227,6 +242,19 @@ func (a *analyzer) nested(src string, n syntax.Node, cwd cwdSet, depth int) {
 		}
 		return true
 	})
+}
+
+// plainWord reports whether w is made only of literals and single-quoted
+// strings, which cannot hold a substitution.
+func plainWord(w *syntax.Word) bool {
+	for _, p := range w.Parts {
+		switch p.(type) {
+		case *syntax.Lit, *syntax.SglQuoted:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 func (a *analyzer) command(src string, cmd syntax.Command, cwd cwdSet, redirs []word, depth int) (ok, any cwdSet) {
@@ -370,6 +398,7 @@ func (a *analyzer) call(src string, c *syntax.CallExpr, cwd cwdSet, redirs []wor
 		s.assigns = append(s.assigns, v)
 	}
 	s.envSet = len(c.Assigns) > 0
+	s.words = make([]word, 0, len(c.Args))
 	for _, w := range c.Args {
 		s.words = append(s.words, decodeWord(src, w))
 		a.nested(src, w, cwd, depth)

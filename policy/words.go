@@ -30,8 +30,19 @@ type word struct {
 // decodeWord removes quoting from w as the shell would, without expanding
 // anything; src is the text w was parsed from.
 func decodeWord(src string, w *syntax.Word) word {
+	if len(w.Parts) == 1 {
+		if lit, ok := w.Parts[0].(*syntax.Lit); ok && strings.IndexByte(lit.Value, '\\') < 0 {
+			// The common case: with no backslash the text is the literal
+			// itself; only the flags need the scan.
+			out := word{static: !strings.HasPrefix(lit.Value, "~"), text: lit.Value}
+			decodeUnquotedLit(nil, lit.Value, &out, true)
+			return out
+		}
+	}
 	out := word{static: true}
 	var b strings.Builder
+	// Decoding never lengthens a word: one allocation for its text.
+	b.Grow(int(w.End().Offset()) - int(w.Pos().Offset()))
 	for i, part := range w.Parts {
 		last := i == len(w.Parts)-1
 		switch p := part.(type) {
@@ -114,7 +125,9 @@ func decodeUnquotedLit(b *strings.Builder, v string, out *word, last bool) {
 			out.brace = true
 			out.static = false
 		}
-		b.WriteByte(c)
+		if b != nil { // nil: the caller only wants the flags
+			b.WriteByte(c)
+		}
 	}
 }
 
