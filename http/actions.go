@@ -1,0 +1,344 @@
+package http
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/pipeline"
+)
+
+func (s *Server) propose(w http.ResponseWriter, r *http.Request) error {
+	c := callerOf(r)
+	p, _, err := s.projectAccess(r.Context(), c, r.PathValue("project"))
+	if err != nil {
+		return err
+	}
+	var in struct {
+		Type    brabo.ActionType `json:"type"`
+		Payload brabo.Payload    `json:"payload"`
+	}
+	if err := s.decode(w, r, &in); err != nil {
+		return err
+	}
+	if !in.Type.Valid() {
+		return badRequest("type %q is not an action type", in.Type)
+	}
+	a, err := s.Pipeline.Propose(r.Context(), pipeline.ProposeRequest{ProjectID: p.ID, Actor: c.actor(), Type: in.Type, Payload: in.Payload})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, a)
+	return nil
+}
+
+func (s *Server) listActions(w http.ResponseWriter, r *http.Request) error {
+	c := callerOf(r)
+	p, _, err := s.projectAccess(r.Context(), c, r.PathValue("project"))
+	if err != nil {
+		return err
+	}
+	f, err := actionFilter(r)
+	if err != nil {
+		return err
+	}
+	f.ProjectIDs = []string{p.ID}
+	if c.agent != nil {
+		f.ActorID = c.agent.ID // an agent reads its own actions only
+	}
+	return s.writeActions(w, r, f)
+}
+
+func actionFilter(r *http.Request) (brabo.ActionFilter, error) {
+	q := r.URL.Query()
+	f := brabo.ActionFilter{Status: brabo.ActionStatus(q.Get("status")), Type: brabo.ActionType(q.Get("type")), ActorID: q.Get("actor")}
+	switch f.Status {
+	case "", brabo.StatusPending, brabo.StatusAutoApproved, brabo.StatusApproved, brabo.StatusDenied, brabo.StatusExecuted, brabo.StatusFailed:
+	default:
+		return f, badRequest("status %q is not an action status", f.Status)
+	}
+	if f.Type != "" && !f.Type.Valid() {
+		return f, badRequest("type %q is not an action type", f.Type)
+	}
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > 1000 {
+			return f, badRequest("limit %q: want a number from 1 to 1000", l)
+		}
+		f.Limit = n
+	}
+	return f, nil
+}
+
+func (s *Server) writeActions(w http.ResponseWriter, r *http.Request, f brabo.ActionFilter) error {
+	var out []*brabo.ProposedAction
+	err := s.Store.View(r.Context(), func(tx brabo.Tx) error {
+		var err error
+		out, err = tx.Actions(r.Context(), f)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"actions": nonNil(out)})
+	return nil
+}
+
+// queue lists actions across every project the member has a role in:
+// pending ones by default, newest first.
+func (s *Server) queue(w http.ResponseWriter, r *http.Request) error {
+	m, err := callerOf(r).requireMember("read the approval queue")
+	if err != nil {
+		return err
+	}
+	f, err := actionFilter(r)
+	if err != nil {
+		return err
+	}
+	if f.Status == "" {
+		f.Status = brabo.StatusPending
+	}
+	err = s.Store.View(r.Context(), func(tx brabo.Tx) error {
+		ms, err := tx.Memberships(r.Context(), m.ID)
+		for _, x := range ms {
+			f.ProjectIDs = append(f.ProjectIDs, x.ProjectID)
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if len(f.ProjectIDs) == 0 {
+		writeJSON(w, http.StatusOK, map[string]any{"actions": []any{}})
+		return nil
+	}
+	return s.writeActions(w, r, f)
+}
+
+// visibleAction loads an action the caller may read: an agent its own, a
+// member those of its projects. Anything else is 404.
+func (s *Server) visibleAction(r *http.Request) (*brabo.ProposedAction, error) {
+	c := callerOf(r)
+	id := r.PathValue("action")
+	var a *brabo.ProposedAction
+	err := s.Store.View(r.Context(), func(tx brabo.Tx) error {
+		var err error
+		if a, err = tx.Action(r.Context(), id); err != nil {
+			return err
+		}
+		if c.agent != nil {
+			if a.ActorID != c.agent.ID {
+				return brabo.ErrNotFound
+			}
+			return nil
+		}
+		role, err := tx.Role(r.Context(), a.ProjectID, c.member.ID)
+		if err == nil && role == "" {
+			return brabo.ErrNotFound
+		}
+		return err
+	})
+	if errors.Is(err, brabo.ErrNotFound) {
+		return nil, notFound("action " + id)
+	}
+	return a, err
+}
+
+func (s *Server) getAction(w http.ResponseWriter, r *http.Request) error {
+	a, err := s.visibleAction(r)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, a)
+	return nil
+}
+
+// decider returns the calling member; agents never decide.
+func (s *Server) decider(r *http.Request) (*brabo.Member, error) {
+	return callerOf(r).requireMember("decide actions")
+}
+
+func (s *Server) approve(w http.ResponseWriter, r *http.Request) error {
+	m, err := s.decider(r)
+	if err != nil {
+		return err
+	}
+	d, err := s.Pipeline.Approve(r.Context(), r.PathValue("action"), m)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, d)
+	return nil
+}
+
+func (s *Server) deny(w http.ResponseWriter, r *http.Request) error {
+	m, err := s.decider(r)
+	if err != nil {
+		return err
+	}
+	var in struct {
+		Reason string `json:"reason"`
+	}
+	if err := s.decode(w, r, &in); err != nil {
+		return err
+	}
+	a, err := s.Pipeline.Deny(r.Context(), r.PathValue("action"), m, in.Reason)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"action": a})
+	return nil
+}
+
+func (s *Server) previewAlways(w http.ResponseWriter, r *http.Request) error {
+	m, err := s.decider(r)
+	if err != nil {
+		return err
+	}
+	d, err := s.Pipeline.AlwaysAllowPreview(r.Context(), r.PathValue("action"), m)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"patterns": nonNil(d.Patterns), "autonomy": d.Autonomy})
+	return nil
+}
+
+func (s *Server) approveAlways(w http.ResponseWriter, r *http.Request) error {
+	m, err := s.decider(r)
+	if err != nil {
+		return err
+	}
+	d, err := s.Pipeline.ApproveAlways(r.Context(), r.PathValue("action"), m)
+	if err != nil {
+		return err
+	}
+	d.Patterns = nonNil(d.Patterns)
+	writeJSON(w, http.StatusOK, d)
+	return nil
+}
+
+func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) error {
+	p, _, err := s.memberProject(r, brabo.Developer, "reading the event log")
+	if err != nil {
+		return err
+	}
+	after, limit, err := eventParams(r)
+	if err != nil {
+		return err
+	}
+	var out []brabo.Event
+	err = s.Store.View(r.Context(), func(tx brabo.Tx) error {
+		out, err = tx.Events(r.Context(), p.ID, after, limit)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"events": nonNil(out)})
+	return nil
+}
+
+func eventParams(r *http.Request) (after int64, limit int, err error) {
+	q := r.URL.Query()
+	if v := q.Get("after"); v != "" {
+		if after, err = strconv.ParseInt(v, 10, 64); err != nil || after < 0 {
+			return 0, 0, badRequest("after %q: want a sequence number", v)
+		}
+	}
+	if v := r.Header.Get("Last-Event-ID"); v != "" {
+		if after, err = strconv.ParseInt(v, 10, 64); err != nil || after < 0 {
+			return 0, 0, badRequest("Last-Event-ID %q: want a sequence number", v)
+		}
+	}
+	limit = 500
+	if v := q.Get("limit"); v != "" {
+		if limit, err = strconv.Atoi(v); err != nil || limit < 1 || limit > 1000 {
+			return 0, 0, badRequest("limit %q: want a number from 1 to 1000", v)
+		}
+	}
+	return after, limit, nil
+}
+
+// streamEvents is the project's event log as Server-Sent Events: every
+// event after ?after= (or Last-Event-ID), then each new one as it is
+// committed. A store signal is the fast path; a short poll catches what a
+// missed signal would hide.
+func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) error {
+	p, _, err := s.memberProject(r, brabo.Developer, "reading the event log")
+	if err != nil {
+		return err
+	}
+	after, _, err := eventParams(r)
+	if err != nil {
+		return err
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		return errors.New("streaming unsupported by the response writer")
+	}
+	signal, cancel := s.Store.Subscribe(p.ID)
+	defer cancel()
+	heartbeat, poll := s.Heartbeat, s.Poll
+	if heartbeat <= 0 {
+		heartbeat = 15 * time.Second
+	}
+	if poll <= 0 {
+		poll = 2 * time.Second
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprint(w, ": brabo events\n\n")
+	flusher.Flush()
+	rc := http.NewResponseController(w)
+	beat := time.NewTicker(heartbeat)
+	defer beat.Stop()
+	tick := time.NewTicker(poll)
+	defer tick.Stop()
+	for {
+		var evs []brabo.Event
+		err := s.Store.View(r.Context(), func(tx brabo.Tx) error {
+			var err error
+			evs, err = tx.Events(r.Context(), p.ID, after, 500)
+			return err
+		})
+		if err != nil {
+			return nil // the client went away or the store did; the stream ends
+		}
+		for _, e := range evs {
+			fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.Seq, e.Type, jsonLine(e))
+			after = e.Seq
+		}
+		if len(evs) > 0 {
+			_ = rc.SetWriteDeadline(time.Now().Add(30 * time.Second))
+			flusher.Flush()
+			if len(evs) == 500 {
+				continue
+			}
+		}
+		select {
+		case <-r.Context().Done():
+			return nil
+		case <-signal:
+		case <-tick.C:
+		case <-beat.C:
+			fmt.Fprint(w, ": ping\n\n")
+			flusher.Flush()
+		}
+	}
+}
+
+// jsonLine encodes v on one line: an SSE data line cannot hold a newline,
+// and encoding/json escapes those inside strings.
+func jsonLine(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return []byte(`{"error":"unencodable event"}`)
+	}
+	return b
+}

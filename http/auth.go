@@ -1,0 +1,148 @@
+package http
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/pipeline"
+)
+
+// NewToken returns a fresh bearer token. Only its hash is stored.
+func NewToken() string {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err)
+	}
+	return "brb_" + hex.EncodeToString(b[:])
+}
+
+// HashToken is how tokens are stored and looked up.
+func HashToken(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// Bootstrap creates the first member, an admin who may create projects,
+// when the store has none, and returns its token (shown once). It returns
+// "" when members exist already.
+func Bootstrap(ctx context.Context, store brabo.Store, name string) (string, error) {
+	token := ""
+	err := store.Update(ctx, func(tx brabo.Tx) error {
+		n, err := tx.CountMembers(ctx)
+		if err != nil || n > 0 {
+			return err
+		}
+		token = NewToken()
+		return tx.CreateMember(ctx, &brabo.Member{ID: pipeline.NewID("mem"), Name: name, Admin: true,
+			TokenHash: HashToken(token), CreatedAt: time.Now().UTC()})
+	})
+	return token, err
+}
+
+// caller is who a request comes from: a member or an agent.
+type caller struct {
+	member *brabo.Member
+	agent  *brabo.Agent
+}
+
+type callerKey struct{}
+
+func callerOf(r *http.Request) caller { return r.Context().Value(callerKey{}).(caller) }
+
+// authenticated resolves the bearer token; every /v1 request without a
+// valid one is 401, before anything else is looked at.
+func (s *Server) authenticated(h func(http.ResponseWriter, *http.Request) error) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		token = strings.TrimSpace(token)
+		if !ok || token == "" {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="brabo"`)
+			s.writeError(w, r, errorf(http.StatusUnauthorized, "unauthorized", "a bearer token is required (Authorization: Bearer <token>)"))
+			return
+		}
+		var c caller
+		hash := HashToken(token)
+		err := s.Store.View(r.Context(), func(tx brabo.Tx) error {
+			m, err := tx.MemberByTokenHash(r.Context(), hash)
+			if err == nil {
+				c.member = m
+				return nil
+			}
+			if !errors.Is(err, brabo.ErrNotFound) {
+				return err
+			}
+			a, err := tx.AgentByTokenHash(r.Context(), hash)
+			if err == nil {
+				c.agent = a
+			}
+			return err
+		})
+		if errors.Is(err, brabo.ErrNotFound) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="brabo", error="invalid_token"`)
+			s.writeError(w, r, errorf(http.StatusUnauthorized, "unauthorized", "the bearer token is not valid"))
+			return
+		}
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if err := h(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, c))); err != nil {
+			s.writeError(w, r, err)
+		}
+	})
+}
+
+// member returns the calling member, or 403 for an agent: agents propose
+// and read their own actions, they never decide or administer.
+func (c caller) requireMember(what string) (*brabo.Member, error) {
+	if c.member == nil {
+		return nil, errorf(http.StatusForbidden, brabo.CodeForbiddenRole, "an agent token cannot %s", what)
+	}
+	return c.member, nil
+}
+
+func (c caller) actor() pipeline.Actor { return pipeline.Actor{Agent: c.agent, Member: c.member} }
+
+// projectAccess loads the project and the caller's role in it. A project
+// the caller cannot see is 404, never 403: no cross-project reads, not even
+// of existence. An agent sees only its own project, with no role.
+func (s *Server) projectAccess(ctx context.Context, c caller, projectID string) (*brabo.Project, brabo.Role, error) {
+	var p *brabo.Project
+	var role brabo.Role
+	err := s.Store.View(ctx, func(tx brabo.Tx) error {
+		var err error
+		if p, err = tx.Project(ctx, projectID); err != nil {
+			return err
+		}
+		if c.agent != nil {
+			if c.agent.ProjectID != p.ID {
+				return brabo.ErrNotFound
+			}
+			return nil
+		}
+		role, err = tx.Role(ctx, p.ID, c.member.ID)
+		if err == nil && role == "" {
+			return brabo.ErrNotFound
+		}
+		return err
+	})
+	if errors.Is(err, brabo.ErrNotFound) {
+		return nil, "", notFound("project " + projectID)
+	}
+	return p, role, err
+}
+
+// requireRole refuses a member below min in the project.
+func requireRole(role, min brabo.Role, what string) error {
+	if !role.AtLeast(min) {
+		return errorf(http.StatusForbidden, brabo.CodeForbiddenRole, "%s needs the role %s; you are %s", what, min, role)
+	}
+	return nil
+}

@@ -1,0 +1,61 @@
+package http
+
+import (
+	"encoding/json"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// The OpenAPI document and the registered routes name the same operations.
+func TestOpenAPIMatchesRoutes(t *testing.T) {
+	var doc struct {
+		OpenAPI string                                `json:"openapi"`
+		Paths   map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal(OpenAPI, &doc); err != nil {
+		t.Fatalf("openapi.json does not parse: %v", err)
+	}
+	if !strings.HasPrefix(doc.OpenAPI, "3.") {
+		t.Fatalf("openapi version %q", doc.OpenAPI)
+	}
+	documented := map[string]bool{}
+	for path, ops := range doc.Paths {
+		for method, op := range ops {
+			documented[strings.ToUpper(method)+" "+path] = true
+			var o struct {
+				Summary   string                     `json:"summary"`
+				Responses map[string]json.RawMessage `json:"responses"`
+			}
+			if err := json.Unmarshal(op, &o); err != nil || o.Summary == "" || len(o.Responses) == 0 {
+				t.Errorf("%s %s: an operation needs a summary and responses", method, path)
+			}
+			if _, ok := o.Responses["401"]; !ok {
+				t.Errorf("%s %s: every /v1 operation documents 401", method, path)
+			}
+		}
+	}
+	registered := map[string]bool{}
+	for _, r := range routes {
+		registered[r.method+" "+r.pattern] = true
+	}
+	var missing, extra []string
+	for k := range registered {
+		if !documented[k] {
+			missing = append(missing, k)
+		}
+	}
+	for k := range documented {
+		if !registered[k] {
+			extra = append(extra, k)
+		}
+	}
+	sort.Strings(missing)
+	sort.Strings(extra)
+	if len(missing) > 0 {
+		t.Errorf("routes missing from openapi.json: %v", missing)
+	}
+	if len(extra) > 0 {
+		t.Errorf("openapi.json documents routes the server does not have: %v", extra)
+	}
+}

@@ -1,0 +1,397 @@
+package http
+
+import (
+	"errors"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/pipeline"
+	"github.com/brabo-dev/brabo/policy"
+)
+
+var slugRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+
+func (s *Server) createProject(w http.ResponseWriter, r *http.Request) error {
+	m, err := callerOf(r).requireMember("create projects")
+	if err != nil {
+		return err
+	}
+	if !m.Admin {
+		return errorf(http.StatusForbidden, brabo.CodeForbiddenRole, "only an admin member can create projects")
+	}
+	var in struct {
+		Slug string              `json:"slug"`
+		Name string              `json:"name"`
+		Mode brabo.ExecutionMode `json:"mode"`
+		Root string              `json:"root"`
+	}
+	if err := s.decode(w, r, &in); err != nil {
+		return err
+	}
+	if !slugRE.MatchString(in.Slug) {
+		return badRequest("slug %q: use 1 to 63 lowercase letters, digits and dashes", in.Slug)
+	}
+	if trimmed(in.Name) == "" {
+		in.Name = in.Slug
+	}
+	id := pipeline.NewID("prj")
+	p := &brabo.Project{ID: id, Slug: in.Slug, Name: in.Name, Mode: in.Mode, OwnerID: m.ID,
+		WorkspaceDir: in.Slug + "-" + strings.TrimPrefix(id, "prj_")[:8], CreatedAt: time.Now().UTC()}
+	switch in.Mode {
+	case brabo.ModeLocal:
+		probe := s.DirProbe
+		if probe == nil {
+			return errorf(http.StatusBadRequest, brabo.CodeInvalidAction, "this server cannot create local projects")
+		}
+		if err := policy.ValidateLocalRoot(in.Root, s.OwnPaths, probe); err != nil {
+			return badRequest("root: %v", err)
+		}
+		p.Root = in.Root
+	case brabo.ModeContainer, brabo.ModeRunner:
+		if in.Root != "" {
+			return badRequest("root: a %s project lives under the workspaces root; give no root", in.Mode)
+		}
+		if _, err := s.Pipeline.ScopeRoot(p); err != nil {
+			return badRequest("mode %s: %v", in.Mode, err)
+		}
+	default:
+		return badRequest("mode %q: want local, container or runner", in.Mode)
+	}
+	err = s.Store.Update(r.Context(), func(tx brabo.Tx) error {
+		if err := tx.CreateProject(r.Context(), p); err != nil {
+			return err
+		}
+		return tx.SetRole(r.Context(), brabo.Membership{ProjectID: p.ID, MemberID: m.ID, Role: brabo.Owner})
+	})
+	if errors.Is(err, brabo.ErrConflict) {
+		return errorf(http.StatusConflict, "conflict", "a project with the slug %q exists", in.Slug)
+	}
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, p)
+	return nil
+}
+
+func (s *Server) listProjects(w http.ResponseWriter, r *http.Request) error {
+	c := callerOf(r)
+	var out []*brabo.Project
+	err := s.Store.View(r.Context(), func(tx brabo.Tx) error {
+		if c.agent != nil {
+			p, err := tx.Project(r.Context(), c.agent.ProjectID)
+			out = append(out, p)
+			return err
+		}
+		ms, err := tx.Memberships(r.Context(), c.member.ID)
+		if err != nil {
+			return err
+		}
+		for _, m := range ms {
+			p, err := tx.Project(r.Context(), m.ProjectID)
+			if err != nil {
+				return err
+			}
+			out = append(out, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"projects": nonNil(out)})
+	return nil
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func (s *Server) getProject(w http.ResponseWriter, r *http.Request) error {
+	p, role, err := s.projectAccess(r.Context(), callerOf(r), r.PathValue("project"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"project": p, "role": role})
+	return nil
+}
+
+func (s *Server) me(w http.ResponseWriter, r *http.Request) error {
+	c := callerOf(r)
+	if c.agent != nil {
+		writeJSON(w, http.StatusOK, map[string]any{"agent": c.agent})
+		return nil
+	}
+	var ms []brabo.Membership
+	err := s.Store.View(r.Context(), func(tx brabo.Tx) error {
+		var err error
+		ms, err = tx.Memberships(r.Context(), c.member.ID)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"member": c.member, "memberships": nonNil(ms)})
+	return nil
+}
+
+// memberProject is projectAccess for members only, with a minimum role.
+func (s *Server) memberProject(r *http.Request, min brabo.Role, what string) (*brabo.Project, *brabo.Member, error) {
+	c := callerOf(r)
+	m, err := c.requireMember(what)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, role, err := s.projectAccess(r.Context(), c, r.PathValue("project"))
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := requireRole(role, min, what); err != nil {
+		return nil, nil, err
+	}
+	return p, m, nil
+}
+
+func (s *Server) putContainer(w http.ResponseWriter, r *http.Request) error {
+	p, _, err := s.memberProject(r, brabo.Maintainer, "registering the container")
+	if err != nil {
+		return err
+	}
+	var in struct {
+		Running *bool `json:"running"`
+	}
+	if err := s.decode(w, r, &in); err != nil {
+		return err
+	}
+	if in.Running == nil {
+		return badRequest("running: true or false is required")
+	}
+	if *in.Running && p.Mode != brabo.ModeContainer {
+		return badRequest("only a container project has a container to register running")
+	}
+	if err := s.Store.Update(r.Context(), func(tx brabo.Tx) error {
+		return tx.SetContainerRunning(r.Context(), p.ID, *in.Running)
+	}); err != nil {
+		return err
+	}
+	p.ContainerRunning = *in.Running
+	writeJSON(w, http.StatusOK, p)
+	return nil
+}
+
+func (s *Server) createMember(w http.ResponseWriter, r *http.Request) error {
+	p, _, err := s.memberProject(r, brabo.Owner, "adding members")
+	if err != nil {
+		return err
+	}
+	var in struct {
+		Name string     `json:"name"`
+		Role brabo.Role `json:"role"`
+	}
+	if err := s.decode(w, r, &in); err != nil {
+		return err
+	}
+	if trimmed(in.Name) == "" {
+		return badRequest("name is required")
+	}
+	if !in.Role.Valid() {
+		return badRequest("role %q: want developer, maintainer or owner", in.Role)
+	}
+	token := NewToken()
+	m := &brabo.Member{ID: pipeline.NewID("mem"), Name: in.Name, TokenHash: HashToken(token), CreatedAt: time.Now().UTC()}
+	if err := s.Store.Update(r.Context(), func(tx brabo.Tx) error {
+		if err := tx.CreateMember(r.Context(), m); err != nil {
+			return err
+		}
+		return tx.SetRole(r.Context(), brabo.Membership{ProjectID: p.ID, MemberID: m.ID, Role: in.Role})
+	}); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, map[string]any{"member": m, "role": in.Role, "token": token})
+	return nil
+}
+
+func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
+	p, m, err := s.memberProject(r, brabo.Maintainer, "creating agents")
+	if err != nil {
+		return err
+	}
+	var in struct {
+		Name string `json:"name"`
+	}
+	if err := s.decode(w, r, &in); err != nil {
+		return err
+	}
+	if !slugRE.MatchString(in.Name) {
+		return badRequest("name %q: use lowercase letters, digits and dashes (dev-<module> for a module dev agent)", in.Name)
+	}
+	token := NewToken()
+	a := &brabo.Agent{ID: pipeline.NewID("agt"), ProjectID: p.ID, Name: in.Name, PrincipalID: m.ID,
+		TokenHash: HashToken(token), CreatedAt: time.Now().UTC()}
+	err = s.Store.Update(r.Context(), func(tx brabo.Tx) error { return tx.CreateAgent(r.Context(), a) })
+	if errors.Is(err, brabo.ErrConflict) {
+		return errorf(http.StatusConflict, "conflict", "an agent named %q exists in this project", in.Name)
+	}
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, map[string]any{"agent": a, "token": token})
+	return nil
+}
+
+func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
+	p, _, err := s.memberProject(r, brabo.Developer, "listing agents")
+	if err != nil {
+		return err
+	}
+	var out []*brabo.Agent
+	err = s.Store.View(r.Context(), func(tx brabo.Tx) error {
+		out, err = tx.Agents(r.Context(), p.ID)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"agents": nonNil(out)})
+	return nil
+}
+
+// projectAgent loads an agent of the project in the path.
+func (s *Server) projectAgent(r *http.Request, p *brabo.Project) (*brabo.Agent, error) {
+	var a *brabo.Agent
+	err := s.Store.View(r.Context(), func(tx brabo.Tx) error {
+		var err error
+		a, err = tx.Agent(r.Context(), r.PathValue("agent"))
+		return err
+	})
+	if errors.Is(err, brabo.ErrNotFound) || (err == nil && a.ProjectID != p.ID) {
+		return nil, notFound("agent " + r.PathValue("agent"))
+	}
+	return a, err
+}
+
+func (s *Server) getAutonomy(w http.ResponseWriter, r *http.Request) error {
+	p, _, err := s.memberProject(r, brabo.Developer, "reading agent autonomy")
+	if err != nil {
+		return err
+	}
+	a, err := s.projectAgent(r, p)
+	if err != nil {
+		return err
+	}
+	var rules []brabo.AgentAutonomy
+	err = s.Store.View(r.Context(), func(tx brabo.Tx) error {
+		rules, err = tx.Autonomy(r.Context(), a.ID)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"autonomy": nonNil(rules)})
+	return nil
+}
+
+// putAutonomy writes one agent_autonomy rule. The wildcard "*" with
+// auto_approve is auto mode; like every autonomy rule it needs maintainer.
+func (s *Server) putAutonomy(w http.ResponseWriter, r *http.Request) error {
+	p, _, err := s.memberProject(r, brabo.Maintainer, "changing agent autonomy")
+	if err != nil {
+		return err
+	}
+	a, err := s.projectAgent(r, p)
+	if err != nil {
+		return err
+	}
+	var in struct {
+		ActionType brabo.ActionType `json:"actionType"`
+		Mode       brabo.Policy     `json:"mode"`
+	}
+	if err := s.decode(w, r, &in); err != nil {
+		return err
+	}
+	if in.ActionType != brabo.AnyActionType && !in.ActionType.Valid() {
+		return badRequest("actionType %q: want an action type or \"*\"", in.ActionType)
+	}
+	if !in.Mode.Valid() {
+		return badRequest("mode %q: want auto_approve, require_approval or deny", in.Mode)
+	}
+	rule := brabo.AgentAutonomy{AgentID: a.ID, ActionType: in.ActionType, Mode: in.Mode}
+	if err := s.Store.Update(r.Context(), func(tx brabo.Tx) error { return tx.PutAutonomy(r.Context(), rule) }); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, rule)
+	return nil
+}
+
+func (s *Server) getPermissions(w http.ResponseWriter, r *http.Request) error {
+	p, _, err := s.memberProject(r, brabo.Developer, "reading permissions.json")
+	if err != nil {
+		return err
+	}
+	scope, err := s.Pipeline.ScopeRoot(p)
+	if err != nil {
+		return err
+	}
+	data, err := s.Pipeline.ReadPermissions(scope.Root)
+	if err != nil {
+		return err
+	}
+	rules, perr := policy.Parse("permissions.json", data)
+	out := map[string]any{"content": string(data), "valid": perr == nil, "warnings": nonNil(rules.Warnings())}
+	var fe *policy.FileError
+	if errors.As(perr, &fe) {
+		out["errors"] = fe.Entries
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// putPermissions replaces permissions.json with the request body (the file
+// itself). An invalid file is refused whole, naming every bad entry, and
+// the file on disk is left as it was.
+func (s *Server) putPermissions(w http.ResponseWriter, r *http.Request) error {
+	p, _, err := s.memberProject(r, brabo.Maintainer, "changing permissions.json")
+	if err != nil {
+		return err
+	}
+	scope, err := s.Pipeline.ScopeRoot(p)
+	if err != nil {
+		return err
+	}
+	data, err := s.bodyText(w, r, pipeline.MaxPermissionsBytes)
+	if err != nil {
+		return err
+	}
+	if err := s.Pipeline.WritePermissions(scope.Root, data); err != nil {
+		var fe *policy.FileError
+		if errors.As(err, &fe) {
+			return &apiError{status: http.StatusBadRequest, code: brabo.CodeInvalidPermissions, msg: fe.Error(), detail: fe}
+		}
+		return err
+	}
+	rules, _ := policy.Parse("permissions.json", data)
+	writeJSON(w, http.StatusOK, map[string]any{"content": string(data), "valid": true, "warnings": nonNil(rules.Warnings())})
+	return nil
+}
+
+func (s *Server) listPulls(w http.ResponseWriter, r *http.Request) error {
+	p, _, err := s.memberProject(r, brabo.Developer, "listing pull requests")
+	if err != nil {
+		return err
+	}
+	var out []*brabo.PullRequest
+	err = s.Store.View(r.Context(), func(tx brabo.Tx) error {
+		out, err = tx.PRs(r.Context(), p.ID)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"pulls": nonNil(out)})
+	return nil
+}

@@ -1,0 +1,207 @@
+// Package http is brabo's JSON API under /v1: bearer-token auth, the
+// action queue and decisions, agent autonomy, permissions.json, and the
+// event log with its SSE stream.
+package http
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/pipeline"
+)
+
+// DefaultMaxBody is the largest request body accepted by default.
+const DefaultMaxBody = 1 << 20
+
+// Server serves the API. Set the fields, then use Handler.
+type Server struct {
+	Pipeline *pipeline.Service
+	Store    brabo.Store
+	Log      *slog.Logger
+	// MaxBody bounds request bodies (DefaultMaxBody when 0).
+	MaxBody int64
+	// OwnPaths are brabo's own folders (data dir, checkout): no local
+	// project may overlap them.
+	OwnPaths []string
+	// DirProbe checks a local project's folder on the real disk.
+	DirProbe func(path string) (isDir, writable bool, err error)
+	// Heartbeat is the SSE keep-alive period (15 s when 0).
+	Heartbeat time.Duration
+	// Poll is the SSE fallback poll period (2 s when 0).
+	Poll time.Duration
+}
+
+// route is one API endpoint; the table is also what the OpenAPI test
+// checks the document against.
+type route struct {
+	method, pattern string
+	handle          func(*Server, http.ResponseWriter, *http.Request) error
+}
+
+var routes = []route{
+	{"POST", "/v1/projects", (*Server).createProject},
+	{"GET", "/v1/projects", (*Server).listProjects},
+	{"GET", "/v1/projects/{project}", (*Server).getProject},
+	{"PUT", "/v1/projects/{project}/container", (*Server).putContainer},
+	{"POST", "/v1/projects/{project}/members", (*Server).createMember},
+	{"POST", "/v1/projects/{project}/agents", (*Server).createAgent},
+	{"GET", "/v1/projects/{project}/agents", (*Server).listAgents},
+	{"GET", "/v1/projects/{project}/agents/{agent}/autonomy", (*Server).getAutonomy},
+	{"PUT", "/v1/projects/{project}/agents/{agent}/autonomy", (*Server).putAutonomy},
+	{"GET", "/v1/projects/{project}/permissions", (*Server).getPermissions},
+	{"PUT", "/v1/projects/{project}/permissions", (*Server).putPermissions},
+	{"POST", "/v1/projects/{project}/actions", (*Server).propose},
+	{"GET", "/v1/projects/{project}/actions", (*Server).listActions},
+	{"GET", "/v1/projects/{project}/pulls", (*Server).listPulls},
+	{"GET", "/v1/projects/{project}/events", (*Server).listEvents},
+	{"GET", "/v1/projects/{project}/events/stream", (*Server).streamEvents},
+	{"GET", "/v1/queue", (*Server).queue},
+	{"GET", "/v1/me", (*Server).me},
+	{"GET", "/v1/actions/{action}", (*Server).getAction},
+	{"POST", "/v1/actions/{action}/approve", (*Server).approve},
+	{"POST", "/v1/actions/{action}/deny", (*Server).deny},
+	{"GET", "/v1/actions/{action}/approve-always", (*Server).previewAlways},
+	{"POST", "/v1/actions/{action}/approve-always", (*Server).approveAlways},
+}
+
+// Handler returns the API's handler: every /v1 route needs a bearer token.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	for _, r := range routes {
+		r := r
+		mux.Handle(r.method+" "+r.pattern, s.authenticated(func(w http.ResponseWriter, req *http.Request) error {
+			return r.handle(s, w, req)
+		}))
+	}
+	mux.Handle("/v1/", s.authenticated(func(w http.ResponseWriter, r *http.Request) error {
+		return &apiError{status: http.StatusNotFound, code: brabo.CodeNotFound, msg: "no such endpoint: " + r.Method + " " + r.URL.Path}
+	}))
+	mux.HandleFunc("GET /openapi.json", serveOpenAPI)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
+	return http.NewCrossOriginProtection().Handler(mux)
+}
+
+func (s *Server) log() *slog.Logger {
+	if s.Log != nil {
+		return s.Log
+	}
+	return slog.Default()
+}
+
+// apiError is an error with its HTTP status and stable code.
+type apiError struct {
+	status int
+	code   brabo.Code
+	msg    string
+	detail any
+}
+
+func (e *apiError) Error() string { return e.msg }
+
+func errorf(status int, code brabo.Code, format string, a ...any) *apiError {
+	return &apiError{status: status, code: code, msg: fmt.Sprintf(format, a...)}
+}
+
+var codeStatus = map[brabo.Code]int{
+	brabo.CodeInvalidAction:        http.StatusBadRequest,
+	brabo.CodeInvalidPermissions:   http.StatusBadRequest,
+	brabo.CodeAlwaysAllowCap:       http.StatusBadRequest,
+	brabo.CodeForbiddenRole:        http.StatusForbidden,
+	brabo.CodeNotFound:             http.StatusNotFound,
+	brabo.CodeActionAlreadyDenied:  http.StatusConflict,
+	brabo.CodePRAlreadyMerged:      http.StatusConflict,
+	brabo.CodeMergeAlreadyProposed: http.StatusConflict,
+	brabo.CodeAlreadyApproved:      http.StatusConflict,
+	"conflict":                     http.StatusConflict,
+}
+
+// writeError answers {code, message}; an unexpected error is a 500 whose
+// detail goes to the log, not to the client.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	var ae *apiError
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &ae):
+	case errors.As(err, &mbe):
+		ae = errorf(http.StatusRequestEntityTooLarge, "too_large", "the request body is over %d bytes", mbe.Limit)
+	default:
+		code := brabo.ErrorCode(err)
+		if status, ok := codeStatus[code]; ok {
+			msg := err.Error()
+			var be *brabo.Error
+			if errors.As(err, &be) && be.Message != "" && code != brabo.CodeNotFound {
+				msg = be.Message
+			}
+			ae = &apiError{status: status, code: code, msg: msg}
+			if code == brabo.CodeInvalidPermissions {
+				ae.detail = err
+			}
+		} else {
+			s.log().Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+			ae = errorf(http.StatusInternalServerError, "internal", "internal error; see the server log")
+		}
+	}
+	body := map[string]any{"code": ae.code, "message": ae.msg}
+	if ae.detail != nil {
+		body["detail"] = ae.detail
+	}
+	writeJSON(w, ae.status, body)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
+
+// decode reads a JSON body strictly: bounded, no unknown fields, one value.
+func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
+	max := s.MaxBody
+	if max <= 0 {
+		max = DefaultMaxBody
+	}
+	body := http.MaxBytesReader(w, r.Body, max)
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return err
+		}
+		if errors.Is(err, io.EOF) {
+			return errorf(http.StatusBadRequest, brabo.CodeInvalidAction, "the request needs a JSON body")
+		}
+		return errorf(http.StatusBadRequest, brabo.CodeInvalidAction, "malformed JSON: %v", err)
+	}
+	if dec.More() {
+		return errorf(http.StatusBadRequest, brabo.CodeInvalidAction, "malformed JSON: more than one value in the body")
+	}
+	if _, err := io.Copy(io.Discard, body); err != nil {
+		return err
+	}
+	return nil
+}
+
+func badRequest(format string, a ...any) error {
+	return errorf(http.StatusBadRequest, brabo.CodeInvalidAction, format, a...)
+}
+
+func notFound(what string) error {
+	return errorf(http.StatusNotFound, brabo.CodeNotFound, "%s not found", what)
+}
+
+// bodyText reads a bounded raw body.
+func (s *Server) bodyText(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
+	return io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+}
+
+func trimmed(s string) string { return strings.TrimSpace(s) }

@@ -1,0 +1,316 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/policy"
+)
+
+// Outcome says what a human decision did.
+type Outcome string
+
+// Outcomes of Approve and ApproveAlways.
+const (
+	OutcomeApproved        Outcome = "approved"
+	OutcomeAlreadyApproved Outcome = "already_approved"
+)
+
+// Decided is the answer to a human decision.
+type Decided struct {
+	Action  *brabo.ProposedAction `json:"action"`
+	Outcome Outcome               `json:"outcome"`
+	// Patterns are what an always-allow click recorded in permissions.json.
+	Patterns []string `json:"patterns,omitempty"`
+	// Autonomy is what an always-allow click by a module dev agent's
+	// action recorded instead.
+	Autonomy *brabo.AgentAutonomy `json:"autonomy,omitempty"`
+}
+
+// load reads an action, its project and the decider's role, and refuses a
+// decider below the type's minimum role. A member with no role in the
+// project gets not_found: other projects' actions are not even visible.
+func (s *Service) load(ctx context.Context, actionID string, m *brabo.Member) (*brabo.ProposedAction, *brabo.Project, error) {
+	var a *brabo.ProposedAction
+	var p *brabo.Project
+	err := s.Store.View(ctx, func(tx brabo.Tx) error {
+		var err error
+		if a, err = tx.Action(ctx, actionID); err != nil {
+			return err
+		}
+		role, err := tx.Role(ctx, a.ProjectID, m.ID)
+		if err != nil {
+			return err
+		}
+		if role == "" {
+			return fmt.Errorf("action %s: %w", actionID, brabo.ErrNotFound)
+		}
+		if !role.AtLeast(a.Type.MinRole()) {
+			return forbidden("deciding a %s needs the role %s; you are %s", a.Type, a.Type.MinRole(), role)
+		}
+		p, err = tx.Project(ctx, a.ProjectID)
+		return err
+	})
+	return a, p, err
+}
+
+// claim moves a pending action to approved for member m and records
+// proposed_action.approved, inside tx. It reports false when the action had
+// already left pending by an approval; a denied action is
+// action_already_denied.
+func (s *Service) claim(ctx context.Context, tx brabo.Tx, a *brabo.ProposedAction, m *brabo.Member) (bool, error) {
+	now := s.now()
+	ok, err := tx.TransitionAction(ctx, a.ID, []brabo.ActionStatus{brabo.StatusPending},
+		brabo.ActionUpdate{Status: brabo.StatusApproved, DecidedBy: m.ID, DecidedAt: now})
+	if err != nil {
+		return false, err
+	}
+	if !ok {
+		cur, err := tx.Action(ctx, a.ID)
+		if err != nil {
+			return false, err
+		}
+		if cur.Status == brabo.StatusDenied {
+			return false, brabo.Errorf(brabo.CodeActionAlreadyDenied, fmt.Sprintf("action %s was denied: %s", a.ID, cur.Reason))
+		}
+		*a = *cur
+		return false, nil
+	}
+	a.Status, a.DecidedBy, a.DecidedAt = brabo.StatusApproved, m.ID, now
+	return true, tx.AppendEvent(ctx, &brabo.Event{ProjectID: a.ProjectID, Type: brabo.EventActionApproved,
+		ActorID: m.ID, ActionID: a.ID, Payload: mustJSON(map[string]any{"type": a.Type}), CreatedAt: now})
+}
+
+// Approve approves a pending action and executes it with the decider's
+// credential. Approving an action already approved is success with outcome
+// already_approved (it does not run again); a denied one is 409
+// action_already_denied.
+func (s *Service) Approve(ctx context.Context, actionID string, m *brabo.Member) (*Decided, error) {
+	a, p, err := s.load(ctx, actionID, m)
+	if err != nil {
+		return nil, err
+	}
+	var pr *brabo.PullRequest
+	won := false
+	err = s.Store.Update(ctx, func(tx brabo.Tx) error {
+		if a.Type == brabo.GitMerge && a.Status == brabo.StatusPending {
+			// Another proposal merged this PR: 409, and this one stays pending.
+			if pr, err = s.checkMerge(ctx, tx, a.ProjectID, a.Payload.PR, a.ID); err != nil {
+				return err
+			}
+		}
+		won, err = s.claim(ctx, tx, a, m)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !won {
+		return &Decided{Action: a, Outcome: OutcomeAlreadyApproved}, nil
+	}
+	a, err = s.execute(ctx, a, p, m.ID, brabo.StatusApproved, pr)
+	if err != nil {
+		return nil, err
+	}
+	return &Decided{Action: a, Outcome: OutcomeApproved}, nil
+}
+
+// Deny refuses a pending action with a reason the agent receives in place of
+// the result.
+func (s *Service) Deny(ctx context.Context, actionID string, m *brabo.Member, reason string) (*brabo.ProposedAction, error) {
+	reason = strings.TrimSpace(reason)
+	if reason == "" {
+		return nil, invalid("a denial needs a reason: the agent reads it in place of the result")
+	}
+	a, _, err := s.load(ctx, actionID, m)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	err = s.Store.Update(ctx, func(tx brabo.Tx) error {
+		ok, err := tx.TransitionAction(ctx, a.ID, []brabo.ActionStatus{brabo.StatusPending},
+			brabo.ActionUpdate{Status: brabo.StatusDenied, Reason: reason, DecidedBy: m.ID, DecidedAt: now, SettledAt: now})
+		if err != nil {
+			return err
+		}
+		if !ok {
+			cur, err := tx.Action(ctx, a.ID)
+			if err != nil {
+				return err
+			}
+			if cur.Status == brabo.StatusDenied {
+				return brabo.Errorf(brabo.CodeActionAlreadyDenied, fmt.Sprintf("action %s was already denied", a.ID))
+			}
+			return brabo.Errorf(brabo.CodeAlreadyApproved, fmt.Sprintf("action %s is %s; it can no longer be denied", a.ID, cur.Status))
+		}
+		if err := tx.AppendEvent(ctx, &brabo.Event{ProjectID: a.ProjectID, Type: brabo.EventActionDenied,
+			ActorID: m.ID, ActionID: a.ID, Payload: mustJSON(map[string]any{"reason": reason}), CreatedAt: now}); err != nil {
+			return err
+		}
+		if a.Type == brabo.PrOpen {
+			// Not opening the PR is a user decision, not a failure.
+			if err := tx.Enqueue(ctx, &brabo.OutboxMessage{ProjectID: a.ProjectID, Topic: brabo.TopicPRSettled,
+				ActorKey: actorKey(a), ActionID: a.ID, Payload: mustJSON(map[string]any{"actionId": a.ID, "opened": false, "reason": reason})}); err != nil {
+				return err
+			}
+		}
+		return s.enqueueSettled(ctx, tx, a, brabo.StatusDenied, nil, reason)
+	})
+	if err != nil {
+		return nil, err
+	}
+	a.Status, a.Reason, a.DecidedBy, a.DecidedAt, a.SettledAt = brabo.StatusDenied, reason, m.ID, now, now
+	return a, nil
+}
+
+// AlwaysAllowPreview returns what an always-allow click on the action would
+// record, without recording anything: the missing patterns, or the
+// agent_autonomy rule for a module dev agent.
+func (s *Service) AlwaysAllowPreview(ctx context.Context, actionID string, m *brabo.Member) (*Decided, error) {
+	a, p, err := s.load(ctx, actionID, m)
+	if err != nil {
+		return nil, err
+	}
+	var plan *alwaysPlan
+	if err := s.Store.View(ctx, func(tx brabo.Tx) error {
+		plan, err = s.planAlwaysAllow(ctx, tx, a, p)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	return &Decided{Action: a, Patterns: plan.patterns, Autonomy: plan.autonomy}, nil
+}
+
+type alwaysPlan struct {
+	patterns []string
+	autonomy *brabo.AgentAutonomy
+	file     string
+}
+
+func (s *Service) planAlwaysAllow(ctx context.Context, tx brabo.Tx, a *brabo.ProposedAction, p *brabo.Project) (*alwaysPlan, error) {
+	// The caps come first, even for an action already approved.
+	patterns, err := policy.AlwaysAllow(a.Type, a.Payload.Command)
+	if err != nil {
+		return nil, err
+	}
+	plan := &alwaysPlan{}
+	if a.ActorKind == "agent" {
+		agent, err := tx.Agent(ctx, a.ActorID)
+		if err != nil {
+			return nil, err
+		}
+		if agent.IsModuleDev() {
+			plan.autonomy = &brabo.AgentAutonomy{AgentID: agent.ID, ActionType: a.Type, Mode: brabo.AutoApprove}
+			return plan, nil
+		}
+	}
+	scope, err := s.ScopeRoot(p)
+	if err != nil {
+		return nil, fmt.Errorf("scope: %w", err)
+	}
+	plan.file = permissionsPath(scope.Root)
+	data, err := readPermissions(plan.file)
+	if err != nil {
+		return nil, err
+	}
+	_, plan.patterns, err = policy.AppendAllow(data, patterns)
+	if err != nil {
+		return nil, brabo.Errorf(brabo.CodeInvalidPermissions, err.Error())
+	}
+	return plan, nil
+}
+
+// ApproveAlways approves the action and records what lets the like of it
+// run without asking (DESIGN §6.3), in one transaction: the approval, the
+// patterns (or agent_autonomy), and permission.granted when something was
+// recorded. A file write that fails undoes the approval. An action already
+// approved is success with outcome already_approved, recording only what
+// is missing; a denied one is 409 action_already_denied and writes nothing.
+func (s *Service) ApproveAlways(ctx context.Context, actionID string, m *brabo.Member) (*Decided, error) {
+	a, p, err := s.load(ctx, actionID, m)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := policy.AlwaysAllow(a.Type, a.Payload.Command); err != nil {
+		return nil, err
+	}
+	if a.Status == brabo.StatusDenied {
+		return nil, brabo.Errorf(brabo.CodeActionAlreadyDenied, fmt.Sprintf("action %s was denied: %s", a.ID, a.Reason))
+	}
+	// The file's lock is held across the transaction, so that two clicks
+	// never both read the file before either writes it.
+	unlock := func() {}
+	if scope, err := s.ScopeRoot(p); err == nil {
+		unlock = s.lockFile(permissionsPath(scope.Root))
+	}
+	won := false
+	var plan *alwaysPlan
+	err = s.Store.Update(ctx, func(tx brabo.Tx) error {
+		if won, err = s.claim(ctx, tx, a, m); err != nil {
+			return err
+		}
+		if plan, err = s.planAlwaysAllow(ctx, tx, a, p); err != nil {
+			return err
+		}
+		return s.record(ctx, tx, a, m, plan)
+	})
+	unlock()
+	if err != nil {
+		return nil, err
+	}
+	out := &Decided{Action: a, Outcome: OutcomeAlreadyApproved, Patterns: plan.patterns, Autonomy: plan.autonomy}
+	if !won {
+		return out, nil
+	}
+	out.Outcome = OutcomeApproved
+	if out.Action, err = s.execute(ctx, a, p, m.ID, brabo.StatusApproved, nil); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// record writes the plan and permission.granted inside tx.
+func (s *Service) record(ctx context.Context, tx brabo.Tx, a *brabo.ProposedAction, m *brabo.Member, plan *alwaysPlan) error {
+	granted := map[string]any{}
+	switch {
+	case plan.autonomy != nil:
+		current, err := tx.Autonomy(ctx, plan.autonomy.AgentID)
+		if err != nil {
+			return err
+		}
+		for _, r := range current {
+			if r.ActionType == plan.autonomy.ActionType && r.Mode == brabo.AutoApprove {
+				plan.autonomy = nil // already there: nothing recorded
+				return nil
+			}
+		}
+		if err := tx.PutAutonomy(ctx, *plan.autonomy); err != nil {
+			return err
+		}
+		granted["agentId"], granted["actionType"] = plan.autonomy.AgentID, plan.autonomy.ActionType
+	default:
+		data, err := readPermissions(plan.file)
+		if err != nil {
+			return err
+		}
+		out, added, err := policy.AppendAllow(data, plan.patterns)
+		if err != nil {
+			return brabo.Errorf(brabo.CodeInvalidPermissions, err.Error())
+		}
+		plan.patterns = added
+		if len(added) == 0 {
+			return nil
+		}
+		// The file cannot join the transaction: it is written last, so only
+		// a failing commit after it leaves the declared residual window.
+		if err := writeFileAtomic(plan.file, out); err != nil {
+			return fmt.Errorf("recording the patterns: %w", err)
+		}
+		granted["patterns"], granted["pattern"] = added, strings.Join(added, ", ")
+	}
+	granted["actionId"] = a.ID
+	return tx.AppendEvent(ctx, &brabo.Event{ProjectID: a.ProjectID, Type: brabo.EventPermissionGranted,
+		ActorID: m.ID, ActionID: a.ID, Payload: mustJSON(granted), CreatedAt: s.now()})
+}

@@ -1,0 +1,169 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/brabo-dev/brabo"
+)
+
+// execute runs a claimed action (status from: approved or auto_approved)
+// with the credential of member credentialID, then settles it. The caller
+// has already won the claim, so this runs once per action.
+func (s *Service) execute(ctx context.Context, a *brabo.ProposedAction, p *brabo.Project, credentialID string, from brabo.ActionStatus, pr *brabo.PullRequest) (*brabo.ProposedAction, error) {
+	var cred *brabo.Member
+	err := s.Store.View(ctx, func(tx brabo.Tx) error {
+		var err error
+		if cred, err = tx.Member(ctx, credentialID); err != nil {
+			return err
+		}
+		if a.Type == brabo.GitMerge && pr == nil {
+			pr, err = tx.PR(ctx, a.ProjectID, a.Payload.PR)
+		}
+		return err
+	})
+	var res *brabo.Result
+	if err == nil {
+		scope, serr := s.ScopeRoot(p)
+		if serr != nil {
+			err = fmt.Errorf("scope: %w", serr)
+		} else {
+			res, err = s.runExecutor(ctx, brabo.ExecRequest{Action: a, Project: p, Root: scope.Root, Credential: cred, PR: pr})
+		}
+	}
+	if res == nil {
+		res = &brabo.Result{}
+	}
+	if err != nil && res.Error == "" {
+		res.Error = err.Error()
+	}
+	return s.settle(ctx, a, from, res, pr)
+}
+
+// runExecutor calls the executor, turning a panic into a failed result: an
+// executor bug must never leave an action claimed and unsettled.
+func (s *Service) runExecutor(ctx context.Context, req brabo.ExecRequest) (res *brabo.Result, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			res, err = nil, fmt.Errorf("the executor failed: %v", r)
+		}
+	}()
+	if s.Executor == nil {
+		return nil, errors.New("no executor is configured")
+	}
+	return s.Executor.Execute(ctx, req)
+}
+
+// settle records the outcome: the status, action.executed or action.failed,
+// the PR bookkeeping, and task.action_settled for the proposing actor, in
+// one transaction.
+func (s *Service) settle(ctx context.Context, a *brabo.ProposedAction, from brabo.ActionStatus, res *brabo.Result, pr *brabo.PullRequest) (*brabo.ProposedAction, error) {
+	status, event := brabo.StatusExecuted, brabo.EventActionExecuted
+	if res.Error != "" {
+		status, event = brabo.StatusFailed, brabo.EventActionFailed
+	}
+	now := s.now()
+	// Settling must survive the caller going away: the command already ran.
+	ctx = context.WithoutCancel(ctx)
+	err := s.Store.Update(ctx, func(tx brabo.Tx) error {
+		ok, err := tx.TransitionAction(ctx, a.ID, []brabo.ActionStatus{from},
+			brabo.ActionUpdate{Status: status, Result: res, SettledAt: now})
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("action %s left %s while it ran", a.ID, from)
+		}
+		if status == brabo.StatusExecuted {
+			if err := s.afterSuccess(ctx, tx, a, res, pr); err != nil {
+				return err
+			}
+		}
+		if err := tx.AppendEvent(ctx, &brabo.Event{
+			ProjectID: a.ProjectID, Type: event, ActorID: brabo.SystemActor, ActionID: a.ID,
+			Payload: mustJSON(map[string]any{"exitCode": res.ExitCode, "error": res.Error, "detail": res.Detail}), CreatedAt: now,
+		}); err != nil {
+			return err
+		}
+		return s.enqueueSettled(ctx, tx, a, status, res, "")
+	})
+	if err != nil {
+		return nil, err
+	}
+	a.Status, a.Result, a.SettledAt = status, res, now
+	s.log().Info("action settled", "action", a.ID, "status", status, "exitCode", res.ExitCode, "error", res.Error)
+	return a, nil
+}
+
+// afterSuccess does the bookkeeping an executed action implies: a PR row
+// for pr_open, the merged mark (once) for git_merge.
+func (s *Service) afterSuccess(ctx context.Context, tx brabo.Tx, a *brabo.ProposedAction, res *brabo.Result, pr *brabo.PullRequest) error {
+	switch a.Type {
+	case brabo.PrOpen:
+		row := &brabo.PullRequest{ProjectID: a.ProjectID, Title: a.Payload.Title, Head: a.Payload.Branch,
+			Base: a.Payload.Base, TaskID: a.Payload.TaskID, CreatedAt: s.now()}
+		if err := tx.CreatePR(ctx, row); err != nil {
+			return err
+		}
+		if res.Detail == nil {
+			res.Detail = map[string]string{}
+		}
+		res.Detail["pr"] = fmt.Sprint(row.Number)
+		return tx.Enqueue(ctx, &brabo.OutboxMessage{ProjectID: a.ProjectID, Topic: brabo.TopicPRSettled,
+			ActorKey: actorKey(a), ActionID: a.ID, Payload: mustJSON(map[string]any{"actionId": a.ID, "opened": true, "pr": row.Number})})
+	case brabo.GitMerge:
+		merged, err := tx.MarkPRMerged(ctx, a.ProjectID, a.Payload.PR, a.ID)
+		if err != nil {
+			return err
+		}
+		// The task moves to done once: a repeated merge of the same PR
+		// records nothing more.
+		if merged && pr != nil && pr.TaskID != "" {
+			return tx.AppendEvent(ctx, &brabo.Event{ProjectID: a.ProjectID, Type: brabo.EventTaskStatusChanged,
+				ActorID: brabo.SystemActor, ActionID: a.ID,
+				Payload: mustJSON(map[string]any{"taskId": pr.TaskID, "status": "done", "pr": pr.Number})})
+		}
+	}
+	return nil
+}
+
+func actorKey(a *brabo.ProposedAction) string { return a.ActorKind + ":" + a.ActorID }
+
+func (s *Service) enqueueSettled(ctx context.Context, tx brabo.Tx, a *brabo.ProposedAction, status brabo.ActionStatus, res *brabo.Result, reason string) error {
+	return tx.Enqueue(ctx, &brabo.OutboxMessage{
+		ProjectID: a.ProjectID, Topic: brabo.TopicActionSettled, ActorKey: actorKey(a), ActionID: a.ID,
+		Payload: mustJSON(brabo.Settled{ActionID: a.ID, Status: status, Result: res, Reason: reason}),
+	})
+}
+
+// Recover settles actions a previous process claimed and never finished
+// (it stopped while they ran): they become failed, with a reason that says
+// the command may have run partly, and their agents are told. Call it at
+// start-up of a single-instance store only: with several instances on one
+// database, another instance may be running them.
+func (s *Service) Recover(ctx context.Context) (int, error) {
+	var stuck []*brabo.ProposedAction
+	err := s.Store.View(ctx, func(tx brabo.Tx) error {
+		for _, st := range []brabo.ActionStatus{brabo.StatusApproved, brabo.StatusAutoApproved} {
+			list, err := tx.Actions(ctx, brabo.ActionFilter{Status: st, Limit: 1000})
+			if err != nil {
+				return err
+			}
+			stuck = append(stuck, list...)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, a := range stuck {
+		res := &brabo.Result{ExitCode: -1, Error: "interrupted: brabo stopped while this action ran; it may have run partly"}
+		if _, err := s.settle(ctx, a, a.Status, res, nil); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}

@@ -1,0 +1,119 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/brabo-dev/brabo/policy"
+)
+
+// MaxPermissionsBytes bounds the permissions file brabo reads.
+const MaxPermissionsBytes = 4 << 20
+
+func permissionsPath(root string) string { return filepath.Join(root, "permissions.json") }
+
+// readPermissions returns the file's content; a missing file is an empty one.
+func readPermissions(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	if info.Size() > MaxPermissionsBytes {
+		return nil, fmt.Errorf("%s is %d bytes, over the %d-byte limit", path, info.Size(), MaxPermissionsBytes)
+	}
+	b := make([]byte, info.Size())
+	_, err = f.ReadAt(b, 0)
+	if err != nil && info.Size() > 0 {
+		return nil, err
+	}
+	return b, nil
+}
+
+// loadRules compiles the project's permissions.json. A file that cannot be
+// read or parsed yields invalid rules: Decide then asks a human for
+// everything, naming the error. It never fails open.
+func (s *Service) loadRules(root string) *policy.Rules {
+	path := permissionsPath(root)
+	data, err := readPermissions(path)
+	if err != nil {
+		rules, _ := policy.Parse("permissions.json", []byte("not readable"))
+		s.log().Warn("permissions.json unreadable", "err", err)
+		return rules
+	}
+	rules, _ := policy.Parse("permissions.json", data)
+	return rules
+}
+
+// ReadPermissions returns the project's permissions.json as it is on disk
+// and its validation error, if any.
+func (s *Service) ReadPermissions(root string) ([]byte, error) {
+	return readPermissions(permissionsPath(root))
+}
+
+// WritePermissions validates content and replaces the project's
+// permissions.json atomically; invalid content writes nothing.
+func (s *Service) WritePermissions(root string, content []byte) error {
+	if len(content) > MaxPermissionsBytes {
+		return fmt.Errorf("permissions.json over %d bytes", MaxPermissionsBytes)
+	}
+	if _, err := policy.Parse("permissions.json", content); err != nil {
+		return err
+	}
+	path := permissionsPath(root)
+	unlock := s.lockFile(path)
+	defer unlock()
+	return writeFileAtomic(path, content)
+}
+
+func (s *Service) lockFile(path string) func() {
+	v, _ := s.fileLocks.LoadOrStore(path, &sync.Mutex{})
+	mu := v.(*sync.Mutex)
+	mu.Lock()
+	return mu.Unlock
+}
+
+// writeFileAtomic writes through a temporary file in the same folder and a
+// rename: readers see the old file or the new one, never half of one.
+func writeFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, ".permissions-*.json")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // a no-op after the rename
+	mode := fs.FileMode(0o644)
+	if info, err := os.Stat(path); err == nil {
+		mode = info.Mode().Perm()
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

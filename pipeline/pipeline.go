@@ -1,0 +1,332 @@
+// Package pipeline is the action service: every action an agent (or a
+// human) proposes goes through Propose; humans decide pending ones with
+// Approve, Deny and ApproveAlways (DESIGN §6).
+//
+// Each step is one store transaction; execution is exactly-once because the
+// transition that claims an action is a conditional update, never a lock in
+// memory.
+package pipeline
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/policy"
+)
+
+// Service is the action pipeline.
+type Service struct {
+	Store    brabo.Store
+	Executor brabo.Executor
+	// WorkspacesRoot holds the project folders of container and runner
+	// projects (<root>/<workspace_dir_name>).
+	WorkspacesRoot string
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+	Log *slog.Logger
+
+	fileLocks sync.Map // permissions.json path → *sync.Mutex
+}
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+func (s *Service) log() *slog.Logger {
+	if s.Log != nil {
+		return s.Log
+	}
+	return slog.Default()
+}
+
+// NewID returns a random identifier with a prefix ("act_…").
+func NewID(prefix string) string {
+	var b [12]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand does not fail on supported platforms
+	}
+	return prefix + "_" + hex.EncodeToString(b[:])
+}
+
+// Actor is who calls the pipeline: an agent or a member (a human).
+type Actor struct {
+	Agent  *brabo.Agent
+	Member *brabo.Member
+}
+
+// Key is the proposing actor's key the outbox routes by.
+func (a Actor) Key() string {
+	if a.Agent != nil {
+		return "agent:" + a.Agent.ID
+	}
+	if a.Member != nil {
+		return "member:" + a.Member.ID
+	}
+	return ""
+}
+
+func (a Actor) id() string {
+	if a.Agent != nil {
+		return a.Agent.ID
+	}
+	if a.Member != nil {
+		return a.Member.ID
+	}
+	return ""
+}
+
+func (a Actor) kind() string {
+	if a.Agent != nil {
+		return "agent"
+	}
+	return "member"
+}
+
+// Error helpers: every refusal carries a stable code (DESIGN §6.3).
+func invalid(format string, a ...any) error {
+	return brabo.Errorf(brabo.CodeInvalidAction, fmt.Sprintf(format, a...))
+}
+
+func forbidden(format string, a ...any) error {
+	return brabo.Errorf(brabo.CodeForbiddenRole, fmt.Sprintf(format, a...))
+}
+
+// ScopeRoot returns the absolute folder a project's actions are confined
+// to, and the scope identity events carry. The root is revalidated
+// lexically on every use, so a tampered row never yields a scope of /.
+func (s *Service) ScopeRoot(p *brabo.Project) (policy.Scope, error) {
+	sc := policy.Scope{Mode: p.Mode, ID: p.WorkspaceDir}
+	switch p.Mode {
+	case brabo.ModeLocal:
+		sc.Root = p.Root
+	case brabo.ModeContainer, brabo.ModeRunner:
+		if s.WorkspacesRoot == "" {
+			return sc, errors.New("no workspaces root is configured for container and runner projects")
+		}
+		if p.WorkspaceDir == "" || strings.ContainsAny(p.WorkspaceDir, `/\`) || p.WorkspaceDir == "." || p.WorkspaceDir == ".." {
+			return sc, fmt.Errorf("the workspace folder name %q is not a plain name", p.WorkspaceDir)
+		}
+		sc.Root = filepath.Join(s.WorkspacesRoot, p.WorkspaceDir)
+	default:
+		return sc, fmt.Errorf("unknown execution mode %q", p.Mode)
+	}
+	if err := policy.CheckRoot(sc.Root); err != nil {
+		return sc, err
+	}
+	return sc, nil
+}
+
+// ProposeRequest is an action an actor proposes.
+type ProposeRequest struct {
+	ProjectID string
+	Actor     Actor
+	Type      brabo.ActionType
+	Payload   brabo.Payload
+}
+
+// Propose decides an action, records it with its created event in one
+// transaction, and executes it at once when it is auto-approved: the
+// returned action then carries the real result.
+func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.ProposedAction, error) {
+	if err := validatePayload(req.Type, &req.Payload); err != nil {
+		return nil, err
+	}
+	var (
+		project   *brabo.Project
+		principal string
+		role      brabo.Role
+		autonomy  policy.Autonomy
+		pr        *brabo.PullRequest
+	)
+	err := s.Store.View(ctx, func(tx brabo.Tx) error {
+		var err error
+		if project, err = tx.Project(ctx, req.ProjectID); err != nil {
+			return err
+		}
+		switch {
+		case req.Actor.Agent != nil:
+			if req.Actor.Agent.ProjectID != project.ID {
+				return fmt.Errorf("agent %s: %w", req.Actor.Agent.ID, brabo.ErrNotFound)
+			}
+			principal = req.Actor.Agent.PrincipalID
+			if principal == "" {
+				principal = project.OwnerID
+			}
+			rules, err := tx.Autonomy(ctx, req.Actor.Agent.ID)
+			if err != nil {
+				return err
+			}
+			for _, r := range rules {
+				switch r.ActionType {
+				case req.Type:
+					autonomy.Specific = r.Mode
+				case brabo.AnyActionType:
+					autonomy.Wildcard = r.Mode
+				}
+			}
+		case req.Actor.Member != nil:
+			principal = req.Actor.Member.ID
+		default:
+			return invalid("an action needs a proposing agent or member")
+		}
+		if role, err = tx.Role(ctx, project.ID, principal); err != nil {
+			return err
+		}
+		if req.Actor.Member != nil && role == "" {
+			return fmt.Errorf("project %s: %w", project.ID, brabo.ErrNotFound)
+		}
+		if req.Type == brabo.GitMerge {
+			if pr, err = s.checkMerge(ctx, tx, project.ID, req.Payload.PR, ""); err != nil {
+				return err
+			}
+			req.Payload.TargetBranch = pr.Base
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	scope, scopeErr := s.ScopeRoot(project)
+	in := policy.Input{
+		Type: req.Type, Command: req.Payload.Command, Cwd: req.Payload.Cwd, Role: role,
+		Autonomy: autonomy, Scope: scope, ContainerRunning: project.ContainerRunning,
+		TargetBranch: req.Payload.TargetBranch,
+	}
+	if scopeErr == nil {
+		in.Rules = s.loadRules(scope.Root)
+	} else {
+		in.Scope.Root = "" // Decide asks a human for what it cannot scope
+	}
+	d := policy.Decide(in)
+	if scopeErr != nil && d.Policy == brabo.AutoApprove {
+		d.Policy, d.Reason = brabo.RequireApproval, "scope: invalid project folder: "+scopeErr.Error()
+	}
+	a := &brabo.ProposedAction{
+		ID: NewID("act"), ProjectID: project.ID, Type: req.Type, Payload: req.Payload,
+		ActorID: req.Actor.id(), ActorKind: req.Actor.kind(), PrincipalID: principal,
+		Reason: d.Reason, Decision: d, CreatedAt: s.now(),
+	}
+	switch d.Policy {
+	case brabo.AutoApprove:
+		a.Status = brabo.StatusAutoApproved
+	case brabo.Deny:
+		a.Status = brabo.StatusDenied
+		a.SettledAt = a.CreatedAt
+	default:
+		a.Status = brabo.StatusPending
+	}
+	err = s.Store.Update(ctx, func(tx brabo.Tx) error {
+		if err := tx.InsertAction(ctx, a); err != nil {
+			if errors.Is(err, brabo.ErrConflict) && a.Type == brabo.GitMerge {
+				return brabo.Errorf(brabo.CodeMergeAlreadyProposed,
+					fmt.Sprintf("pull request #%d already has a live merge proposal", a.Payload.PR))
+			}
+			return err
+		}
+		return tx.AppendEvent(ctx, &brabo.Event{
+			ProjectID: a.ProjectID, Type: brabo.EventActionCreated, ActorID: a.ActorID, ActionID: a.ID,
+			Payload: mustJSON(map[string]any{"status": a.Status, "reason": a.Reason, "scopeRoot": d.ScopeRoot, "type": a.Type}),
+			CreatedAt: a.CreatedAt,
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.log().Info("action proposed", "action", a.ID, "project", a.ProjectID, "type", a.Type, "status", a.Status, "reason", a.Reason)
+	if a.Status != brabo.StatusAutoApproved {
+		return a, nil
+	}
+	// Auto-approved actions execute with the workspace owner's credential:
+	// nobody decided, and whoever funds the account funds the agents.
+	return s.execute(ctx, a, project, project.OwnerID, brabo.StatusAutoApproved, pr)
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// validatePayload refuses what no executor could run, before anything is
+// written.
+func validatePayload(t brabo.ActionType, p *brabo.Payload) error {
+	if !t.Valid() {
+		return invalid("unknown action type %q", t)
+	}
+	switch t {
+	case brabo.Terminal:
+		if strings.TrimSpace(p.Command) == "" {
+			return invalid("a terminal action needs a command")
+		}
+		if p.TimeoutSec < 0 {
+			return invalid("timeoutSec must not be negative")
+		}
+	case brabo.WriteFile:
+		if p.Path == "" {
+			return invalid("a write_file action needs a path")
+		}
+	case brabo.GitCommit:
+		if strings.TrimSpace(p.Message) == "" {
+			return invalid("a git_commit action needs a message")
+		}
+	case brabo.GitBranchCreate, brabo.GitPush, brabo.PrOpen:
+		if p.Branch == "" {
+			return invalid("a %s action needs a branch", t)
+		}
+		if t == brabo.PrOpen && (p.Base == "" || strings.TrimSpace(p.Title) == "") {
+			return invalid("a pr_open action needs a base branch and a title")
+		}
+	case brabo.GitMerge:
+		if p.PR <= 0 {
+			return invalid("a git_merge action needs the number of the pull request (pr)")
+		}
+	}
+	return nil
+}
+
+// checkMerge refuses a git_merge of a PR that an earlier execution merged
+// (pr_already_merged) or that has a live proposal other than except
+// (merge_already_proposed); a denied or failed one does not block.
+func (s *Service) checkMerge(ctx context.Context, tx brabo.Tx, projectID string, number int64, except string) (*brabo.PullRequest, error) {
+	pr, err := tx.PR(ctx, projectID, number)
+	if err != nil {
+		if errors.Is(err, brabo.ErrNotFound) {
+			return nil, invalid("pull request #%d does not exist", number)
+		}
+		return nil, err
+	}
+	if pr.State == brabo.PRMerged {
+		return nil, brabo.Errorf(brabo.CodePRAlreadyMerged,
+			fmt.Sprintf("pull request #%d was already merged by action %s", number, pr.MergedBy))
+	}
+	if except != "" {
+		return pr, nil
+	}
+	live, err := tx.MergeActions(ctx, projectID, number)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range live {
+		switch m.Status {
+		case brabo.StatusPending, brabo.StatusApproved, brabo.StatusAutoApproved:
+			return nil, brabo.Errorf(brabo.CodeMergeAlreadyProposed,
+				fmt.Sprintf("pull request #%d already has a live merge proposal (%s, %s)", number, m.ID, m.Status))
+		}
+	}
+	return pr, nil
+}
