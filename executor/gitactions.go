@@ -1,0 +1,308 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/brabo-dev/brabo"
+)
+
+// rootGit opens a git session in the scope root, or in the payload's Cwd
+// inside it when cwd is true.
+func (e *Executor) rootGit(ctx context.Context, t brabo.ActionType, req brabo.ExecRequest, cwd bool, extra ...string) (*gitSession, error) {
+	sc, err := newScope(t, req.Root)
+	if err != nil {
+		return nil, err
+	}
+	dir := sc.resolved
+	if cwd {
+		if dir, err = sc.dir("cwd", req.Action.Payload.Cwd); err != nil {
+			return nil, err
+		}
+	}
+	return e.newGit(ctx, t, dir, ceilingFor(sc), extra...), nil
+}
+
+func needCredential(t brabo.ActionType, req brabo.ExecRequest) error {
+	if req.Credential == nil || req.Credential.ID == "" {
+		return &PayloadError{Type: t, Field: "credential", Reason: "is missing: a commit needs a member to be made as"}
+	}
+	return nil
+}
+
+// runGitCommit stages everything (`git add -A`) and commits it with the
+// payload's Message, in the repository at the root or at the payload's Cwd
+// inside it. The committer is the credential member (GIT_COMMITTER_NAME is
+// the member's name, GIT_COMMITTER_EMAIL <member id>@brabo.local); the
+// author is the same unless the repository's own config (git config
+// --local) sets user.name or user.email. Nothing staged → a failed Result
+// "nothing to commit". Detail: "commit" (the new hash).
+func (e *Executor) runGitCommit(ctx context.Context, req brabo.ExecRequest) (*brabo.Result, error) {
+	const t = brabo.GitCommit
+	msg := req.Action.Payload.Message
+	if strings.TrimSpace(msg) == "" {
+		return nil, &PayloadError{Type: t, Field: "message", Reason: "is empty"}
+	}
+	if strings.ContainsRune(msg, 0) {
+		return nil, &PayloadError{Type: t, Field: "message", Reason: "holds a NUL byte"}
+	}
+	if err := needCredential(t, req); err != nil {
+		return nil, err
+	}
+	name, email := identity(req.Credential)
+	g, err := e.rootGit(ctx, t, req, true, "GIT_COMMITTER_NAME="+name, "GIT_COMMITTER_EMAIL="+email)
+	if err != nil {
+		return nil, err
+	}
+	var author []string
+	if v, _ := g.query("config", "--local", "--get", "user.name"); v == "" {
+		author = append(author, "GIT_AUTHOR_NAME="+name)
+	}
+	if v, _ := g.query("config", "--local", "--get", "user.email"); v == "" {
+		author = append(author, "GIT_AUTHOR_EMAIL="+email)
+	}
+	g.env = withEnv(g.env, author...)
+
+	if g.step("add", "-A") != 0 {
+		return g.fail("git add failed")
+	}
+	switch _, code := g.query("diff", "--cached", "--quiet"); code {
+	case 0:
+		return g.fail("nothing to commit: the working tree has no changes")
+	case 1: // there are staged changes
+	default:
+		return g.fail("git diff --cached failed")
+	}
+	if g.step("commit", "--no-edit", "-m", msg) != 0 {
+		return g.fail("git commit failed")
+	}
+	hash, code := g.query("rev-parse", "--verify", "HEAD")
+	if code != 0 || hash == "" {
+		return g.fail("the new commit could not be read back")
+	}
+	return g.ok(map[string]string{"commit": hash})
+}
+
+// runGitBranchCreate creates payload Branch at payload From (HEAD when
+// empty) in the repository at the root: `git branch -- <Branch> [<From>]`.
+// Detail: "branch", "commit" (where it points) and "from" when given.
+func (e *Executor) runGitBranchCreate(ctx context.Context, req brabo.ExecRequest) (*brabo.Result, error) {
+	const t = brabo.GitBranchCreate
+	p := req.Action.Payload
+	if err := checkBranch(t, "branch", p.Branch); err != nil {
+		return nil, err
+	}
+	if p.From != "" {
+		if strings.HasPrefix(p.From, "-") || strings.ContainsFunc(p.From, func(r rune) bool {
+			return r <= ' ' || r == 0x7f
+		}) || len(p.From) > 255 {
+			return nil, &PayloadError{Type: t, Field: "from", Value: p.From,
+				Reason: "is not a revision (no leading '-', spaces or control characters)"}
+		}
+	}
+	g, err := e.rootGit(ctx, t, req, false)
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"branch", "--", p.Branch}
+	if p.From != "" {
+		if _, code := g.query("rev-parse", "--verify", "--quiet", "--end-of-options", p.From+"^{commit}"); code != 0 {
+			return g.fail("start point %q is not a commit in this repository", p.From)
+		}
+		args = append(args, p.From)
+	}
+	if g.step(args...) != 0 {
+		return g.fail("git branch failed")
+	}
+	hash, _ := g.query("rev-parse", "--verify", "--quiet", "refs/heads/"+p.Branch)
+	d := map[string]string{"branch": p.Branch, "commit": hash}
+	if p.From != "" {
+		d["from"] = p.From
+	}
+	return g.ok(d)
+}
+
+// runGitPush pushes the local branch to the same branch on the remote,
+// never forced: `git push <remote> refs/heads/B:refs/heads/B` from the root.
+// The remote is payload Remote (origin by default) and must be a configured
+// remote's name. Detail: "remote", "branch", "commit".
+func (e *Executor) runGitPush(ctx context.Context, req brabo.ExecRequest) (*brabo.Result, error) {
+	const t = brabo.GitPush
+	p := req.Action.Payload
+	if err := checkBranch(t, "branch", p.Branch); err != nil {
+		return nil, err
+	}
+	remote, err := remoteName(t, p.Remote)
+	if err != nil {
+		return nil, err
+	}
+	g, err := e.rootGit(ctx, t, req, false)
+	if err != nil {
+		return nil, err
+	}
+	if _, code := g.query("remote", "get-url", "--", remote); code != 0 {
+		return g.fail("remote %q is not configured in this repository", remote)
+	}
+	hash, code := g.query("rev-parse", "--verify", "--quiet", "refs/heads/"+p.Branch)
+	if code != 0 {
+		return g.fail("branch %q does not exist in this repository", p.Branch)
+	}
+	ref := "refs/heads/" + p.Branch
+	if g.step("push", remote, ref+":"+ref) != 0 {
+		return g.fail("git push to %s was refused", remote)
+	}
+	return g.ok(map[string]string{"remote": remote, "branch": p.Branch, "commit": hash})
+}
+
+// runPROpen is the local git provider's pull request: it checks that the
+// head (payload Branch) and the base (payload Base) both exist on the remote
+// (`git ls-remote --exit-code`), and returns Detail "head", "base", "title"
+// (the head's name when the payload has none) and "remote". It does not
+// record the PR: the pipeline does, in the transaction that settles the
+// action.
+func (e *Executor) runPROpen(ctx context.Context, req brabo.ExecRequest) (*brabo.Result, error) {
+	const t = brabo.PrOpen
+	p := req.Action.Payload
+	if err := checkBranch(t, "branch", p.Branch); err != nil {
+		return nil, err
+	}
+	if err := checkBranch(t, "base", p.Base); err != nil {
+		return nil, err
+	}
+	if p.Branch == p.Base {
+		return nil, &PayloadError{Type: t, Field: "branch", Value: p.Branch, Reason: "is the base itself"}
+	}
+	remote, err := remoteName(t, p.Remote)
+	if err != nil {
+		return nil, err
+	}
+	g, err := e.rootGit(ctx, t, req, false)
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range []struct{ role, name string }{{"head", p.Branch}, {"base", p.Base}} {
+		switch g.step("ls-remote", "--exit-code", remote, "refs/heads/"+b.name) {
+		case 0:
+		case 2:
+			return g.fail("%s branch %q is not on remote %q (push it first)", b.role, b.name, remote)
+		default:
+			return g.fail("git ls-remote %s failed", remote)
+		}
+	}
+	title := strings.TrimSpace(p.Title)
+	if title == "" {
+		title = p.Branch
+	}
+	return g.ok(map[string]string{"head": p.Branch, "base": p.Base, "title": title, "remote": remote})
+}
+
+// runGitMerge merges the pull request req.PR on the remote for real: it
+// clones the remote (the URL of payload Remote, origin by default, in the
+// root's repository) into a temporary directory, checks out the base,
+// merges origin/<head> with --no-ff and the message "Merge pull request #N:
+// <title>" as the credential member, and pushes the base back (never
+// forced: a base that moved meanwhile refuses the push). A conflict is a
+// failed Result with Error "merge conflict" and git's output; a head the
+// base already contains is a failed Result too, since nothing would be
+// merged. Detail: "merge_commit", "base", "head", "pr". The temporary
+// clone is always removed.
+func (e *Executor) runGitMerge(ctx context.Context, req brabo.ExecRequest) (*brabo.Result, error) {
+	const t = brabo.GitMerge
+	p := req.Action.Payload
+	pr := req.PR
+	if pr == nil {
+		return nil, &PayloadError{Type: t, Field: "pr", Reason: "is missing: a merge needs the pull request it merges"}
+	}
+	if err := checkBranch(t, "head", pr.Head); err != nil {
+		return nil, err
+	}
+	if err := checkBranch(t, "base", pr.Base); err != nil {
+		return nil, err
+	}
+	// What was decided on is what runs: the policy capped the merge by the
+	// target branch it was shown.
+	if p.TargetBranch != "" && p.TargetBranch != pr.Base {
+		return nil, &PayloadError{Type: t, Field: "targetBranch", Value: p.TargetBranch,
+			Reason: fmt.Sprintf("is not the pull request's base %q", pr.Base)}
+	}
+	if p.PR != 0 && p.PR != pr.Number {
+		return nil, &PayloadError{Type: t, Field: "pr", Value: strconv.FormatInt(p.PR, 10),
+			Reason: fmt.Sprintf("is not the pull request handed to the executor (#%d)", pr.Number)}
+	}
+	if pr.Head == pr.Base {
+		return nil, &PayloadError{Type: t, Field: "head", Value: pr.Head, Reason: "is the base itself"}
+	}
+	if err := needCredential(t, req); err != nil {
+		return nil, err
+	}
+	remote, err := remoteName(t, p.Remote)
+	if err != nil {
+		return nil, err
+	}
+	root, err := e.rootGit(ctx, t, req, false)
+	if err != nil {
+		return nil, err
+	}
+	url, code := root.query("remote", "get-url", "--", remote)
+	if code != 0 || url == "" {
+		return root.fail("remote %q is not configured in this repository", remote)
+	}
+	if isLocalPath(url) && !filepath.IsAbs(url) {
+		url = filepath.Join(root.dir, url)
+	}
+
+	tmp, err := os.MkdirTemp("", "brabo-merge-*")
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", t, err)
+	}
+	defer os.RemoveAll(tmp)
+	name, email := identity(req.Credential)
+	g := e.newGit(ctx, t, tmp, []string{filepath.Dir(tmp)},
+		"GIT_AUTHOR_NAME="+name, "GIT_AUTHOR_EMAIL="+email,
+		"GIT_COMMITTER_NAME="+name, "GIT_COMMITTER_EMAIL="+email)
+	clone := filepath.Join(tmp, "repo")
+	if g.step("clone", "--quiet", "--no-hardlinks", "--branch", pr.Base, "--", url, clone) != 0 {
+		return g.fail("cloning the remote %q at base %q failed", remote, pr.Base)
+	}
+	g.dir = clone
+	headRef := "refs/remotes/origin/" + pr.Head
+	if _, code := g.query("rev-parse", "--verify", "--quiet", headRef+"^{commit}"); code != 0 {
+		return g.fail("head branch %q is not on remote %q", pr.Head, remote)
+	}
+	if _, code := g.query("merge-base", "--is-ancestor", headRef, "HEAD"); code == 0 {
+		return g.fail("nothing to merge: %q already contains %q", pr.Base, pr.Head)
+	}
+	msg := fmt.Sprintf("Merge pull request #%d: %s", pr.Number, pr.Title)
+	if g.step("merge", "--no-ff", "--no-edit", "-m", msg, "origin/"+pr.Head) != 0 {
+		if unmerged, _ := g.query("ls-files", "--unmerged"); unmerged != "" {
+			return g.fail("merge conflict")
+		}
+		return g.fail("git merge failed")
+	}
+	hash, code := g.query("rev-parse", "--verify", "HEAD")
+	if code != 0 || hash == "" {
+		return g.fail("the merge commit could not be read back")
+	}
+	baseRef := "refs/heads/" + pr.Base
+	if g.step("push", "--quiet", "origin", baseRef+":"+baseRef) != 0 {
+		return g.fail("pushing the merged %q back to %s was refused", pr.Base, remote)
+	}
+	return g.ok(map[string]string{"merge_commit": hash, "base": pr.Base, "head": pr.Head,
+		"pr": strconv.FormatInt(pr.Number, 10)})
+}
+
+// isLocalPath reports whether a remote URL is a filesystem path rather
+// than a URL (scheme://…) or scp-like address (host:path).
+func isLocalPath(url string) bool {
+	if strings.Contains(url, "://") {
+		return false
+	}
+	if i := strings.IndexByte(url, ':'); i >= 0 && !strings.Contains(url[:i], "/") {
+		return false
+	}
+	return true
+}

@@ -1,0 +1,126 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// procOutcome is how a process run ended.
+type procOutcome struct {
+	// ExitCode is the exit status, 128+signal for a process killed by a
+	// signal (as a shell reports it), -1 when it is unknown.
+	ExitCode int
+	// Interrupted is true when ctx ended before the process did; the whole
+	// process group was killed.
+	Interrupted bool
+}
+
+// runProc runs name with args in dir, in a session and process group of its
+// own, with stdin empty (/dev/null), stdout and stderr combined into out.
+//
+// When ctx ends, the whole group is killed with SIGKILL. When the leader
+// exits, whatever it left running in its group is killed too: a command's
+// run is over when it returns, and a background child must not outlive the
+// timeout that bounded it. The output is read through a pipe the executor
+// owns: once the group is dead it waits at most WaitDelay for the pipe to
+// close (a process that left the group may still hold it) and then stops
+// reading, so nothing can hang an action.
+//
+// Its own session (Setsid, which also makes it a group leader) means the
+// command has no controlling terminal: a program that would prompt on
+// /dev/tty fails at once instead of waiting for the timeout.
+//
+// The error is non-nil only when the process could not be started.
+func (e *Executor) runProc(ctx context.Context, dir string, env []string, out io.Writer, name string, args ...string) (procOutcome, error) {
+	if err := ctx.Err(); err != nil {
+		return procOutcome{ExitCode: -1, Interrupted: true}, nil
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return procOutcome{ExitCode: -1}, err
+	}
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	cmd.Env = env
+	cmd.Stdout = pw // an *os.File: handed to the child as is, no copying goroutine
+	cmd.Stderr = pw
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
+	cmd.WaitDelay = e.opts.WaitDelay
+	if err := cmd.Start(); err != nil {
+		pr.Close()
+		pw.Close()
+		if ctx.Err() != nil {
+			return procOutcome{ExitCode: -1, Interrupted: true}, nil
+		}
+		return procOutcome{ExitCode: -1}, err
+	}
+	pw.Close() // the child holds its own copy; EOF comes when every holder is gone
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = io.Copy(out, pr)
+	}()
+
+	_ = cmd.Wait()
+	_ = killGroup(cmd.Process.Pid)
+	timer := time.NewTimer(e.opts.WaitDelay)
+	select {
+	case <-done:
+	case <-timer.C:
+		pr.Close() // unblocks the reader
+		<-done
+	}
+	timer.Stop()
+	pr.Close()
+
+	oc := procOutcome{ExitCode: -1}
+	st := cmd.ProcessState
+	if st != nil {
+		if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			oc.ExitCode = 128 + int(ws.Signal())
+		} else {
+			oc.ExitCode = st.ExitCode()
+		}
+	}
+	// A process that exited on its own just as the deadline passed keeps its
+	// own outcome; one that was killed (or never reaped) was interrupted.
+	oc.Interrupted = ctx.Err() != nil && (st == nil || !st.Exited())
+	return oc, nil
+}
+
+// killGroup sends SIGKILL to the process group pgid. A group that is
+// already gone is not an error.
+func killGroup(pgid int) error {
+	if pgid <= 0 {
+		return nil
+	}
+	if err := syscall.Kill(-pgid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return err
+	}
+	return nil
+}
+
+// withEnv returns base without the variables named in set, followed by set
+// ("NAME=value" entries), so that each name appears once.
+func withEnv(base []string, set ...string) []string {
+	names := make(map[string]bool, len(set))
+	for _, kv := range set {
+		name, _, _ := strings.Cut(kv, "=")
+		names[name] = true
+	}
+	out := make([]string, 0, len(base)+len(set))
+	for _, kv := range base {
+		name, _, _ := strings.Cut(kv, "=")
+		if !names[name] {
+			out = append(out, kv)
+		}
+	}
+	return append(out, set...)
+}

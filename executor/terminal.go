@@ -1,0 +1,82 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/brabo-dev/brabo"
+)
+
+// timeout is a terminal command's timeout: the payload's, within
+// MaxTimeout, or DefaultTimeout when it sets none.
+func (e *Executor) timeout(sec int) time.Duration {
+	if sec <= 0 {
+		return e.opts.DefaultTimeout
+	}
+	// Compare in seconds: a huge TimeoutSec must not overflow a Duration.
+	if int64(sec) >= int64(e.opts.MaxTimeout/time.Second) {
+		return e.opts.MaxTimeout
+	}
+	return time.Duration(sec) * time.Second
+}
+
+// runTerminal runs `Shell -c Command` in the payload's Cwd (relative to the
+// root, resolved and confined to it), in a process group of its own, with
+// the timeout of the payload (capped), stdin empty and the combined output
+// capped. The environment is the executor's own plus BRABO_ACTION_ID and
+// BRABO_EXECUTED_AS (the credential's member id).
+//
+// A nonzero exit is a Result with that ExitCode and no Error. A timeout
+// kills the whole group and sets TimedOut and Error; a cancelled ctx kills
+// it too and sets Error.
+func (e *Executor) runTerminal(ctx context.Context, req brabo.ExecRequest) (*brabo.Result, error) {
+	p := req.Action.Payload
+	if strings.TrimSpace(p.Command) == "" {
+		return nil, &PayloadError{Type: brabo.Terminal, Field: "command", Reason: "is empty"}
+	}
+	if strings.ContainsRune(p.Command, 0) {
+		return nil, &PayloadError{Type: brabo.Terminal, Field: "command", Reason: "holds a NUL byte"}
+	}
+	sc, err := newScope(brabo.Terminal, req.Root)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := sc.dir("cwd", p.Cwd)
+	if err != nil {
+		return nil, err
+	}
+	executedAs := ""
+	if req.Credential != nil {
+		executedAs = req.Credential.ID
+	}
+	env := withEnv(os.Environ(),
+		"BRABO_ACTION_ID="+req.Action.ID,
+		"BRABO_EXECUTED_AS="+executedAs)
+
+	limit := e.timeout(p.TimeoutSec)
+	runCtx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	out := newCapBuf(e.opts.MaxOutputBytes)
+	oc, err := e.runProc(runCtx, dir, env, out, e.opts.Shell, "-c", p.Command)
+	if err != nil {
+		return nil, fmt.Errorf("terminal: starting %s: %w", e.opts.Shell, err)
+	}
+	res := &brabo.Result{ExitCode: oc.ExitCode, Output: out.String(), Truncated: out.truncated()}
+	if oc.Interrupted {
+		switch {
+		case ctx.Err() == nil: // our own deadline
+			res.TimedOut = true
+			res.Error = fmt.Sprintf("timed out after %s; the command's process group was killed", limit)
+		case errors.Is(ctx.Err(), context.DeadlineExceeded):
+			res.TimedOut = true
+			res.Error = "timed out: the caller's deadline passed; the command's process group was killed"
+		default:
+			res.Error = fmt.Sprintf("interrupted (%v); the command's process group was killed", ctx.Err())
+		}
+	}
+	return res, nil
+}
