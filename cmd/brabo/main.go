@@ -2,6 +2,8 @@
 //
 // Usage:
 //
+//	brabo serve [flags]                the HTTP API and approval queue
+//	brabo migrate [flags]              bring the database to the latest version
 //	brabo check [flags] -- 'command'   decide offline and explain every segment
 //	brabo version                      print the version
 package main
@@ -18,6 +20,8 @@ var version = "dev"
 const usage = `brabo — the approval pipeline for AI coding agents
 
 Usage:
+  brabo serve [flags]                serve the API (SQLite in ./.brabo by default)
+  brabo migrate [flags]              bring the database to the latest version
   brabo check [flags] -- 'command'   decide offline, explain every segment and rule
   brabo version                      print the version
 
@@ -35,6 +39,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	switch args[0] {
+	case "serve":
+		return runServe(args[1:], stdout, stderr)
+	case "migrate":
+		return runMigrate(args[1:], stdout, stderr)
 	case "check":
 		return runCheck(args[1:], stdin, stdout, stderr)
 	case "version":
