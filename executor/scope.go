@@ -164,6 +164,11 @@ func (s *scope) file(field, p string) (*fileTarget, error) {
 		if existing == base {
 			return nil, fmt.Errorf("%s: %s %q: the project folder disappeared", s.t, field, p)
 		}
+		if _, err := os.Lstat(existing); err == nil {
+			// It exists but does not resolve: a dangling symlink, whose
+			// target may lie anywhere.
+			return nil, refuse("passes through a dangling symlink")
+		}
 		missing = append([]string{filepath.Base(existing)}, missing...)
 		existing = filepath.Dir(existing)
 	}
