@@ -1,0 +1,269 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/store/sqlite"
+)
+
+// server is a running `brabo serve` process.
+type server struct {
+	cmd   *exec.Cmd
+	url   string
+	token string // only on the first start
+}
+
+// startServe starts the real binary on dataDir and waits until it listens.
+func startServe(t *testing.T, dataDir string) *server {
+	t.Helper()
+	cmd := exec.Command(braboBin, "serve", "--data", dataDir, "--addr", "127.0.0.1:0", "--log-level", "warn")
+	cmd.Env = append(os.Environ(), "BRABO_DB=")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	s := &server{cmd: cmd}
+	lines := make(chan string)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	deadline := time.After(30 * time.Second)
+	for s.url == "" {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatal("brabo serve exited before it listened")
+			}
+			if tok := strings.TrimSpace(l); strings.HasPrefix(tok, "brb_") {
+				s.token = tok
+			}
+			if u, ok := strings.CutPrefix(l, "brabo serving on "); ok {
+				s.url = u
+			}
+		case <-deadline:
+			t.Fatal("brabo serve did not start in 30 s")
+		}
+	}
+	go func() {
+		for range lines {
+		}
+	}()
+	return s
+}
+
+func (s *server) call(method, path, token string, body any) (int, map[string]any, error) {
+	var r io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		r = bytes.NewReader(b)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, method, s.url+path, r)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	out := map[string]any{}
+	json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out, nil
+}
+
+func (s *server) must(t *testing.T, method, path, token string, body any, want int) map[string]any {
+	t.Helper()
+	status, out, err := s.call(method, path, token, body)
+	if err != nil || status != want {
+		t.Fatalf("%s %s: %d %v %v (want %d)", method, path, status, out, err, want)
+	}
+	return out
+}
+
+var markerRE = regexp.MustCompile(`(auto|manual|always)-[0-9]+`)
+
+// TestCrashSafety kills `brabo serve` with SIGKILL while it takes
+// proposals, approvals and always-allow clicks, restarts it on the same
+// SQLite file, and checks the invariants of DESIGN §6: every action has its
+// created event; nothing executed twice; no permission.granted without an
+// approval; nothing left claimed and unsettled.
+func TestCrashSafety(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts and kills real servers")
+	}
+	data, root := t.TempDir(), t.TempDir()
+	ranLog := filepath.Join(root, "ran.log")
+	os.WriteFile(filepath.Join(root, "permissions.json"), []byte(`{"allow": ["Terminal(echo)"]}`), 0o644)
+
+	srv := startServe(t, data)
+	admin := srv.token
+	if admin == "" {
+		t.Fatal("the first start printed no token")
+	}
+	p := srv.must(t, "POST", "/v1/projects", admin, map[string]any{"slug": "crash", "mode": "local", "root": root}, 201)
+	project := p["id"].(string)
+	agent := srv.must(t, "POST", "/v1/projects/"+project+"/agents", admin, map[string]any{"name": "coder"}, 201)["token"].(string)
+
+	var marker atomic.Int64
+	for round := 0; round < 3; round++ {
+		var wg sync.WaitGroup
+		stop := make(chan struct{})
+		for w := 0; w < 4; w++ {
+			wg.Add(1)
+			go func(w int) {
+				defer wg.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					n := marker.Add(1)
+					var cmd string
+					switch n % 3 {
+					case 0: // auto-approved: runs at once
+						cmd = fmt.Sprintf("echo auto-%d >> ran.log", n)
+					case 1: // pending, then approved by two racing clicks
+						cmd = fmt.Sprintf("printf 'manual-%d\\n' >> ran.log", n)
+					default: // pending, then always-allowed: the like ones then run at once
+						cmd = fmt.Sprintf("tee -a ran.log <<< always-%d", n)
+					}
+					status, a, err := srv.call("POST", "/v1/projects/"+project+"/actions", agent,
+						map[string]any{"type": "terminal", "payload": map[string]any{"command": cmd}})
+					if err != nil || status != 201 || a["status"] != "pending" {
+						continue
+					}
+					id := a["id"].(string)
+					if n%3 == 1 {
+						go srv.call("POST", "/v1/actions/"+id+"/approve", admin, nil)
+						srv.call("POST", "/v1/actions/"+id+"/approve", admin, nil)
+					} else {
+						srv.call("POST", "/v1/actions/"+id+"/approve-always", admin, nil)
+					}
+				}
+			}(w)
+		}
+		time.Sleep(time.Duration(300+200*round) * time.Millisecond)
+		srv.cmd.Process.Signal(syscall.SIGKILL)
+		srv.cmd.Wait()
+		close(stop)
+		wg.Wait()
+		srv = startServe(t, data) // Recover runs at start-up
+	}
+	srv.cmd.Process.Signal(syscall.SIGTERM)
+	srv.cmd.Wait()
+
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(data, "brabo.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var actions []*brabo.ProposedAction
+	var events []brabo.Event
+	err = st.View(ctx, func(tx brabo.Tx) error {
+		for _, s := range []brabo.ActionStatus{brabo.StatusPending, brabo.StatusAutoApproved, brabo.StatusApproved,
+			brabo.StatusDenied, brabo.StatusExecuted, brabo.StatusFailed} {
+			list, err := tx.Actions(ctx, brabo.ActionFilter{Status: s, Limit: 1000})
+			if err != nil {
+				return err
+			}
+			if len(list) == 1000 {
+				t.Fatalf("more than 1000 %s actions: shorten the rounds", s)
+			}
+			actions = append(actions, list...)
+		}
+		for after := int64(0); ; {
+			page, err := tx.Events(ctx, project, after, 1000)
+			if err != nil || len(page) == 0 {
+				return err
+			}
+			events = append(events, page...)
+			after = page[len(page)-1].Seq
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(actions) < 10 {
+		t.Fatalf("only %d actions were taken before the kills: the test proves little", len(actions))
+	}
+	count := map[string]map[string]int{}
+	for _, e := range events {
+		if count[e.ActionID] == nil {
+			count[e.ActionID] = map[string]int{}
+		}
+		count[e.ActionID][e.Type]++
+	}
+	for _, a := range actions {
+		c := count[a.ID]
+		if c[brabo.EventActionCreated] != 1 {
+			t.Errorf("action %s has %d created events", a.ID, c[brabo.EventActionCreated])
+		}
+		if c[brabo.EventActionExecuted]+c[brabo.EventActionFailed] > 1 {
+			t.Errorf("action %s settled %d times", a.ID, c[brabo.EventActionExecuted]+c[brabo.EventActionFailed])
+		}
+		if c[brabo.EventActionApproved] > 1 {
+			t.Errorf("action %s approved %d times", a.ID, c[brabo.EventActionApproved])
+		}
+		if c[brabo.EventPermissionGranted] > 0 && c[brabo.EventActionApproved] == 0 {
+			t.Errorf("action %s: permission.granted without an approval", a.ID)
+		}
+		if a.Status == brabo.StatusApproved || a.Status == brabo.StatusAutoApproved {
+			t.Errorf("action %s left %s after the restart", a.ID, a.Status)
+		}
+	}
+	// The file the commands wrote is the ground truth of execution: no
+	// marker twice, and none from an action that never got approved.
+	status := map[string]brabo.ActionStatus{}
+	for _, a := range actions {
+		status[markerRE.FindString(a.Payload.Command)] = a.Status
+	}
+	ran, _ := os.ReadFile(ranLog)
+	seen := map[string]bool{}
+	for _, line := range strings.Fields(string(ran)) {
+		if seen[line] {
+			t.Errorf("%s ran twice", line)
+		}
+		seen[line] = true
+		switch status[line] {
+		case brabo.StatusExecuted, brabo.StatusFailed:
+		default:
+			t.Errorf("%s ran, but its action is %q", line, status[line])
+		}
+	}
+	kinds := map[string]int{}
+	for m := range seen {
+		kinds[m[:strings.IndexByte(m, '-')]]++
+	}
+	if kinds["auto"] == 0 || kinds["manual"] == 0 || kinds["always"] == 0 {
+		t.Fatalf("ran %v: every path (auto, manual, always) must have run for the test to prove anything", kinds)
+	}
+	t.Logf("%d actions, %d events, commands ran %v across 3 SIGKILLs", len(actions), len(events), kinds)
+}
