@@ -252,7 +252,9 @@ func patternTokens(content string) ([]patternToken, error) {
 	}
 	f, err := parseShell(content)
 	if err != nil {
-		return nil, fmt.Errorf("the command does not parse: %v", errors.Unwrap(err))
+		// errors.Unwrap would give back errParse alone and lose where and
+		// why the content does not parse.
+		return nil, fmt.Errorf("the command does not parse: %s", strings.TrimPrefix(err.Error(), errParse.Error()+": "))
 	}
 	if len(f.Stmts) != 1 {
 		return nil, errors.New("a pattern is one simple command, not a list")
