@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/brabo-dev/brabo"
@@ -105,6 +106,7 @@ func Parse(name string, data []byte) (*Rules, error) {
 			fe.Entries = append(fe.Entries, EntryError{Why: jsonWhy(data, err)})
 			return invalid(name, fe), fe
 		}
+		fe.Entries = append(fe.Entries, listKeyProblems(data, top)...)
 		for k, key := range listNames {
 			raw, ok := top[key]
 			if !ok || string(raw) == "null" {
@@ -287,6 +289,47 @@ func patternTokens(content string) ([]patternToken, error) {
 		toks = append(toks, t)
 	}
 	return toks, nil
+}
+
+// listKeyProblems finds the top-level keys that would make a rule a reader
+// sees in the file silently not count: a list written twice (JSON parsers
+// disagree on which one wins; encoding/json keeps the last) and a list name
+// in another case ("Deny"), which would otherwise be an ignored unknown key.
+func listKeyProblems(data []byte, top map[string]json.RawMessage) []EntryError {
+	var out []EntryError
+	seen := map[string]int{}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err == nil && tok == json.Delim('{') {
+		for dec.More() {
+			tok, err := dec.Token()
+			if err != nil {
+				break
+			}
+			key, _ := tok.(string)
+			if seen[key]++; seen[key] == 2 && containsString(listNames[:], key) {
+				out = append(out, EntryError{Entry: key,
+					Why: "the list appears more than once; JSON readers disagree on which one counts, so brabo uses none"})
+			}
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				break
+			}
+		}
+	}
+	keys := make([]string, 0, len(top))
+	for k := range top {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		for _, key := range listNames {
+			if k != key && strings.EqualFold(k, key) {
+				out = append(out, EntryError{Entry: k,
+					Why: fmt.Sprintf("list names are lower case: %q is not read; write %q", k, key)})
+			}
+		}
+	}
+	return out
 }
 
 // jsonWhy turns a JSON decoding error into a sentence with a line and
