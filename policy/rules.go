@@ -162,6 +162,11 @@ func compile(name string, lists [3][]string) (*Rules, error) {
 				r.warnings = append(r.warnings, fmt.Sprintf("%s: %s %q: %s", name, entry, src, warning))
 				continue
 			}
+			if k != int(listAllow) {
+				if w := colonStarWarning(p.tokens); w != "" {
+					r.warnings = append(r.warnings, fmt.Sprintf("%s: %s %q: %s", name, entry, src, w))
+				}
+			}
 			idx := len(rl.patterns)
 			rl.patterns = append(rl.patterns, p)
 			if p.typ == brabo.Terminal {
@@ -191,7 +196,8 @@ func (r *Rules) Err() error {
 }
 
 // Warnings returns remarks on entries that are valid but can never match,
-// such as content on a label other than Terminal.
+// such as content on a label other than Terminal, or that do not hold back
+// what they seem to (a deny "Terminal(curl:*)" does not match curl).
 func (r *Rules) Warnings() []string {
 	if r == nil {
 		return nil
@@ -241,6 +247,19 @@ func parsePattern(src string) (p pattern, warning string, err error) {
 	}
 	p.readOnly = isSeededReadOnly(p.tokens)
 	return p, "", nil
+}
+
+// colonStarWarning explains a deny or ask token written "x:*": the '*'
+// matches inside the token (DESIGN §4.2), so the entry holds back "x:…"
+// but not the command x a reader may take it for. The entry still counts.
+func colonStarWarning(toks []patternToken) string {
+	for _, t := range toks {
+		if t.wildcard && len(t.text) > 1 && strings.HasSuffix(t.text, ":") {
+			bare := strings.TrimSuffix(t.text, ":")
+			return fmt.Sprintf("'*' matches inside one token: this matches %s:… but not %s itself; write the pattern without :* to cover %s", bare, bare, bare)
+		}
+	}
+	return ""
 }
 
 // patternTokens tokenizes the content of a Terminal pattern with the shell
