@@ -32,6 +32,7 @@ type segment struct {
 	wraps   bool   // this segment is a wrapper whose program is its own segment too
 	cwds    cwdSet // where the segment may run
 	bare    bool   // a bare assignment: no program at all
+	cdpath  bool   // the line may set CDPATH: `cd name` may go where the line does not show
 }
 
 func (s *segment) verb() string {
@@ -161,8 +162,9 @@ func checkCommandText(cmd string) error {
 
 // analyzer turns a parsed line into segments.
 type analyzer struct {
-	segs  []*segment
-	funcs map[string]bool
+	segs   []*segment
+	funcs  map[string]bool
+	cdpath bool // the line may set CDPATH (mentionsCDPATH)
 }
 
 // analyze splits cmd into every program it would run, starting in the
@@ -175,7 +177,7 @@ func analyze(cmd string, cwd cwdSet) ([]*segment, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &analyzer{segs: make([]*segment, 0, 8)}
+	a := &analyzer{cdpath: mentionsCDPATH(cmd, f), segs: make([]*segment, 0, 8)}
 	a.stmts(cmd, f.Stmts, cwd, nil, 0)
 	for _, s := range a.segs {
 		if s.opaque == "" && a.funcs[s.verb()] {
@@ -385,7 +387,7 @@ func assignWord(src string, as *syntax.Assign) word {
 
 // call turns a simple command into its segment, and unwraps wrappers.
 func (a *analyzer) call(src string, c *syntax.CallExpr, cwd cwdSet, redirs []word, depth int) (ok, any cwdSet) {
-	s := &segment{text: sourceOf(src, c), redirs: redirs, cwds: cwd}
+	s := &segment{text: sourceOf(src, c), redirs: redirs, cwds: cwd, cdpath: a.cdpath}
 	for _, as := range c.Assigns {
 		a.nested(src, as, cwd, depth)
 		v := word{static: true}
@@ -445,8 +447,41 @@ func cdTarget(s *segment) (string, bool) {
 	if target == nil || !target.static || target.text == "-" || target.text == "" {
 		return "", false
 	}
+	if s.cdpath && cdpathSearched(target.text) {
+		return "", false // CDPATH=/ cd etc goes to /etc
+	}
 	return target.text, true
 }
+
+// cdpathSearched reports whether cd looks target up in CDPATH: a relative
+// name whose first element is not "." or "..".
+func cdpathSearched(target string) bool {
+	return !strings.HasPrefix(target, "/") && target != "." && target != ".." &&
+		!strings.HasPrefix(target, "./") && !strings.HasPrefix(target, "../")
+}
+
+// mentionsCDPATH reports whether a line may set CDPATH, which sends
+// `cd name` to a directory the line does not show (CDPATH=$(…) cd etc,
+// echo ${CDPATH:=/}). Quotes, backslashes and $'…' escapes cannot hide the
+// name from it.
+func mentionsCDPATH(src string, f *syntax.File) bool {
+	if strings.Contains(cdpathUnquote.Replace(src), "CDPATH") {
+		return true
+	}
+	if !strings.Contains(src, "$'") {
+		return false
+	}
+	found := false
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if w, ok := n.(*syntax.Word); ok && strings.Contains(decodeWord(src, w).text, "CDPATH") {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+var cdpathUnquote = strings.NewReplacer("\\\n", "", "\\", "", "'", "", "\"", "")
 
 // classify marks s opaque when its program cannot be known, and appends the
 // programs that wrappers in s would run as segments of their own.
@@ -492,6 +527,7 @@ func (a *analyzer) child(parent *segment, words []word, assigns []word, cwd cwdS
 		envSet:  parent.envSet || len(assigns) > 0,
 		redirs:  parent.redirs,
 		cwds:    cwd,
+		cdpath:  parent.cdpath,
 	}
 	parent.wraps = true
 	a.segs = append(a.segs, s)
@@ -573,6 +609,7 @@ func (a *analyzer) shell(s *segment, depth int) {
 			return
 		}
 		s.wraps = true
+		a.cdpath = a.cdpath || mentionsCDPATH(script.text, f)
 		before := len(a.segs)
 		a.stmts(script.text, f.Stmts, s.cwds, s.redirs, depth+1)
 		for _, inner := range a.segs[before:] {
