@@ -101,6 +101,9 @@ func unitPattern(s *segment) (string, bool) {
 				break
 			}
 		}
+		if unit == nil && base(toks[0]) == "busybox" {
+			unit = toks[:1] // busybox <applet>: the applet is a segment of its own
+		}
 		if unit == nil {
 			return "", false
 		}

@@ -555,8 +555,14 @@ func isShell(name string) bool {
 func (a *analyzer) shell(s *segment, depth int) {
 	args := s.words[1:]
 	if base(s.verb()) == "busybox" {
-		if len(args) == 0 || !isShell(args[0].text) || args[0].text == "busybox" {
-			return // busybox applets: the verb stays busybox
+		if len(args) == 0 {
+			return // busybox alone lists its applets
+		}
+		if !isShell(args[0].text) || args[0].text == "busybox" {
+			// busybox rm -rf / runs rm: the applet is a program of its own,
+			// and a deny on it must hold.
+			a.child(s, args, nil, s.cwds, depth)
+			return
 		}
 		args = args[1:]
 	}
