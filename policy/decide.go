@@ -260,6 +260,10 @@ func judge(s *segment, rules *Rules, root string) brabo.Segment {
 			return v
 		}
 	}
+	if s.progEnv != "" {
+		v.Verdict, v.Rule = brabo.VerdictNoRule, s.progEnv+" set on the line chooses or changes the program: no allow pattern covers it"
+		return v
+	}
 	if rule, why, ok := matchAllow(rules, s, v.Tokens); ok {
 		v.Verdict, v.Rule = brabo.VerdictAllow, fileLabel+" allow: "+rule
 		return v

@@ -33,6 +33,7 @@ type segment struct {
 	cwds    cwdSet // where the segment may run
 	bare    bool   // a bare assignment: no program at all
 	cdpath  bool   // the line may set CDPATH: `cd name` may go where the line does not show
+	progEnv string // a variable the line sets for the program that chooses or injects it (PATH=. git)
 }
 
 func (s *segment) verb() string {
@@ -397,6 +398,9 @@ func (a *analyzer) call(src string, c *syntax.CallExpr, cwd cwdSet, redirs []wor
 		if as.Array != nil || as.Index != nil {
 			v.static = false
 		}
+		if as.Name != nil && programEnv(as.Name.Value) {
+			s.progEnv = as.Name.Value
+		}
 		s.assigns = append(s.assigns, v)
 	}
 	s.envSet = len(c.Assigns) > 0
@@ -528,6 +532,7 @@ func (a *analyzer) child(parent *segment, words []word, assigns []word, cwd cwdS
 		redirs:  parent.redirs,
 		cwds:    cwd,
 		cdpath:  parent.cdpath,
+		progEnv: parent.progEnv,
 	}
 	parent.wraps = true
 	a.segs = append(a.segs, s)
@@ -621,6 +626,9 @@ func (a *analyzer) shell(s *segment, depth int) {
 		for _, inner := range a.segs[before:] {
 			inner.assigns = append(append([]word(nil), s.assigns...), inner.assigns...)
 			inner.envSet = inner.envSet || s.envSet
+			if inner.progEnv == "" {
+				inner.progEnv = s.progEnv
+			}
 		}
 	case stdin || script == nil:
 		s.opaque = "a shell reading its script from standard input"

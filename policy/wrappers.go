@@ -165,7 +165,40 @@ options:
 	if i >= len(args) {
 		return // nothing wrapped: env prints, exec redirects, nohup fails
 	}
+	before := len(a.segs)
 	a.child(s, args[i:], assigns, cwd, depth)
+	// env PATH=. git status: the wrapped programs run under the variable
+	for _, t := range args[:i] {
+		if name, _, ok := strings.Cut(t.text, "="); ok && spec.assigns && isAssignment(t.text) && programEnv(name) {
+			for _, c := range a.segs[before:] {
+				if c.progEnv == "" {
+					c.progEnv = name
+				}
+			}
+		}
+	}
+}
+
+// programEnv reports whether a variable set for a program chooses which
+// program runs or injects code into it (PATH=. git runs ./git; LD_PRELOAD,
+// BASH_ENV, NODE_OPTIONS=--require …). An allow pattern names a program, so
+// it never matches a segment run under one of these; deny and ask still do.
+func programEnv(name string) bool {
+	switch name {
+	case "PATH", "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND",
+		"NODE_OPTIONS", "PERL5OPT", "PERL5LIB", "RUBYOPT", "PYTHONSTARTUP", "PYTHONPATH",
+		"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS",
+		"GIT_EXEC_PATH", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_EXTERNAL_DIFF", "GIT_PAGER", "PAGER",
+		"GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "EDITOR", "VISUAL", "GIT_ASKPASS", "GIT_PROXY_COMMAND",
+		"GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM":
+		return true
+	}
+	for _, p := range []string{"LD_", "DYLD_", "BASH_FUNC_", "GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_", "npm_config_", "NPM_CONFIG_"} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
 }
 
 func isDigits(s string) bool {
