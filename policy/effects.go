@@ -248,12 +248,20 @@ func packageRunnerProgram(tool string, tokens []string) []string {
 // subcommands cannot be judged: its subcommand position holds an expansion,
 // or git is given configuration that can run anything.
 func externalToolOpaque(s *segment) string {
-	tool := base(s.verb())
+	return toolOpaque(s.words)
+}
+
+// toolOpaque is externalToolOpaque on the words of a program, verb first.
+func toolOpaque(words []word) string {
+	tool := base(words[0].text)
+	if tool == "npx" || tool == "bunx" {
+		return runnerOpaque(tool, words[1:])
+	}
 	if _, ok := toolGlobals[tool]; !ok {
 		return ""
 	}
-	for i := 1; i < len(s.words); i++ {
-		t := s.words[i]
+	for i := 1; i < len(words); i++ {
+		t := words[i]
 		if !t.static {
 			return tool + ": the subcommand position holds an expansion: " + t.text
 		}
@@ -261,18 +269,79 @@ func externalToolOpaque(s *segment) string {
 			strings.HasPrefix(t.text, "--config-env") || strings.HasPrefix(t.text, "--exec-path=")) {
 			return "git " + t.text + ": configuration and aliases given on the command line can run anything"
 		}
+		if tool == "cargo" && i == 1 && strings.HasPrefix(t.text, "+") {
+			continue // +toolchain
+		}
 		if !strings.HasPrefix(t.text, "-") {
-			// the subcommand; the second level (remote add, pr create) too
-			if i+1 < len(s.words) && !s.words[i+1].static {
-				return tool + ": the subcommand position holds an expansion: " + s.words[i+1].text
+			// the subcommand
+			if (tool == "npm" || tool == "pnpm" || tool == "yarn") && (t.text == "exec" || t.text == "dlx" || t.text == "x") {
+				return runnerOpaque(tool+" "+t.text, words[i+1:])
 			}
-			return ""
+			return effectPositionOpaque(tool, t.text, words[i+1:])
 		}
 		if toolGlobals[tool][t.text] {
-			i++
-			if i < len(s.words) && !s.words[i].static && tool != "git" {
-				continue
+			i++ // its value, whatever it is, is not the subcommand
+		}
+	}
+	return ""
+}
+
+// effectPositionOpaque reports why the words after a tool's subcommand
+// hide whether the segment has an external effect: where a second word
+// decides it (git remote add, gh pr create), the first word that is not a
+// flag is an expansion; where the arguments decide it (gh api -X POST,
+// docker buildx build --push), any of them is. An expansion anywhere else
+// (git log $REF) is an ordinary argument.
+func effectPositionOpaque(tool, sub string, rest []word) string {
+	for k := range effects {
+		e := &effects[k]
+		if e.words[0] != tool || e.words[1] != sub {
+			continue
+		}
+		if len(e.words) == 3 {
+			for _, w := range rest {
+				if !w.static {
+					return tool + ": the subcommand position holds an expansion: " + w.text
+				}
+				if !strings.HasPrefix(w.text, "-") {
+					break
+				}
 			}
+		}
+		if e.when != nil {
+			for _, w := range rest {
+				if !w.static {
+					return tool + " " + sub + ": an argument that decides its effect is an expansion: " + w.text
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// runnerOpaque reports why the program a package runner (npx, pnpm exec,
+// npm exec, yarn dlx, …) runs cannot be known: it is an expansion, or the
+// runner is told to run a string in a shell (npx -c 'git push').
+func runnerOpaque(runner string, rest []word) string {
+	for i := 0; i < len(rest); i++ {
+		t := rest[i]
+		if !t.static {
+			return runner + ": the program it runs is an expansion: " + t.text
+		}
+		switch {
+		case t.text == "--":
+			if i+1 < len(rest) {
+				return toolOpaque(rest[i+1:])
+			}
+			return ""
+		case t.text == "-c" || t.text == "--call" || strings.HasPrefix(t.text, "--call=") ||
+			t.text == "--shell-mode" || t.text == "-s" || t.text == "--shell":
+			return runner + " " + t.text + ": runs a string in a shell"
+		case t.text == "-p" || t.text == "--package":
+			i++
+		case strings.HasPrefix(t.text, "-"):
+		default:
+			return toolOpaque(rest[i:])
 		}
 	}
 	return ""
