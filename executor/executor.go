@@ -50,6 +50,12 @@ type Options struct {
 	GitPath string
 	// Shell runs terminal commands as `Shell -c command` (default "bash").
 	Shell string
+	// Env is the base environment of terminal commands, to which
+	// BRABO_ACTION_ID and BRABO_EXECUTED_AS are added. Nil means the
+	// executor's own (os.Environ()), secrets of the server included: a
+	// caller that holds API keys or database URLs in its environment should
+	// pass a filtered copy.
+	Env []string
 }
 
 func (o Options) withDefaults() Options {

@@ -265,7 +265,7 @@ func (e *Executor) runGitMerge(ctx context.Context, req brabo.ExecRequest) (*bra
 		"GIT_AUTHOR_NAME="+name, "GIT_AUTHOR_EMAIL="+email,
 		"GIT_COMMITTER_NAME="+name, "GIT_COMMITTER_EMAIL="+email)
 	clone := filepath.Join(tmp, "repo")
-	if g.step("clone", "--quiet", "--no-hardlinks", "--branch", pr.Base, "--", url, clone) != 0 {
+	if g.step("clone", "--quiet", "--branch", pr.Base, "--", url, clone) != 0 {
 		return g.fail("cloning the remote %q at base %q failed", remote, pr.Base)
 	}
 	g.dir = clone

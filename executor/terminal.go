@@ -27,7 +27,7 @@ func (e *Executor) timeout(sec int) time.Duration {
 // runTerminal runs `Shell -c Command` in the payload's Cwd (relative to the
 // root, resolved and confined to it), in a process group of its own, with
 // the timeout of the payload (capped), stdin empty and the combined output
-// capped. The environment is the executor's own plus BRABO_ACTION_ID and
+// capped. The environment is Options.Env (the executor's own by default) plus BRABO_ACTION_ID and
 // BRABO_EXECUTED_AS (the credential's member id).
 //
 // A nonzero exit is a Result with that ExitCode and no Error. A timeout
@@ -53,7 +53,11 @@ func (e *Executor) runTerminal(ctx context.Context, req brabo.ExecRequest) (*bra
 	if req.Credential != nil {
 		executedAs = req.Credential.ID
 	}
-	env := withEnv(os.Environ(),
+	base := e.opts.Env
+	if base == nil {
+		base = os.Environ()
+	}
+	env := withEnv(base,
 		"BRABO_ACTION_ID="+req.Action.ID,
 		"BRABO_EXECUTED_AS="+executedAs)
 

@@ -285,3 +285,12 @@ func TestTerminalMissingShellIsAnError(t *testing.T) {
 		t.Errorf("got %+v, %v; want an error", res, err)
 	}
 }
+
+func TestTerminalEnvironmentFromOptions(t *testing.T) {
+	t.Setenv("EXECUTOR_TEST_SECRET", "server-secret")
+	e := executor.New(executor.Options{Env: []string{"PATH=" + os.Getenv("PATH"), "ONLY=this"}})
+	res := mustSucceed(t, e, terminal(realDir(t), "", `echo "[$EXECUTOR_TEST_SECRET|$ONLY|$BRABO_EXECUTED_AS]"`))
+	if res.Output != "[|this|m-ada]\n" {
+		t.Errorf("Output = %q; the server's environment leaked or Env was ignored", res.Output)
+	}
+}
