@@ -127,7 +127,31 @@ func unitPattern(s *segment) (string, bool) {
 			return "", false
 		}
 	}
+	// The unit must match the segment it came from: a seeded read-only unit
+	// (find, git log) never matches a segment that writes or runs code
+	// (find -exec, git log --output), so the exact segment is recorded, and
+	// nothing when even that is guarded or the program is chosen by a
+	// variable set on the line (PATH=. git status).
+	if guardedUnit(unit) && readOnlyViolation(s) != "" {
+		unit = toks
+		if guardedUnit(unit) {
+			return "", false
+		}
+	}
+	if s.progEnv != "" {
+		return "", false
+	}
 	return renderPattern(unit)
+}
+
+// guardedUnit reports whether a unit has the content of a seeded read-only
+// pattern, which the read-only guard applies to.
+func guardedUnit(unit []string) bool {
+	toks := make([]patternToken, len(unit))
+	for i, u := range unit {
+		toks[i] = patternToken{text: u}
+	}
+	return isSeededReadOnly(toks)
 }
 
 // isCapPrefix reports whether unit is a prefix of (or equal to) a cap
