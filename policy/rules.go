@@ -356,7 +356,13 @@ func listKeyProblems(data []byte, top map[string]json.RawMessage) []EntryError {
 func jsonWhy(data []byte, err error) string {
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
-		line, col := lineCol(data, se.Offset)
+		// Offset counts the bytes read, the offending one included: the
+		// column is the one of that byte, or just past the end of the input.
+		at := se.Offset
+		if at > 0 && at <= int64(len(data)) && !strings.HasPrefix(se.Error(), "unexpected end of JSON input") {
+			at--
+		}
+		line, col := lineCol(data, at)
 		return fmt.Sprintf("not valid JSON at line %d, column %d: %v", line, col, se)
 	}
 	var te *json.UnmarshalTypeError
@@ -372,9 +378,10 @@ func lineCol(data []byte, offset int64) (int, int) {
 	}
 	line, col := 1, 1
 	for _, c := range data[:offset] {
-		if c == '\n' {
+		switch {
+		case c == '\n':
 			line, col = line+1, 1
-		} else {
+		case c&0xC0 != 0x80: // count characters, not UTF-8 continuation bytes
 			col++
 		}
 	}
