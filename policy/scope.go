@@ -140,11 +140,35 @@ func outside(s *segment, root string) string {
 	return ""
 }
 
+// cutPWD returns what follows a leading $PWD, ${PWD}, $(pwd) or `pwd` in a
+// token: the directory the segment runs in, so that $PWD/../.. is checked
+// like ../.. is.
+func cutPWD(c string) (string, bool) {
+	for _, p := range []string{"${PWD}", "$(pwd)", "`pwd`", "$PWD"} {
+		if rest, ok := strings.CutPrefix(c, p); ok {
+			if p == "$PWD" && rest != "" && (rest[0] == '_' || rest[0] >= 'a' && rest[0] <= 'z' ||
+				rest[0] >= 'A' && rest[0] <= 'Z' || rest[0] >= '0' && rest[0] <= '9') {
+				return "", false // $PWDX is another variable
+			}
+			return "./" + rest, true
+		}
+	}
+	return "", false
+}
+
 // tokenOutside checks one token the way DESIGN §5 lists: absolute paths,
 // tokens with "..", "~" and $HOME, and the value of --opt=/abs.
 func tokenOutside(t string, cwds cwdSet, root string) string {
 	if strings.Contains(t, "$HOME") || strings.Contains(t, "${HOME") {
 		return "the home directory: " + t
+	}
+	// The shell's own directory variables: $PWD is where the segment runs
+	// (resolved below); $OLDPWD, $DIRSTACK and ${PWD%…} are places the
+	// line does not spell out.
+	for _, v := range []string{"$OLDPWD", "${OLDPWD", "$DIRSTACK", "${DIRSTACK", "${PWD%", "${PWD#", "${PWD/", "${PWD:", "${PWD-", "${PWD="} {
+		if strings.Contains(t, v) {
+			return "a directory the line does not show: " + t
+		}
 	}
 	candidates := []string{t}
 	if _, v, ok := strings.Cut(t, "="); ok {
@@ -154,6 +178,17 @@ func tokenOutside(t string, cwds cwdSet, root string) string {
 		candidates = append(candidates, t[2:]) // -I/abs, -o../x
 	}
 	for _, c := range candidates {
+		if rest, ok := cutPWD(c); ok {
+			if cwds.unknown {
+				return "relative to a directory the line does not show: " + t
+			}
+			for _, d := range cwds.dirs {
+				if !within(path.Join(d, rest), root) {
+					return "outside the project folder: " + t
+				}
+			}
+			continue
+		}
 		switch {
 		case strings.HasPrefix(c, "~"):
 			return "the home directory: " + t

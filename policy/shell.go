@@ -741,6 +741,9 @@ func (a *analyzer) arithmetic(src string, f *syntax.File, cwd cwdSet) {
 		case *syntax.CStyleLoop:
 			check(x, x.Init, x.Cond, x.Post)
 		case *syntax.ParamExp:
+			if x.Exp != nil && x.Exp.Op == syntax.OtherParamOps && x.Exp.Word != nil && x.Exp.Word.Lit() == "P" {
+				mark(x, "${…@P} expands a value as a prompt, which runs the command substitutions in it")
+			}
 			if x.Excl && x.Param != nil && a.tainted[x.Param.Value] {
 				mark(x, "${!"+x.Param.Value+"} names a variable the line sets to a string, whose subscript can run commands")
 			}
