@@ -261,6 +261,10 @@ func TestAdversarialAssignments(t *testing.T) {
 			cmd: "FOO='curl x' ls", want: A, reason: "permissions.json allow: Terminal(ls)", segs: "allow"},
 		{name: "assignment: CI=true npm test matches Terminal(npm test)", seed: true, cmd: "CI=true npm test", want: A,
 			reason: "permissions.json allow: Terminal(npm test)", segs: "allow"},
+		{name: "assignment: PYTHONPATH=src pytest matches Terminal(pytest): a module path is not the program", seed: true,
+			cmd: "PYTHONPATH=src pytest -q", want: A, reason: "permissions.json allow: Terminal(pytest)", segs: "allow"},
+		{name: "assignment: PYTHONPATH outside the project is out of scope", seed: true,
+			cmd: "PYTHONPATH=/tmp/evil pytest -q", want: RA, reason: "scope: outside the project folder: /tmp/evil", segs: "allow"},
 		{name: "assignment: a value outside the scope is checked", seed: true, cmd: "OUT=/etc/x ls", want: RA,
 			reason: "scope: outside the project folder: /etc/x", segs: "allow"},
 		// Decided here: PATH, loader and shell-startup variables set on the

@@ -183,11 +183,13 @@ options:
 // program runs or injects code into it (PATH=. git runs ./git; LD_PRELOAD,
 // BASH_ENV, NODE_OPTIONS=--require …). An allow pattern names a program, so
 // it never matches a segment run under one of these; deny and ask still do.
+// Search paths for modules (PYTHONPATH=src pytest) are not among them: they
+// add project code to what a test runner runs anyway, and a value outside
+// the project is caught by the path scope.
 func programEnv(name string) bool {
 	switch name {
 	case "PATH", "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND",
-		"NODE_OPTIONS", "PERL5OPT", "PERL5LIB", "RUBYOPT", "PYTHONSTARTUP", "PYTHONPATH",
-		"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS",
+		"NODE_OPTIONS", "PERL5OPT", "RUBYOPT", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS",
 		"GIT_EXEC_PATH", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_EXTERNAL_DIFF", "GIT_PAGER", "PAGER",
 		"GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "EDITOR", "VISUAL", "GIT_ASKPASS", "GIT_PROXY_COMMAND",
 		"GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM":
