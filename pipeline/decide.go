@@ -110,7 +110,7 @@ func (s *Service) Approve(ctx context.Context, actionID string, m *brabo.Member)
 	if !won {
 		return &Decided{Action: a, Outcome: OutcomeAlreadyApproved}, nil
 	}
-	a, err = s.execute(ctx, a, p, m.ID, brabo.StatusApproved, pr)
+	a, err = s.execute(ctx, a, p, m, brabo.StatusApproved, pr)
 	if err != nil {
 		return nil, err
 	}
@@ -265,7 +265,7 @@ func (s *Service) ApproveAlways(ctx context.Context, actionID string, m *brabo.M
 		return out, nil
 	}
 	out.Outcome = OutcomeApproved
-	if out.Action, err = s.execute(ctx, a, p, m.ID, brabo.StatusApproved, nil); err != nil {
+	if out.Action, err = s.execute(ctx, a, p, m, brabo.StatusApproved, nil); err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -9,28 +9,16 @@ import (
 )
 
 // execute runs a claimed action (status from: approved or auto_approved)
-// with the credential of member credentialID, then settles it. The caller
-// has already won the claim, so this runs once per action.
-func (s *Service) execute(ctx context.Context, a *brabo.ProposedAction, p *brabo.Project, credentialID string, from brabo.ActionStatus, pr *brabo.PullRequest) (*brabo.ProposedAction, error) {
-	var cred *brabo.Member
-	err := s.Store.View(ctx, func(tx brabo.Tx) error {
-		var err error
-		if cred, err = tx.Member(ctx, credentialID); err != nil {
-			return err
-		}
-		if a.Type == brabo.GitMerge && pr == nil {
-			pr, err = tx.PR(ctx, a.ProjectID, a.Payload.PR)
-		}
-		return err
-	})
+// with the credential of member cred, then settles it. The caller has
+// already won the claim, so this runs once per action. A git_merge without
+// its PR loaded fails: the caller loads it where it checked the merge.
+func (s *Service) execute(ctx context.Context, a *brabo.ProposedAction, p *brabo.Project, cred *brabo.Member, from brabo.ActionStatus, pr *brabo.PullRequest) (*brabo.ProposedAction, error) {
 	var res *brabo.Result
-	if err == nil {
-		scope, serr := s.ScopeRoot(p)
-		if serr != nil {
-			err = fmt.Errorf("scope: %w", serr)
-		} else {
-			res, err = s.runExecutor(ctx, brabo.ExecRequest{Action: a, Project: p, Root: scope.Root, Credential: cred, PR: pr})
-		}
+	var err error
+	if scope, serr := s.ScopeRoot(p); serr != nil {
+		err = fmt.Errorf("scope: %w", serr)
+	} else {
+		res, err = s.runExecutor(ctx, brabo.ExecRequest{Action: a, Project: p, Root: scope.Root, Credential: cred, PR: pr})
 	}
 	if res == nil {
 		res = &brabo.Result{}

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -55,8 +56,20 @@ func (s *Service) loadRules(root string) *policy.Rules {
 		s.log().Warn("permissions.json unreadable", "err", err)
 		return rules
 	}
+	// The file is read on every decision (it is the truth, and may change
+	// under brabo's feet); compiling it again is skipped when its bytes
+	// are the ones compiled last time.
+	if c, ok := s.rulesCache.Load(path); ok && bytes.Equal(c.(*compiledRules).data, data) {
+		return c.(*compiledRules).rules
+	}
 	rules, _ := policy.Parse("permissions.json", data)
+	s.rulesCache.Store(path, &compiledRules{data: data, rules: rules})
 	return rules
+}
+
+type compiledRules struct {
+	data  []byte
+	rules *policy.Rules
 }
 
 // ReadPermissions returns the project's permissions.json as it is on disk

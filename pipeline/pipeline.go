@@ -35,7 +35,8 @@ type Service struct {
 	Now func() time.Time
 	Log *slog.Logger
 
-	fileLocks sync.Map // permissions.json path → *sync.Mutex
+	fileLocks  sync.Map // permissions.json path → *sync.Mutex
+	rulesCache sync.Map // permissions.json path → *compiledRules
 }
 
 func (s *Service) now() time.Time {
@@ -146,6 +147,7 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 	}
 	var (
 		project   *brabo.Project
+		owner     *brabo.Member
 		principal string
 		role      brabo.Role
 		autonomy  policy.Autonomy
@@ -154,6 +156,9 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 	err := s.Store.View(ctx, func(tx brabo.Tx) error {
 		var err error
 		if project, err = tx.Project(ctx, req.ProjectID); err != nil {
+			return err
+		}
+		if owner, err = tx.Member(ctx, project.OwnerID); err != nil {
 			return err
 		}
 		switch {
@@ -238,7 +243,7 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 		}
 		return tx.AppendEvent(ctx, &brabo.Event{
 			ProjectID: a.ProjectID, Type: brabo.EventActionCreated, ActorID: a.ActorID, ActionID: a.ID,
-			Payload: mustJSON(map[string]any{"status": a.Status, "reason": a.Reason, "scopeRoot": d.ScopeRoot, "type": a.Type}),
+			Payload:   mustJSON(map[string]any{"status": a.Status, "reason": a.Reason, "scopeRoot": d.ScopeRoot, "type": a.Type}),
 			CreatedAt: a.CreatedAt,
 		})
 	})
@@ -251,7 +256,7 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 	}
 	// Auto-approved actions execute with the workspace owner's credential:
 	// nobody decided, and whoever funds the account funds the agents.
-	return s.execute(ctx, a, project, project.OwnerID, brabo.StatusAutoApproved, pr)
+	return s.execute(ctx, a, project, owner, brabo.StatusAutoApproved, pr)
 }
 
 func mustJSON(v any) json.RawMessage {

@@ -107,7 +107,9 @@ func unitPattern(s *segment) (string, bool) {
 		if unit == nil {
 			return "", false
 		}
-	case s.wraps:
+	case s.wraps, base(toks[0]) == "cd", base(toks[0]) == "pushd":
+		// A wrapper grants nothing by itself, and cd's argument is always a
+		// place, never a subcommand: the verb alone.
 		unit = toks[:1]
 	case len(toks) == 1:
 		unit = toks

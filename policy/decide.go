@@ -364,7 +364,10 @@ func fileOpinion(d *brabo.Decision, verdicts []brabo.Segment, autoMode bool) {
 	case len(allowRules) > 0 || cd:
 		if !autoMode {
 			d.Policy = brabo.RequireApproval
-			d.Reason = fmt.Sprintf("compound: the segment %q has no rule (%s)", unmatched.Text, unmatched.Rule)
+			d.Reason = fmt.Sprintf("compound: the segment %q has no rule", unmatched.Text)
+			if unmatched.Rule != "no rule" {
+				d.Reason += " (" + unmatched.Rule + ")"
+			}
 		}
 	}
 }

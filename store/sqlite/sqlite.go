@@ -15,6 +15,7 @@ import (
 	"io/fs"
 	"net/url"
 	"runtime"
+	"sync"
 
 	"github.com/brabo-dev/brabo"
 	"github.com/brabo-dev/brabo/internal/sqlstore"
@@ -31,6 +32,41 @@ type Store struct {
 	write *sql.DB
 	read  *sql.DB
 	hub   sqlstore.Hub
+	// Prepared statements, per pool: SQLite spends more time parsing SQL
+	// than running these small statements, so each is prepared once per
+	// connection and reused.
+	writeStmts, readStmts stmtCache
+}
+
+// stmtCache holds each query prepared once on its pool. A query is
+// prepared on the pool only between transactions (learn): preparing inside
+// one would wait for a connection the transaction itself holds.
+type stmtCache struct {
+	db *sql.DB
+	m  sync.Map // query → *sql.Stmt
+}
+
+func (c *stmtCache) get(query string) *sql.Stmt {
+	if st, ok := c.m.Load(query); ok {
+		return st.(*sql.Stmt)
+	}
+	return nil
+}
+
+// learn prepares the queries a finished transaction had to prepare alone.
+func (c *stmtCache) learn(ctx context.Context, queries []string) {
+	for _, q := range queries {
+		if c.get(q) != nil {
+			continue
+		}
+		st, err := c.db.PrepareContext(ctx, q)
+		if err != nil {
+			continue // the transaction already reported it; stay uncached
+		}
+		if _, loaded := c.m.LoadOrStore(q, st); loaded {
+			st.Close()
+		}
+	}
 }
 
 var dialect = &sqlstore.Dialect{
@@ -62,6 +98,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	}
 	write.SetMaxOpenConns(1)
 	s := &Store{write: write}
+	s.writeStmts.db = write
 	if err := s.Migrate(ctx); err != nil {
 		write.Close()
 		return nil, err
@@ -73,6 +110,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	}
 	read.SetMaxOpenConns(max(4, runtime.GOMAXPROCS(0)*2))
 	s.read = read
+	s.readStmts.db = read
 	return s, nil
 }
 
@@ -94,6 +132,9 @@ func (s *Store) Migrate(ctx context.Context) error {
 
 // Close closes the database.
 func (s *Store) Close() error {
+	for _, c := range []*stmtCache{&s.writeStmts, &s.readStmts} {
+		c.m.Range(func(_, st any) bool { st.(*sql.Stmt).Close(); return true })
+	}
 	err := s.write.Close()
 	if s.read != nil {
 		err = errors.Join(err, s.read.Close())
@@ -107,7 +148,9 @@ func (s *Store) Update(ctx context.Context, fn func(brabo.Tx) error) error {
 	if err != nil {
 		return fmt.Errorf("sqlite begin: %w", err)
 	}
-	st := sqlstore.NewTx(querier{tx}, dialect)
+	q := &querier{tx: tx, stmts: &s.writeStmts}
+	defer func() { s.writeStmts.learn(ctx, q.missed) }()
+	st := sqlstore.NewTx(q, dialect)
 	if err := fn(st); err != nil {
 		return errors.Join(err, ignoreDone(tx.Rollback()))
 	}
@@ -124,8 +167,11 @@ func (s *Store) View(ctx context.Context, fn func(brabo.Tx) error) error {
 	if err != nil {
 		return fmt.Errorf("sqlite begin: %w", err)
 	}
-	defer tx.Rollback()
-	return fn(sqlstore.NewTx(querier{tx}, dialect))
+	q := &querier{tx: tx, stmts: &s.readStmts}
+	err = fn(sqlstore.NewTx(q, dialect))
+	tx.Rollback()
+	s.readStmts.learn(ctx, q.missed)
+	return err
 }
 
 // Subscribe is the in-process fast path of DESIGN §7.3.
@@ -140,28 +186,56 @@ func ignoreDone(err error) error {
 	return err
 }
 
-// querier adapts *sql.Tx to sqlstore.Querier.
-type querier struct{ tx *sql.Tx }
+// querier adapts *sql.Tx to sqlstore.Querier, through prepared statements.
+type querier struct {
+	tx     *sql.Tx
+	stmts  *stmtCache
+	missed []string
+}
 
-func (q querier) Exec(ctx context.Context, query string, args ...any) (int64, error) {
-	r, err := q.tx.ExecContext(ctx, query, args...)
+func (q *querier) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	if st := q.stmts.get(query); st != nil {
+		return q.tx.StmtContext(ctx, st), nil
+	}
+	q.missed = append(q.missed, query)
+	return q.tx.PrepareContext(ctx, query)
+}
+
+func (q *querier) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	st, err := q.stmt(ctx, query)
+	if err != nil {
+		return 0, err
+	}
+	r, err := st.ExecContext(ctx, args...)
 	if err != nil {
 		return 0, err
 	}
 	return r.RowsAffected()
 }
 
-func (q querier) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
-	return q.tx.QueryRowContext(ctx, query, args...)
+func (q *querier) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
+	st, err := q.stmt(ctx, query)
+	if err != nil {
+		return errRow{err}
+	}
+	return st.QueryRowContext(ctx, args...)
 }
 
-func (q querier) Query(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
-	r, err := q.tx.QueryContext(ctx, query, args...)
+func (q *querier) Query(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
+	st, err := q.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	r, err := st.QueryContext(ctx, args...)
 	if err != nil {
 		return nil, err
 	}
 	return rows{r}, nil
 }
+
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
 
 type rows struct{ *sql.Rows }
 

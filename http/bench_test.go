@@ -1,0 +1,107 @@
+package http_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/brabo-dev/brabo"
+	brabohttp "github.com/brabo-dev/brabo/http"
+	"github.com/brabo-dev/brabo/pipeline"
+	"github.com/brabo-dev/brabo/store/postgres"
+	"github.com/brabo-dev/brabo/store/sqlite"
+)
+
+// noExecution settles every action at once without running anything: the
+// benchmark measures deciding and recording, not the commands.
+type noExecution struct{}
+
+func (noExecution) Execute(context.Context, brabo.ExecRequest) (*brabo.Result, error) {
+	return &brabo.Result{}, nil
+}
+
+// BenchmarkProposeHTTP measures auto-approved proposals per second through
+// the real HTTP server with 16 concurrent clients and no execution: decide,
+// record the action and its created event, settle. The command that
+// reproduces it is in docs/PERFORMANCE.md.
+func BenchmarkProposeHTTP(b *testing.B) {
+	b.Run("sqlite", func(b *testing.B) {
+		s, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "brabo.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchPropose(b, s)
+	})
+	b.Run("postgres", func(b *testing.B) {
+		s, err := postgres.Open(context.Background(), postgresURL(b))
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchPropose(b, s)
+	})
+}
+
+func benchPropose(b *testing.B, s brabo.Store) {
+	defer s.Close()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	svc := &pipeline.Service{Store: s, Executor: noExecution{}, WorkspacesRoot: b.TempDir(), Log: quiet}
+	api := &brabohttp.Server{Pipeline: svc, Store: s, DirProbe: probeDir, Log: quiet}
+	srv := httptest.NewServer(api.Handler())
+	defer srv.Close()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	admin, err := brabohttp.Bootstrap(context.Background(), s, "admin")
+	if err != nil {
+		b.Fatal(err)
+	}
+	call := func(method, path, token, body string, want int) map[string]any {
+		req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer resp.Body.Close()
+		out := map[string]any{}
+		json.NewDecoder(resp.Body).Decode(&out)
+		if resp.StatusCode != want {
+			b.Fatalf("%s %s: %d %v", method, path, resp.StatusCode, out)
+		}
+		return out
+	}
+	project := call("POST", "/v1/projects", admin, `{"slug":"bench","mode":"local","root":"`+b.TempDir()+`"}`, 201)["id"].(string)
+	agent := call("POST", "/v1/projects/"+project+"/agents", admin, `{"name":"coder"}`, 201)["token"].(string)
+	call("PUT", "/v1/projects/"+project+"/permissions", admin, `{"allow":["Terminal(pnpm test)"]}`, 200)
+	body := []byte(`{"type":"terminal","payload":{"command":"cd src && pnpm test --filter api"}}`)
+	url := srv.URL + "/v1/projects/" + project + "/actions"
+	b.SetParallelism(max(1, 16/runtime.GOMAXPROCS(0)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			req, _ := http.NewRequest("POST", url, bytes.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+agent)
+			resp, err := client.Do(req)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 201 {
+				b.Errorf("status %d", resp.StatusCode)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "proposals/s")
+}

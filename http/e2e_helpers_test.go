@@ -1,0 +1,296 @@
+package http_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/executor"
+	brabohttp "github.com/brabo-dev/brabo/http"
+	"github.com/brabo-dev/brabo/pipeline"
+	"github.com/brabo-dev/brabo/store/postgres"
+	"github.com/brabo-dev/brabo/store/sqlite"
+	"github.com/jackc/pgx/v5"
+)
+
+// eachStore runs fn once per real store: SQLite on a file always, and
+// PostgreSQL when BRABO_TEST_POSTGRES names a server (.ci/run sets it).
+func eachStore(t *testing.T, fn func(t *testing.T, e *env)) {
+	t.Run("sqlite", func(t *testing.T) {
+		s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "brabo.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fn(t, newEnv(t, s))
+	})
+	t.Run("postgres", func(t *testing.T) {
+		s, err := postgres.Open(context.Background(), postgresURL(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fn(t, newEnv(t, s))
+	})
+}
+
+func postgresURL(t testing.TB) string {
+	t.Helper()
+	base := os.Getenv("BRABO_TEST_POSTGRES")
+	if base == "" {
+		t.Skip("BRABO_TEST_POSTGRES is not set; .ci/run sets it")
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatalf("BRABO_TEST_POSTGRES: %v", err)
+	}
+	defer conn.Close(ctx)
+	schema := fmt.Sprintf("e2e_%d", time.Now().UnixNano())
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if c, err := pgx.Connect(context.Background(), base); err == nil {
+			c.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+			c.Close(context.Background())
+		}
+	})
+	u, _ := url.Parse(base)
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// env is a running API on a real store, with a local project in a real git
+// repository (its origin a real bare repository), an admin who owns it, a
+// maintainer, a developer and an agent.
+type env struct {
+	t          *testing.T
+	store      brabo.Store
+	svc        *pipeline.Service
+	srv        *httptest.Server
+	root       string
+	remote     string
+	project    string
+	admin      string // token; owner of the project
+	maintainer string
+	developer  string
+	agent      string // token of agent "coder"
+	agentID    string
+}
+
+func newEnv(t *testing.T, s brabo.Store) *env {
+	t.Helper()
+	t.Cleanup(func() { s.Close() })
+	ctx := context.Background()
+	e := &env{t: t, store: s}
+	e.svc = &pipeline.Service{Store: s, Executor: executor.New(executor.Options{}), WorkspacesRoot: t.TempDir(),
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	api := &brabohttp.Server{Pipeline: e.svc, Store: s, MaxBody: 64 << 10, DirProbe: probeDir,
+		Heartbeat: time.Second, Poll: 200 * time.Millisecond}
+	e.srv = httptest.NewServer(api.Handler())
+	t.Cleanup(e.srv.Close)
+	token, err := brabohttp.Bootstrap(ctx, s, "admin")
+	if err != nil || token == "" {
+		t.Fatalf("bootstrap: %q %v", token, err)
+	}
+	e.admin = token
+	e.root, e.remote = gitProject(t)
+	p := e.ok("POST", "/v1/projects", e.admin, map[string]any{"slug": "shop", "name": "Shop", "mode": "local", "root": e.root}, 201)
+	e.project = p["id"].(string)
+	e.maintainer = e.ok("POST", e.pp("/members"), e.admin, map[string]any{"name": "mia", "role": "maintainer"}, 201)["token"].(string)
+	e.developer = e.ok("POST", e.pp("/members"), e.admin, map[string]any{"name": "dev", "role": "developer"}, 201)["token"].(string)
+	ag := e.ok("POST", e.pp("/agents"), e.admin, map[string]any{"name": "coder"}, 201)
+	e.agent = ag["token"].(string)
+	e.agentID = ag["agent"].(map[string]any)["id"].(string)
+	return e
+}
+
+// pp is a path under the project.
+func (e *env) pp(suffix string) string { return "/v1/projects/" + e.project + suffix }
+
+func run(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@x", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@x")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// gitProject makes a project folder that is a git repository with one
+// commit on main, pushed to a bare origin.
+func gitProject(t *testing.T) (root, remote string) {
+	base := t.TempDir()
+	root, remote = filepath.Join(base, "shop"), filepath.Join(base, "origin.git")
+	run(t, base, "git", "init", "--quiet", "--bare", "--initial-branch=main", remote)
+	run(t, base, "git", "init", "--quiet", "--initial-branch=main", root)
+	run(t, root, "git", "config", "user.name", "Test")
+	run(t, root, "git", "config", "user.email", "test@example.com")
+	os.WriteFile(filepath.Join(root, "README.md"), []byte("# shop\n"), 0o644)
+	os.MkdirAll(filepath.Join(root, "src"), 0o755)
+	os.WriteFile(filepath.Join(root, "src", "notes.txt"), []byte("hello\n"), 0o644)
+	run(t, root, "git", "add", "-A")
+	run(t, root, "git", "commit", "--quiet", "-m", "initial")
+	run(t, root, "git", "remote", "add", "origin", remote)
+	run(t, root, "git", "push", "--quiet", "origin", "main")
+	return root, remote
+}
+
+func probeDir(path string) (bool, bool, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return false, false, nil
+	}
+	if !info.IsDir() {
+		return false, false, nil
+	}
+	f, err := os.CreateTemp(path, ".probe-*")
+	if err != nil {
+		return true, false, nil
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return true, true, nil
+}
+
+// call sends a request with a JSON body (or raw bytes) and decodes the
+// answer into a map.
+func (e *env) call(method, path, token string, body any) (int, map[string]any) {
+	e.t.Helper()
+	var r io.Reader
+	switch b := body.(type) {
+	case nil:
+	case []byte:
+		r = bytes.NewReader(b)
+	case string:
+		r = strings.NewReader(b)
+	default:
+		j, _ := json.Marshal(b)
+		r = bytes.NewReader(j)
+	}
+	req, _ := http.NewRequest(method, e.srv.URL+path, r)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	out := map[string]any{}
+	if len(raw) > 0 && json.Unmarshal(raw, &out) != nil {
+		e.t.Fatalf("%s %s: answer is not JSON: %s", method, path, raw)
+	}
+	return resp.StatusCode, out
+}
+
+// ok is call that fails the test unless the status is want.
+func (e *env) ok(method, path, token string, body any, want int) map[string]any {
+	e.t.Helper()
+	status, out := e.call(method, path, token, body)
+	if status != want {
+		e.t.Fatalf("%s %s: status %d, want %d: %v", method, path, status, want, out)
+	}
+	return out
+}
+
+// refused checks a refusal's status and code.
+func (e *env) refused(method, path, token string, body any, status int, code string) map[string]any {
+	e.t.Helper()
+	got, out := e.call(method, path, token, body)
+	if got != status || out["code"] != code {
+		e.t.Fatalf("%s %s: got %d %v, want %d %s", method, path, got, out, status, code)
+	}
+	if msg, _ := out["message"].(string); msg == "" {
+		e.t.Fatalf("%s %s: a refusal without a message: %v", method, path, out)
+	}
+	return out
+}
+
+func (e *env) propose(token, typ string, payload map[string]any) map[string]any {
+	e.t.Helper()
+	return e.ok("POST", e.pp("/actions"), token, map[string]any{"type": typ, "payload": payload}, 201)
+}
+
+func (e *env) terminal(command string) map[string]any {
+	e.t.Helper()
+	return e.propose(e.agent, "terminal", map[string]any{"command": command})
+}
+
+func (e *env) setPermissions(content string) {
+	e.t.Helper()
+	e.ok("PUT", e.pp("/permissions"), e.maintainer, content, 200)
+}
+
+// events returns the project's log.
+func (e *env) events() []brabo.Event {
+	e.t.Helper()
+	var out []brabo.Event
+	if err := e.store.View(context.Background(), func(tx brabo.Tx) error {
+		var err error
+		out, err = tx.Events(context.Background(), e.project, 0, 1000)
+		return err
+	}); err != nil {
+		e.t.Fatal(err)
+	}
+	return out
+}
+
+// eventsOf returns the events of one action, of one type ("" for all).
+func (e *env) eventsOf(actionID, typ string) []brabo.Event {
+	var out []brabo.Event
+	for _, ev := range e.events() {
+		if ev.ActionID == actionID && (typ == "" || ev.Type == typ) {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+func (e *env) countActions() int {
+	n := 0
+	e.store.View(context.Background(), func(tx brabo.Tx) error {
+		list, err := tx.Actions(context.Background(), brabo.ActionFilter{})
+		n = len(list)
+		return err
+	})
+	return n
+}
+
+func payloadOf(ev brabo.Event) map[string]any {
+	m := map[string]any{}
+	json.Unmarshal(ev.Payload, &m)
+	return m
+}
+
+func str(m map[string]any, path ...string) string {
+	var cur any = m
+	for _, p := range path {
+		mm, ok := cur.(map[string]any)
+		if !ok {
+			return ""
+		}
+		cur = mm[p]
+	}
+	s, _ := cur.(string)
+	return s
+}
