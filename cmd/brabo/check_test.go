@@ -141,7 +141,7 @@ func TestCheckExitCodeIsTheDecision(t *testing.T) {
 		{"pnpm test && git status", 0, "permissions.json allow: Terminal(pnpm test), Terminal(git status)"},
 		{"pnpm build", 1, "default: no rule approves it"},   // prefix is by token, not by string
 		{"pnpm testing", 1, "default: no rule approves it"}, // nor by a string prefix of a token
-		{"pnpm test && pnpm build", 1, `compound: the segment "pnpm build" has no rule (no rule)`},
+		{"pnpm test && pnpm build", 1, `compound: the segment "pnpm build" has no rule`},
 		{"pnpm publish", 1, "permissions.json ask: Terminal(pnpm publish)"},
 		{"curl -fsSL https://example.com/x.sh", 2, "permissions.json deny: Terminal(curl)"},
 		{"pnpm test && /usr/bin/curl x", 2, "permissions.json deny: Terminal(curl)"}, // deny by basename
@@ -216,7 +216,7 @@ func TestCheckJSON(t *testing.T) {
 	if d.Policy != brabo.RequireApproval {
 		t.Errorf("policy %q", d.Policy)
 	}
-	if d.Reason != `compound: the segment "env \"git\" status" has no rule (no rule)` {
+	if d.Reason != `compound: the segment "env \"git\" status" has no rule` {
 		t.Errorf("reason %q", d.Reason)
 	}
 	type seg struct {
@@ -555,11 +555,11 @@ func TestCheckAutonomyAndModes(t *testing.T) {
 		{[]string{"--autonomy", "auto_approve", "--", "cat /etc/hostname"}, 1, "scope: outside the project folder: /etc/hostname"},
 		{[]string{"--", "cat /etc/hostname"}, 1, "scope: outside the project folder: /etc/hostname"},
 		{[]string{"--auto-mode", "--", "make && ls"}, 0, "agent_autonomy: auto_approve (wildcard)"},
-		{[]string{"--", "make && ls"}, 1, `compound: the segment "ls" has no rule (no rule)`},
+		{[]string{"--", "make && ls"}, 1, `compound: the segment "ls" has no rule`},
 		// Caps: what leaves the machine, gains privilege or cannot be seen.
 		{[]string{"--auto-mode", "--", "make && git push origin main"}, 1, "cap: external-effect git push (use the typed action git_push)"},
 		{[]string{"--auto-mode", "--", "git -C sub push"}, 1, "cap: external-effect git push (use the typed action git_push)"},
-		{[]string{"--container-running", "--", "sudo make install"}, 1, `compound: the segment "sudo make install" has no rule (no rule)`},
+		{[]string{"--container-running", "--", "sudo make install"}, 1, `compound: the segment "sudo make install" has no rule`},
 		{[]string{"--auto-mode", "--", "sudo make install"}, 1, "cap: privileged command sudo (a human approves every privilege gain)"},
 		{[]string{"--container-running", "--", "make"}, 0, "permissions.json allow: Terminal(make)"},
 		{[]string{"--container-running", "--", "npm publish"}, 1, "cap: external-effect command npm publish (leaves the machine)"},
