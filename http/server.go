@@ -182,8 +182,14 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
 		}
 		return errorf(http.StatusBadRequest, brabo.CodeInvalidAction, "malformed JSON: %v", err)
 	}
-	if dec.More() {
-		return errorf(http.StatusBadRequest, brabo.CodeInvalidAction, "malformed JSON: more than one value in the body")
+	// Only white space may follow the value. Decoder.More is not enough: it
+	// reports false before a stray ']' or '}', which then went unnoticed.
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return err
+		}
+		return errorf(http.StatusBadRequest, brabo.CodeInvalidAction, "malformed JSON: the body holds more than one value")
 	}
 	if _, err := io.Copy(io.Discard, body); err != nil {
 		return err
