@@ -205,8 +205,14 @@ func notFound(what string) error {
 	return errorf(http.StatusNotFound, brabo.CodeNotFound, "%s not found", what)
 }
 
-// bodyText reads a bounded raw body.
+// bodyText reads a raw body bounded by max and by MaxBody, whichever is
+// smaller: the server's limit holds for every request body.
 func (s *Server) bodyText(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
+	limit := s.MaxBody
+	if limit <= 0 {
+		limit = DefaultMaxBody
+	}
+	max = min(max, limit)
 	return io.ReadAll(http.MaxBytesReader(w, r.Body, max))
 }
 
