@@ -8,6 +8,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/brabo-dev/brabo"
@@ -69,21 +70,30 @@ func (s *Server) authenticated(h func(http.ResponseWriter, *http.Request) error)
 		}
 		var c caller
 		hash := HashToken(token)
-		err := s.Store.View(r.Context(), func(tx brabo.Tx) error {
-			m, err := tx.MemberByTokenHash(r.Context(), hash)
-			if err == nil {
-				c.member = m
-				return nil
-			}
-			if !errors.Is(err, brabo.ErrNotFound) {
+		if cached, ok := s.tokens.get(hash); ok {
+			c = cached
+		}
+		err := error(nil)
+		if c.member == nil && c.agent == nil {
+			err = s.Store.View(r.Context(), func(tx brabo.Tx) error {
+				m, err := tx.MemberByTokenHash(r.Context(), hash)
+				if err == nil {
+					c.member = m
+					return nil
+				}
+				if !errors.Is(err, brabo.ErrNotFound) {
+					return err
+				}
+				a, err := tx.AgentByTokenHash(r.Context(), hash)
+				if err == nil {
+					c.agent = a
+				}
 				return err
-			}
-			a, err := tx.AgentByTokenHash(r.Context(), hash)
+			})
 			if err == nil {
-				c.agent = a
+				s.tokens.put(hash, c)
 			}
-			return err
-		})
+		}
 		if errors.Is(err, brabo.ErrNotFound) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="brabo", error="invalid_token"`)
 			s.writeError(w, r, errorf(http.StatusUnauthorized, "unauthorized", "the bearer token is not valid"))
@@ -145,4 +155,42 @@ func requireRole(role, min brabo.Role, what string) error {
 		return errorf(http.StatusForbidden, brabo.CodeForbiddenRole, "%s needs the role %s; you are %s", what, min, role)
 	}
 	return nil
+}
+
+// tokenCache remembers, for a short while, whom a token hash belongs to:
+// looking it up is a read transaction per request otherwise. Tokens are
+// never reissued to someone else, so an entry can only be stale by
+// outliving a deleted member or agent, for at most tokenTTL.
+type tokenCache struct {
+	mu sync.Mutex
+	m  map[string]tokenEntry
+}
+
+type tokenEntry struct {
+	c       caller
+	expires time.Time
+}
+
+const (
+	tokenTTL       = 10 * time.Second
+	tokenCacheSize = 10000
+)
+
+func (tc *tokenCache) get(hash string) (caller, bool) {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	e, ok := tc.m[hash]
+	if !ok || time.Now().After(e.expires) {
+		return caller{}, false
+	}
+	return e.c, true
+}
+
+func (tc *tokenCache) put(hash string, c caller) {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	if tc.m == nil || len(tc.m) >= tokenCacheSize {
+		tc.m = make(map[string]tokenEntry)
+	}
+	tc.m[hash] = tokenEntry{c: c, expires: time.Now().Add(tokenTTL)}
 }

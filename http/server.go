@@ -36,6 +36,8 @@ type Server struct {
 	Heartbeat time.Duration
 	// Poll is the SSE fallback poll period (2 s when 0).
 	Poll time.Duration
+
+	tokens tokenCache
 }
 
 // route is one API endpoint; the table is also what the OpenAPI test

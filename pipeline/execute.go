@@ -26,7 +26,7 @@ func (s *Service) execute(ctx context.Context, a *brabo.ProposedAction, p *brabo
 	if err != nil && res.Error == "" {
 		res.Error = err.Error()
 	}
-	return s.settle(ctx, a, from, res, pr)
+	return s.settle(ctx, a, from, res, pr, from != brabo.StatusAutoApproved)
 }
 
 // runExecutor calls the executor, turning a panic into a failed result: an
@@ -46,7 +46,10 @@ func (s *Service) runExecutor(ctx context.Context, req brabo.ExecRequest) (res *
 // settle records the outcome: the status, action.executed or action.failed,
 // the PR bookkeeping, and task.action_settled for the proposing actor, in
 // one transaction.
-func (s *Service) settle(ctx context.Context, a *brabo.ProposedAction, from brabo.ActionStatus, res *brabo.Result, pr *brabo.PullRequest) (*brabo.ProposedAction, error) {
+//
+// tell says whether the proposer is told through the outbox: always, but
+// for an auto-approval whose proposer gets the result in the same call.
+func (s *Service) settle(ctx context.Context, a *brabo.ProposedAction, from brabo.ActionStatus, res *brabo.Result, pr *brabo.PullRequest, tell bool) (*brabo.ProposedAction, error) {
 	status, event := brabo.StatusExecuted, brabo.EventActionExecuted
 	if res.Error != "" {
 		status, event = brabo.StatusFailed, brabo.EventActionFailed
@@ -73,6 +76,9 @@ func (s *Service) settle(ctx context.Context, a *brabo.ProposedAction, from brab
 			Payload: mustJSON(map[string]any{"exitCode": res.ExitCode, "error": res.Error, "detail": res.Detail}), CreatedAt: now,
 		}); err != nil {
 			return err
+		}
+		if !tell {
+			return nil
 		}
 		return s.enqueueSettled(ctx, tx, a, status, res, "")
 	})
@@ -148,7 +154,9 @@ func (s *Service) Recover(ctx context.Context) (int, error) {
 	n := 0
 	for _, a := range stuck {
 		res := &brabo.Result{ExitCode: -1, Error: "interrupted: brabo stopped while this action ran; it may have run partly"}
-		if _, err := s.settle(ctx, a, a.Status, res, nil); err != nil {
+		// The proposer of an interrupted auto-approval never got its answer:
+		// tell it too.
+		if _, err := s.settle(ctx, a, a.Status, res, nil, true); err != nil {
 			return n, err
 		}
 		n++

@@ -44,6 +44,9 @@ type Dialect struct {
 	IsUnique func(error) bool
 	// IsNoRows reports a QueryRow that found nothing.
 	IsNoRows func(error) bool
+	// SerialWriter is true when one writer at a time holds the database
+	// (SQLite): numbers can then be read, not counted.
+	SerialWriter bool
 	// Notify, if set, is called inside the transaction for each project
 	// that got events or outbox messages (PostgreSQL: pg_notify).
 	Notify func(ctx context.Context, q Querier, projectID string) error
@@ -507,15 +510,28 @@ func (t *Tx) MergeActions(ctx context.Context, projectID string, pr int64) ([]*b
 // Events and outbox ------------------------------------------------------
 
 func (t *Tx) AppendEvent(ctx context.Context, e *brabo.Event) error {
-	if err := t.q.QueryRow(ctx, `UPDATE projects SET event_seq = event_seq + 1 WHERE id = $1 RETURNING event_seq`,
-		e.ProjectID).Scan(&e.Seq); err != nil {
-		return t.notFound(err, "project "+e.ProjectID)
-	}
 	if e.CreatedAt.IsZero() {
 		e.CreatedAt = time.Now().UTC()
 	}
 	if len(e.Payload) == 0 {
 		e.Payload = json.RawMessage("{}")
+	}
+	if t.d.SerialWriter {
+		// One writer at a time: the next number is the largest plus one,
+		// read from the primary key in the same statement.
+		err := t.q.QueryRow(ctx, `INSERT INTO events (project_id, seq, type, actor_id, action_id, payload, created_at)
+			SELECT id, (SELECT COALESCE(MAX(seq), 0) + 1 FROM events WHERE project_id = $1), $2, $3, $4, $5, $6
+			FROM projects WHERE id = $1 RETURNING seq`,
+			e.ProjectID, e.Type, e.ActorID, nullString(e.ActionID), string(e.Payload), e.CreatedAt.UnixMicro()).Scan(&e.Seq)
+		if err != nil {
+			return t.notFound(err, "project "+e.ProjectID)
+		}
+		return t.touch(ctx, e.ProjectID)
+	}
+	// Concurrent writers: the counter row's lock orders them per project.
+	if err := t.q.QueryRow(ctx, `UPDATE projects SET event_seq = event_seq + 1 WHERE id = $1 RETURNING event_seq`,
+		e.ProjectID).Scan(&e.Seq); err != nil {
+		return t.notFound(err, "project "+e.ProjectID)
 	}
 	_, err := t.q.Exec(ctx, `INSERT INTO events (project_id, seq, type, actor_id, action_id, payload, created_at)
 		VALUES ($1,$2,$3,$4,$5,$6,$7)`,

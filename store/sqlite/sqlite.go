@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"runtime"
 	"sync"
+	"time"
 
 	"github.com/brabo-dev/brabo"
 	"github.com/brabo-dev/brabo/internal/sqlstore"
@@ -36,7 +37,27 @@ type Store struct {
 	// than running these small statements, so each is prepared once per
 	// connection and reused.
 	writeStmts, readStmts stmtCache
+
+	writes chan *writeReq
+	quit   chan struct{}
+	done   sync.WaitGroup
+	closed sync.Once
 }
+
+// maxBatch bounds how many Update calls share one commit.
+const maxBatch = 64
+
+// writeReq is one Update call waiting for the writer.
+type writeReq struct {
+	ctx     context.Context
+	fn      func(brabo.Tx) error
+	err     error
+	touched []string
+	done    chan struct{}
+}
+
+// ErrClosed is returned by Update after Close.
+var ErrClosed = errors.New("sqlite: the store is closed")
 
 // stmtCache holds each query prepared once on its pool. A query is
 // prepared on the pool only between transactions (learn): preparing inside
@@ -70,6 +91,7 @@ func (c *stmtCache) learn(ctx context.Context, queries []string) {
 }
 
 var dialect = &sqlstore.Dialect{
+	SerialWriter: true,
 	IsUnique: func(err error) bool {
 		var e *sqlite.Error
 		return errors.As(err, &e) && (e.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || e.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY)
@@ -85,6 +107,9 @@ func dsn(path string, txlock string) string {
 	q.Add("_pragma", "synchronous(NORMAL)")
 	if txlock != "" {
 		q.Set("_txlock", txlock)
+		// The writer never checkpoints on commit (that would stall every
+		// write behind an fsync); the checkpointer goroutine does it.
+		q.Add("_pragma", "wal_autocheckpoint(0)")
 	}
 	return "file:" + path + "?" + q.Encode()
 }
@@ -111,6 +136,11 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	read.SetMaxOpenConns(max(4, runtime.GOMAXPROCS(0)*2))
 	s.read = read
 	s.readStmts.db = read
+	s.writes = make(chan *writeReq, 256)
+	s.quit = make(chan struct{})
+	s.done.Add(2)
+	go s.writer()
+	go s.checkpointer()
 	return s, nil
 }
 
@@ -130,8 +160,16 @@ func (s *Store) Migrate(ctx context.Context) error {
 	return nil
 }
 
-// Close closes the database.
+// Close stops the writer and closes the database. Update calls still
+// queued are answered ErrClosed.
 func (s *Store) Close() error {
+	s.closed.Do(func() {
+		if s.quit != nil {
+			close(s.quit)
+			s.done.Wait()
+			s.write.ExecContext(context.Background(), "PRAGMA wal_checkpoint(TRUNCATE)")
+		}
+	})
 	for _, c := range []*stmtCache{&s.writeStmts, &s.readStmts} {
 		c.m.Range(func(_, st any) bool { st.(*sql.Stmt).Close(); return true })
 	}
@@ -142,23 +180,151 @@ func (s *Store) Close() error {
 	return err
 }
 
-// Update runs fn in one BEGIN IMMEDIATE transaction.
+// Update runs fn atomically and durably, as if in a transaction of its
+// own. Concurrent calls are grouped into one BEGIN IMMEDIATE transaction
+// (group commit): each fn runs in a savepoint, in arrival order, and sees
+// what the ones before it wrote; a fn that fails is rolled back alone; a
+// failing commit fails every fn of the batch. It returns after the commit.
 func (s *Store) Update(ctx context.Context, fn func(brabo.Tx) error) error {
+	req := &writeReq{ctx: ctx, fn: fn, done: make(chan struct{})}
+	select {
+	case s.writes <- req:
+	case <-s.quit:
+		return ErrClosed
+	}
+	// Wait even if ctx ends: once queued, fn may be running, and the
+	// caller must learn whether it committed.
+	<-req.done
+	return req.err
+}
+
+// checkpointPeriod is how often the WAL is copied back into the database.
+const checkpointPeriod = time.Second
+
+// checkpointer copies the WAL back into the database in the background,
+// without blocking the writer or readers (PASSIVE), and truncates it on
+// Close.
+func (s *Store) checkpointer() {
+	defer s.done.Done()
+	t := time.NewTicker(checkpointPeriod)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			s.read.ExecContext(context.Background(), "PRAGMA wal_checkpoint(PASSIVE)")
+		case <-s.quit:
+			return
+		}
+	}
+}
+
+// writer is the single goroutine that owns the write connection.
+func (s *Store) writer() {
+	defer s.done.Done()
+	for {
+		var first *writeReq
+		select {
+		case first = <-s.writes:
+		case <-s.quit:
+			for {
+				select {
+				case r := <-s.writes:
+					r.err = ErrClosed
+					close(r.done)
+				default:
+					return
+				}
+			}
+		}
+		batch := []*writeReq{first}
+	fill:
+		for len(batch) < maxBatch {
+			select {
+			case r := <-s.writes:
+				batch = append(batch, r)
+			default:
+				break fill
+			}
+		}
+		s.runBatch(batch)
+	}
+}
+
+func (s *Store) runBatch(batch []*writeReq) {
+	ctx := context.Background()
+	answer := func(err error) {
+		for _, r := range batch {
+			if err != nil && r.err == nil {
+				r.err, r.touched = err, nil
+			}
+			if r.err == nil {
+				s.hub.Publish(r.touched...)
+			}
+			close(r.done)
+		}
+	}
 	tx, err := s.write.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("sqlite begin: %w", err)
+		answer(fmt.Errorf("sqlite begin: %w", err))
+		return
 	}
 	q := &querier{tx: tx, stmts: &s.writeStmts}
 	defer func() { s.writeStmts.learn(ctx, q.missed) }()
-	st := sqlstore.NewTx(q, dialect)
-	if err := fn(st); err != nil {
-		return errors.Join(err, ignoreDone(tx.Rollback()))
+	if len(batch) == 1 { // alone: the transaction itself is the unit
+		r := batch[0]
+		st := sqlstore.NewTx(q, dialect)
+		if r.err = r.ctx.Err(); r.err == nil {
+			r.err = r.fn(st)
+		}
+		if r.err != nil {
+			tx.Rollback()
+			answer(nil)
+			return
+		}
+		r.touched = st.Touched()
+		if err := tx.Commit(); err != nil {
+			answer(fmt.Errorf("sqlite commit: %w", err))
+			return
+		}
+		answer(nil)
+		return
+	}
+	for _, r := range batch {
+		if err := r.ctx.Err(); err != nil {
+			r.err = err
+			continue
+		}
+		if _, err := q.Exec(ctx, "SAVEPOINT brabo_update"); err != nil {
+			tx.Rollback()
+			answer(fmt.Errorf("sqlite savepoint: %w", err))
+			return
+		}
+		st := sqlstore.NewTx(q, dialect)
+		if err := r.fn(st); err != nil {
+			r.err = err
+			_, rerr := q.Exec(ctx, "ROLLBACK TO brabo_update")
+			if rerr == nil {
+				_, rerr = q.Exec(ctx, "RELEASE brabo_update")
+			}
+			if rerr != nil { // the transaction itself is gone: nothing of the batch holds
+				tx.Rollback()
+				answer(fmt.Errorf("sqlite rollback to savepoint: %w (after: %v)", rerr, err))
+				return
+			}
+			continue
+		}
+		if _, err := q.Exec(ctx, "RELEASE brabo_update"); err != nil {
+			tx.Rollback()
+			answer(fmt.Errorf("sqlite release: %w", err))
+			return
+		}
+		r.touched = st.Touched()
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("sqlite commit: %w", err)
+		answer(fmt.Errorf("sqlite commit: %w", err))
+		return
 	}
-	s.hub.Publish(st.Touched()...)
-	return nil
+	answer(nil)
 }
 
 // View runs fn in a read transaction.

@@ -32,6 +32,7 @@ func Run(t *testing.T, open Opener) {
 		{"ConcurrentClaimHasOneWinner", testConcurrentClaim},
 		{"EventsNumberedWithoutGaps", testEventsNumbered},
 		{"FailedUpdateWritesNothing", testRollback},
+		{"ConcurrentFailuresRollBackAlone", testConcurrentFailures},
 		{"OutboxLeaseAndDelivery", testOutbox},
 		{"PullRequestsAndLiveMerge", testPullRequests},
 		{"SubscribeSignalsAfterCommit", testSubscribe},
@@ -48,7 +49,9 @@ func Run(t *testing.T, open Opener) {
 
 var seq atomic.Int64
 
-func id(prefix string) string { return fmt.Sprintf("%s_%d_%d", prefix, time.Now().UnixNano(), seq.Add(1)) }
+func id(prefix string) string {
+	return fmt.Sprintf("%s_%d_%d", prefix, time.Now().UnixNano(), seq.Add(1))
+}
 
 func must(t *testing.T, err error) {
 	t.Helper()
@@ -577,4 +580,62 @@ func testNotFound(t *testing.T, s brabo.Store) {
 	if !errors.Is(err, brabo.ErrNotFound) {
 		t.Errorf("AppendEvent to a missing project: %v", err)
 	}
+}
+
+// Concurrent updates may share a commit (group commit on SQLite): a
+// failing one must still be rolled back alone, and the others kept.
+func testConcurrentFailures(t *testing.T, s brabo.Store) {
+	ctx := context.Background()
+	_, p := fixture(t, s)
+	const n = 40
+	ids := make([]string, n)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		a := newAction(p, fmt.Sprint("agt_", i))
+		ids[i] = a.ID
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			err := s.Update(ctx, func(tx brabo.Tx) error {
+				if err := tx.InsertAction(ctx, a); err != nil {
+					return err
+				}
+				if err := tx.AppendEvent(ctx, &brabo.Event{ProjectID: p.ID, Type: brabo.EventActionCreated, ActorID: a.ActorID, ActionID: a.ID}); err != nil {
+					return err
+				}
+				if i%2 == 1 {
+					return errors.New("odd ones fail")
+				}
+				return nil
+			})
+			if (err != nil) != (i%2 == 1) {
+				t.Errorf("update %d: err = %v", i, err)
+			}
+		}(i)
+	}
+	wg.Wait()
+	must(t, s.View(ctx, func(tx brabo.Tx) error {
+		for i, id := range ids {
+			_, err := tx.Action(ctx, id)
+			if i%2 == 0 && err != nil {
+				t.Errorf("committed action %d is missing: %v", i, err)
+			}
+			if i%2 == 1 && !errors.Is(err, brabo.ErrNotFound) {
+				t.Errorf("failed action %d exists: %v", i, err)
+			}
+		}
+		evs, err := tx.Events(ctx, p.ID, 0, 0)
+		if err != nil {
+			return err
+		}
+		if len(evs) != n/2 {
+			t.Errorf("%d events, want %d", len(evs), n/2)
+		}
+		for i, e := range evs {
+			if e.Seq != int64(i+1) {
+				t.Fatalf("event %d has seq %d: a failed update left a gap", i, e.Seq)
+			}
+		}
+		return nil
+	}))
 }

@@ -1,0 +1,65 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// BenchmarkBareInsert is the floor the pipeline is measured against: 16
+// concurrent clients, one single-row INSERT per transaction, through the
+// pool the store uses.
+func BenchmarkBareInsert(b *testing.B) {
+	base := os.Getenv("BRABO_TEST_POSTGRES")
+	if base == "" {
+		b.Skip("BRABO_TEST_POSTGRES is not set")
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		b.Fatal(err)
+	}
+	schema := fmt.Sprintf("bench_%d", time.Now().UnixNano())
+	conn.Exec(ctx, "CREATE SCHEMA "+schema)
+	defer func() { conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); conn.Close(ctx) }()
+	u, _ := url.Parse(base)
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	s, err := Open(ctx, u.String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.pool.Exec(ctx, `CREATE TABLE bench (id BIGSERIAL PRIMARY KEY, payload TEXT NOT NULL)`); err != nil {
+		b.Fatal(err)
+	}
+	b.SetParallelism(max(1, 16/runtime.GOMAXPROCS(0)))
+	b.ResetTimer()
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			tx, err := s.pool.Begin(ctx)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO bench (payload) VALUES ($1)`, "pnpm test"); err != nil {
+				b.Error(err)
+				tx.Rollback(ctx)
+				return
+			}
+			if err := tx.Commit(ctx); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "inserts/s")
+}
