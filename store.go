@@ -48,8 +48,23 @@ type ActionUpdate struct {
 	SettledAt time.Time
 }
 
+// ProposalFacts is what deciding one proposal reads, in one query.
+type ProposalFacts struct {
+	Project *Project
+	Owner   *Member
+	// Role is the principal's role in the project, "" for none.
+	Role Role
+	// Specific and Wildcard are the agent's agent_autonomy modes for the
+	// type and for "*", "" where there is no rule.
+	Specific, Wildcard Policy
+}
+
 // Tx is one transaction on a Store.
 type Tx interface {
+	// ProposalFacts reads the project, its owner, the principal's role and
+	// the agent's autonomy for type t (agentID "" for a human proposal).
+	ProposalFacts(ctx context.Context, projectID, principalID, agentID string, t ActionType) (*ProposalFacts, error)
+
 	CreateProject(ctx context.Context, p *Project) error
 	Project(ctx context.Context, id string) (*Project, error)
 	Projects(ctx context.Context) ([]*Project, error)

@@ -154,41 +154,24 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 		pr        *brabo.PullRequest
 	)
 	err := s.Store.View(ctx, func(tx brabo.Tx) error {
-		var err error
-		if project, err = tx.Project(ctx, req.ProjectID); err != nil {
-			return err
-		}
-		if owner, err = tx.Member(ctx, project.OwnerID); err != nil {
-			return err
-		}
+		agentID := ""
 		switch {
 		case req.Actor.Agent != nil:
-			if req.Actor.Agent.ProjectID != project.ID {
-				return fmt.Errorf("agent %s: %w", req.Actor.Agent.ID, brabo.ErrNotFound)
-			}
+			agentID = req.Actor.Agent.ID
 			principal = req.Actor.Agent.PrincipalID
-			if principal == "" {
-				principal = project.OwnerID
-			}
-			rules, err := tx.Autonomy(ctx, req.Actor.Agent.ID)
-			if err != nil {
-				return err
-			}
-			for _, r := range rules {
-				switch r.ActionType {
-				case req.Type:
-					autonomy.Specific = r.Mode
-				case brabo.AnyActionType:
-					autonomy.Wildcard = r.Mode
-				}
-			}
 		case req.Actor.Member != nil:
 			principal = req.Actor.Member.ID
 		default:
 			return invalid("an action needs a proposing agent or member")
 		}
-		if role, err = tx.Role(ctx, project.ID, principal); err != nil {
+		facts, err := tx.ProposalFacts(ctx, req.ProjectID, principal, agentID, req.Type)
+		if err != nil {
 			return err
+		}
+		project, owner, role = facts.Project, facts.Owner, facts.Role
+		autonomy = policy.Autonomy{Specific: facts.Specific, Wildcard: facts.Wildcard}
+		if req.Actor.Agent != nil && req.Actor.Agent.ProjectID != project.ID {
+			return fmt.Errorf("agent %s: %w", req.Actor.Agent.ID, brabo.ErrNotFound)
 		}
 		if req.Actor.Member != nil && role == "" {
 			return fmt.Errorf("project %s: %w", project.ID, brabo.ErrNotFound)

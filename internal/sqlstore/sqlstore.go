@@ -172,6 +172,26 @@ func (t *Tx) SetContainerRunning(ctx context.Context, projectID string, running 
 	return err
 }
 
+func (t *Tx) ProposalFacts(ctx context.Context, projectID, principalID, agentID string, at brabo.ActionType) (*brabo.ProposalFacts, error) {
+	f := &brabo.ProposalFacts{Project: &brabo.Project{}, Owner: &brabo.Member{}}
+	p, m := f.Project, f.Owner
+	var pCreated, mCreated int64
+	err := t.q.QueryRow(ctx, `SELECT p.id, p.slug, p.name, p.mode, p.root, p.workspace_dir, p.container_running,
+			p.owner_id, p.created_at, m.id, m.name, m.admin, m.token_hash, m.created_at,
+			COALESCE((SELECT role FROM memberships WHERE project_id = p.id AND member_id = $2), ''),
+			COALESCE((SELECT mode FROM agent_autonomy WHERE agent_id = $3 AND action_type = $4), ''),
+			COALESCE((SELECT mode FROM agent_autonomy WHERE agent_id = $3 AND action_type = '*'), '')
+		FROM projects p JOIN members m ON m.id = p.owner_id WHERE p.id = $1`,
+		projectID, principalID, agentID, string(at)).Scan(
+		&p.ID, &p.Slug, &p.Name, &p.Mode, &p.Root, &p.WorkspaceDir, &p.ContainerRunning, &p.OwnerID, &pCreated,
+		&m.ID, &m.Name, &m.Admin, &m.TokenHash, &mCreated, &f.Role, &f.Specific, &f.Wildcard)
+	if err != nil {
+		return nil, t.notFound(err, "project "+projectID)
+	}
+	p.CreatedAt, m.CreatedAt = time.UnixMicro(pCreated).UTC(), time.UnixMicro(mCreated).UTC()
+	return f, nil
+}
+
 // Members ----------------------------------------------------------------
 
 const memberCols = `id, name, admin, token_hash, created_at`

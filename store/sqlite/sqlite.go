@@ -133,7 +133,8 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		write.Close()
 		return nil, fmt.Errorf("sqlite %s: %w", path, err)
 	}
-	read.SetMaxOpenConns(max(4, runtime.GOMAXPROCS(0)*2))
+	read.SetMaxOpenConns(max(16, runtime.GOMAXPROCS(0)*4))
+	read.SetMaxIdleConns(max(16, runtime.GOMAXPROCS(0)*4))
 	s.read = read
 	s.readStmts.db = read
 	s.writes = make(chan *writeReq, 256)

@@ -169,6 +169,27 @@ func testAgentsAndAutonomy(t *testing.T, s brabo.Store) {
 		return tx.PutAutonomy(ctx, brabo.AgentAutonomy{AgentID: a.ID, ActionType: brabo.Terminal, Mode: brabo.Deny})
 	}))
 	must(t, s.View(ctx, func(tx brabo.Tx) error {
+		f, err := tx.ProposalFacts(ctx, p.ID, m.ID, a.ID, brabo.Terminal)
+		if err != nil {
+			return err
+		}
+		if f.Project.ID != p.ID || f.Owner.ID != m.ID || f.Role != brabo.Owner || f.Specific != brabo.Deny || f.Wildcard != brabo.AutoApprove {
+			t.Errorf("ProposalFacts for terminal: %+v", f)
+		}
+		f, err = tx.ProposalFacts(ctx, p.ID, "stranger", a.ID, brabo.GitPush)
+		if err != nil {
+			return err
+		}
+		if f.Role != "" || f.Specific != "" || f.Wildcard != brabo.AutoApprove {
+			t.Errorf("ProposalFacts for a stranger's git_push: role %q specific %q wildcard %q", f.Role, f.Specific, f.Wildcard)
+		}
+		f, err = tx.ProposalFacts(ctx, p.ID, m.ID, "", brabo.Terminal)
+		if err != nil || f.Specific != "" || f.Wildcard != "" {
+			t.Errorf("ProposalFacts without an agent: %+v %v", f, err)
+		}
+		if _, err := tx.ProposalFacts(ctx, "nope", m.ID, "", brabo.Terminal); !errors.Is(err, brabo.ErrNotFound) {
+			t.Errorf("ProposalFacts of a missing project: %v", err)
+		}
 		got, err := tx.AgentByTokenHash(ctx, a.TokenHash)
 		if err != nil || got.ID != a.ID || got.PrincipalID != m.ID || !got.IsModuleDev() {
 			t.Errorf("agent by token: %+v %v", got, err)
