@@ -137,7 +137,63 @@ func outside(s *segment, root string) string {
 			}
 		}
 	}
+	if s.computed != "" {
+		return "a path the line computes cannot be checked: " + s.computed
+	}
+	return gitInternals(s)
+}
+
+// gitInternals finds a write into .git, or any touch of its hooks or
+// config: both run code the next time git runs (a hook on commit, a
+// configured pager or fsmonitor on a read), so the file a seeded `git
+// status` reads must not be one the line just wrote.
+func gitInternals(s *segment) string {
+	check := func(t string, write bool) string {
+		for _, p := range pathCandidates(t, s.cwds) {
+			els := strings.Split(p, "/")
+			for i, el := range els {
+				if el != ".git" {
+					continue
+				}
+				if write && i < len(els)-1 {
+					return "writes inside .git: " + t
+				}
+				if i+1 < len(els) && (els[i+1] == "hooks" || els[i+1] == "config") {
+					return "touches .git/" + els[i+1] + " (it runs code): " + t
+				}
+			}
+		}
+		return ""
+	}
+	for _, w := range s.redirs {
+		if why := check(w.text, true); why != "" {
+			return why
+		}
+	}
+	for _, w := range s.words[min(1, len(s.words)):] {
+		if why := check(w.text, false); why != "" {
+			return why
+		}
+	}
+	for _, d := range s.cwds.dirs {
+		if why := check(d+"/x", false); why != "" && strings.Contains(d, "/.git/") {
+			return "runs inside .git/" + strings.SplitN(strings.SplitN(d, "/.git/", 2)[1], "/", 2)[0]
+		}
+	}
 	return ""
+}
+
+// pathCandidates returns the absolute paths a token may name from the
+// directories the segment may run in.
+func pathCandidates(t string, cwds cwdSet) []string {
+	if strings.HasPrefix(t, "/") {
+		return []string{path.Clean(t)}
+	}
+	out := make([]string, 0, len(cwds.dirs))
+	for _, d := range cwds.dirs {
+		out = append(out, path.Join(d, t))
+	}
+	return out
 }
 
 // cutPWD returns what follows a leading $PWD, ${PWD}, $(pwd) or `pwd` in a

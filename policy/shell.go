@@ -34,6 +34,10 @@ type segment struct {
 	bare    bool   // a bare assignment: no program at all
 	cdpath  bool   // the line may set CDPATH: `cd name` may go where the line does not show
 	progEnv string // a variable the line sets for the program that chooses or injects it (PATH=. git)
+	// computed names an argument whose value the line computes (a command
+	// substitution, a variable the line sets): no lexical check can say
+	// which path it names.
+	computed string
 }
 
 func (s *segment) verb() string {
@@ -194,6 +198,7 @@ func analyze(cmd string, cwd cwdSet) ([]*segment, error) {
 	a.files = append(a.files, srcFile{cmd, f})
 	a.stmts(cmd, f.Stmts, cwd, nil, 0)
 	a.arithmetic(cmd, f, cwd)
+	a.computedArguments()
 	for _, s := range a.segs {
 		if s.opaque == "" && a.funcs[s.verb()] {
 			s.opaque = "calls the function " + s.verb() + " defined in the line"
@@ -796,6 +801,47 @@ func (a *analyzer) arithmetic(src string, f *syntax.File, cwd cwdSet) {
 	if risk != "" {
 		a.segs = append(a.segs, &segment{text: riskAt, cwds: cwd, opaque: risk})
 	}
+}
+
+// computedArguments marks the segments with an argument, an assignment or a
+// redirection target whose value the line computes: `cat $(printf
+// /etc/passwd)` and `for f in /etc/passwd; do cat $f; done` name a path
+// that only running the line would show.
+func (a *analyzer) computedArguments() {
+	for _, s := range a.segs {
+		for _, group := range [][]word{s.words[min(1, len(s.words)):], s.assigns, s.redirs} {
+			for _, w := range group {
+				if w.substituted && !pwdOnly(w.text) {
+					s.computed = "a command substitution computes " + w.text
+				}
+				for _, p := range w.params {
+					if s.computed != "" {
+						break
+					}
+					if a.tainted == nil {
+						a.tainted = map[string]bool{}
+					}
+					for ; a.taintOf < len(a.files); a.taintOf++ {
+						a.taint(a.files[a.taintOf].src, a.files[a.taintOf].f)
+					}
+					if a.tainted[p] {
+						s.computed = "the line sets $" + p + " in " + w.text
+					}
+				}
+			}
+		}
+	}
+}
+
+// pwdOnly reports whether the only substitution in a token is $(pwd) or
+// `pwd` at its start, which the scope check reads as the directory the
+// segment runs in.
+func pwdOnly(t string) bool {
+	rest, ok := strings.CutPrefix(t, "$(pwd)")
+	if !ok {
+		rest, ok = strings.CutPrefix(t, "`pwd`")
+	}
+	return ok && !strings.Contains(rest, "$(") && !strings.Contains(rest, "`")
 }
 
 // taint records the variables a line may set to something other than an

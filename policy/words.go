@@ -25,6 +25,23 @@ type word struct {
 	// starSuffix is true when the word ends in an unquoted '*' (pattern
 	// tokens only give it meaning).
 	starSuffix bool
+	// substituted is true when a command substitution is part of the word:
+	// its value is whatever a program prints.
+	substituted bool
+	// params are the variables the word expands.
+	params []string
+}
+
+// expansion records what a dynamic part of a word reads.
+func (w *word) expansion(p syntax.WordPart) {
+	switch x := p.(type) {
+	case *syntax.CmdSubst:
+		w.substituted = true
+	case *syntax.ParamExp:
+		if x.Param != nil {
+			w.params = append(w.params, x.Param.Value)
+		}
+	}
 }
 
 // decodeWord removes quoting from w as the shell would, without expanding
@@ -71,6 +88,7 @@ func decodeWord(src string, w *syntax.Word) word {
 					continue
 				}
 				out.static = false
+				out.expansion(dp)
 				b.WriteString(sourceOf(src, dp))
 			}
 		case *syntax.ExtGlob:
@@ -79,6 +97,7 @@ func decodeWord(src string, w *syntax.Word) word {
 			b.WriteString(sourceOf(src, p))
 		default: // ParamExp, CmdSubst, ArithmExp, ProcSubst, BraceExp
 			out.static = false
+			out.expansion(p)
 			b.WriteString(sourceOf(src, p))
 		}
 	}
