@@ -61,7 +61,9 @@ func callerOf(r *http.Request) caller { return r.Context().Value(callerKey{}).(c
 // valid one is 401, before anything else is looked at.
 func (s *Server) authenticated(h func(http.ResponseWriter, *http.Request) error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		// The scheme is case-insensitive (RFC 9110 §11.1).
+		scheme, token, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+		ok = ok && strings.EqualFold(scheme, "Bearer")
 		token = strings.TrimSpace(token)
 		if !ok || token == "" {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="brabo"`)

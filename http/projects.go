@@ -1,6 +1,7 @@
 package http
 
 import (
+	"bytes"
 	"errors"
 	"net/http"
 	"regexp"
@@ -46,7 +47,13 @@ func (s *Server) createProject(w http.ResponseWriter, r *http.Request) error {
 		if probe == nil {
 			return errorf(http.StatusBadRequest, brabo.CodeInvalidAction, "this server cannot create local projects")
 		}
-		if err := policy.ValidateLocalRoot(in.Root, s.OwnPaths, probe); err != nil {
+		// No two projects share a folder: they would share one
+		// permissions.json and each other's scope.
+		others, err := s.localRoots(r)
+		if err != nil {
+			return err
+		}
+		if err := policy.ValidateLocalRoot(in.Root, append(others, s.OwnPaths...), probe); err != nil {
 			return badRequest("root: %v", err)
 		}
 		p.Root = in.Root
@@ -74,6 +81,21 @@ func (s *Server) createProject(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusCreated, p)
 	return nil
+}
+
+// localRoots returns the folders of the existing local projects.
+func (s *Server) localRoots(r *http.Request) ([]string, error) {
+	var roots []string
+	err := s.Store.View(r.Context(), func(tx brabo.Tx) error {
+		ps, err := tx.Projects(r.Context())
+		for _, p := range ps {
+			if p.Mode == brabo.ModeLocal {
+				roots = append(roots, p.Root)
+			}
+		}
+		return err
+	})
+	return roots, err
 }
 
 func (s *Server) listProjects(w http.ResponseWriter, r *http.Request) error {
@@ -366,6 +388,12 @@ func (s *Server) putPermissions(w http.ResponseWriter, r *http.Request) error {
 	data, err := s.bodyText(w, r, pipeline.MaxPermissionsBytes)
 	if err != nil {
 		return err
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		// An empty file is valid, but an empty body is more often a
+		// mistake than a wish to drop every deny rule.
+		return &apiError{status: http.StatusBadRequest, code: brabo.CodeInvalidPermissions,
+			msg: "permissions.json: the body is empty; send {} to empty the file"}
 	}
 	if err := s.Pipeline.WritePermissions(scope.Root, data); err != nil {
 		var fe *policy.FileError

@@ -77,7 +77,7 @@ func ValidateLocalRoot(root string, own []string, probe DirProbe) error {
 	for _, o := range own {
 		o = path.Clean(o)
 		if within(root, o) || within(o, root) {
-			return fmt.Errorf("the project folder %q overlaps brabo's own files at %s", root, o)
+			return fmt.Errorf("the project folder %q overlaps %s, which brabo or another project uses", root, o)
 		}
 	}
 	isDir, writable, err := probe(root)

@@ -112,10 +112,10 @@ func TestValidateLocalRoot(t *testing.T) {
 		{"a file is refused", file, own, "does not exist or is not a directory"},
 		{"a system root is refused", "/", own, "is a system directory"},
 		{"a folder inside a system tree is refused", "/usr/share", own, "inside the system directory /usr"},
-		{"a folder holding brabo's own files is refused", brabo, own, "overlaps brabo's own files at " + filepath.Join(brabo, "data")},
-		{"a folder inside brabo's own files is refused", filepath.Join(brabo, "data", "projects"), own, "overlaps brabo's own files"},
-		{"brabo's own folder itself is refused", filepath.Join(brabo, "data"), own, "overlaps brabo's own files"},
-		{"brabo's own paths are compared cleaned", "/opt/brabo/checkout/x", own, "overlaps brabo's own files at /opt/brabo/checkout"},
+		{"a folder holding brabo's own files is refused", brabo, own, "overlaps " + filepath.Join(brabo, "data")},
+		{"a folder inside brabo's own files is refused", filepath.Join(brabo, "data", "projects"), own, "overlaps "},
+		{"brabo's own folder itself is refused", filepath.Join(brabo, "data"), own, "overlaps "},
+		{"brabo's own paths are compared cleaned", "/opt/brabo/checkout/x", own, "overlaps /opt/brabo/checkout"},
 		{"a sibling of brabo's own files sharing a prefix is accepted", project, []string{project + "-brabo"}, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -85,6 +85,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	addr := fl.String("addr", envOr("BRABO_ADDR", "127.0.0.1:8080"), "the address to listen on (env BRABO_ADDR)")
 	workspaces := fl.String("workspaces", os.Getenv("BRABO_WORKSPACES"), "the folder of container and runner projects (default <data>/workspaces; env BRABO_WORKSPACES)")
 	logLevel := fl.String("log-level", envOr("BRABO_LOG_LEVEL", "info"), "debug, info, warn or error (env BRABO_LOG_LEVEL)")
+	passEnv := fl.String("pass-env", os.Getenv("BRABO_PASS_ENV"), "comma-separated names of more variables approved commands may see (env BRABO_PASS_ENV)")
 	if err := fl.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -94,14 +95,15 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	if err := serve(sf, *addr, *workspaces, log, stdout); err != nil {
+	env := commandEnv(os.Environ(), strings.Split(*passEnv, ","))
+	if err := serve(sf, *addr, *workspaces, env, log, stdout); err != nil {
 		log.Error("brabo serve stopped", "err", err)
 		return 1
 	}
 	return 0
 }
 
-func serve(sf storeFlags, addr, workspaces string, log *slog.Logger, stdout io.Writer) error {
+func serve(sf storeFlags, addr, workspaces string, env []string, log *slog.Logger, stdout io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	store, isSQLite, err := sf.open(ctx)
@@ -122,7 +124,7 @@ func serve(sf storeFlags, addr, workspaces string, log *slog.Logger, stdout io.W
 	if err := os.MkdirAll(workspaces, 0o755); err != nil {
 		return fmt.Errorf("--workspaces: %w", err)
 	}
-	svc := &pipeline.Service{Store: store, Executor: executor.New(executor.Options{}), WorkspacesRoot: workspaces, Log: log}
+	svc := &pipeline.Service{Store: store, Executor: executor.New(executor.Options{Env: env}), WorkspacesRoot: workspaces, Log: log}
 	if isSQLite {
 		// One process owns a SQLite file: what it left running is not
 		// running anymore.
@@ -184,4 +186,35 @@ func probeDir(path string) (isDir, writable bool, err error) {
 	f.Close()
 	os.Remove(name)
 	return true, true, nil
+}
+
+// commandEnv is the environment approved commands run with: the variables
+// a build or a test needs, and the ones named with --pass-env; never the
+// server's own secrets (API keys, database URLs, BRABO_*), and never the
+// variables that make bash run or look up something Decide cannot see
+// (BASH_ENV, ENV, CDPATH).
+func commandEnv(environ []string, pass []string) []string {
+	keep := map[string]bool{}
+	for _, n := range []string{"PATH", "HOME", "USER", "LOGNAME", "LANG", "TZ", "TMPDIR", "TERM", "SHELL",
+		"GOPATH", "GOCACHE", "GOMODCACHE", "GOPROXY", "GOFLAGS", "CARGO_HOME", "RUSTUP_HOME", "JAVA_HOME",
+		"PNPM_HOME", "NVM_DIR", "PYENV_ROOT", "VIRTUAL_ENV"} {
+		keep[n] = true
+	}
+	for _, n := range pass {
+		if n = strings.TrimSpace(n); n != "" {
+			keep[n] = true
+		}
+	}
+	never := map[string]bool{"BASH_ENV": true, "ENV": true, "CDPATH": true, "GLOBIGNORE": true, "SHELLOPTS": true, "BASHOPTS": true}
+	var out []string
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if never[name] {
+			continue
+		}
+		if keep[name] || strings.HasPrefix(name, "LC_") {
+			out = append(out, kv)
+		}
+	}
+	return out
 }

@@ -1,0 +1,62 @@
+package http_test
+
+import (
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestBearerSchemeIsCaseInsensitive(t *testing.T) {
+	eachStore(t, func(t *testing.T, e *env) {
+		for _, scheme := range []string{"bearer", "BEARER", "Bearer"} {
+			req, _ := http.NewRequest("GET", e.srv.URL+"/v1/me", nil)
+			req.Header.Set("Authorization", scheme+" "+e.admin)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				t.Errorf("scheme %q: status %d", scheme, resp.StatusCode)
+			}
+		}
+		req, _ := http.NewRequest("GET", e.srv.URL+"/v1/me", nil)
+		req.Header.Set("Authorization", "Basic "+e.admin)
+		resp, _ := http.DefaultClient.Do(req)
+		resp.Body.Close()
+		if resp.StatusCode != 401 {
+			t.Errorf("Basic scheme: status %d, want 401", resp.StatusCode)
+		}
+	})
+}
+
+func TestAnEmptyPermissionsBodyIsRefused(t *testing.T) {
+	eachStore(t, func(t *testing.T, e *env) {
+		e.setPermissions(`{"deny": ["Terminal(curl)"]}`)
+		before, _ := os.ReadFile(filepath.Join(e.root, "permissions.json"))
+		out := e.refused("PUT", e.pp("/permissions"), e.maintainer, " \n", 400, "invalid_permissions")
+		if !strings.Contains(out["message"].(string), "{}") {
+			t.Errorf("the refusal should say how to empty the file: %v", out)
+		}
+		after, _ := os.ReadFile(filepath.Join(e.root, "permissions.json"))
+		if string(before) != string(after) {
+			t.Fatal("an empty body changed permissions.json")
+		}
+		e.setPermissions(`{}`) // the explicit way still works
+	})
+}
+
+func TestTwoProjectsNeverShareAFolder(t *testing.T) {
+	eachStore(t, func(t *testing.T, e *env) {
+		for _, root := range []string{e.root, filepath.Join(e.root, "src"), filepath.Dir(e.root)} {
+			out := e.refused("POST", "/v1/projects", e.admin, map[string]any{"slug": "again", "mode": "local", "root": root}, 400, "invalid_action")
+			if !strings.Contains(out["message"].(string), "overlaps") {
+				t.Errorf("root %s: %v", root, out)
+			}
+		}
+		other := t.TempDir()
+		e.ok("POST", "/v1/projects", e.admin, map[string]any{"slug": "other", "mode": "local", "root": other}, 201)
+	})
+}
