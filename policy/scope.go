@@ -148,7 +148,14 @@ func outside(s *segment, root string) string {
 // configured pager or fsmonitor on a read), so the file a seeded `git
 // status` reads must not be one the line just wrote.
 func gitInternals(s *segment) string {
+	inGit := false
+	for _, d := range s.cwds.dirs {
+		inGit = inGit || strings.Contains(d, "/.git")
+	}
 	check := func(t string, write bool) string {
+		if !inGit && !strings.Contains(t, ".git") {
+			return "" // the common case, without a path built
+		}
 		for _, p := range pathCandidates(t, s.cwds) {
 			els := strings.Split(p, "/")
 			for i, el := range els {
@@ -173,11 +180,6 @@ func gitInternals(s *segment) string {
 	for _, w := range s.words[min(1, len(s.words)):] {
 		if why := check(w.text, false); why != "" {
 			return why
-		}
-	}
-	for _, d := range s.cwds.dirs {
-		if why := check(d+"/x", false); why != "" && strings.Contains(d, "/.git/") {
-			return "runs inside .git/" + strings.SplitN(strings.SplitN(d, "/.git/", 2)[1], "/", 2)[0]
 		}
 	}
 	return ""
