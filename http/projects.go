@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"regexp"
-	"strings"
 	"time"
 
 	"github.com/brabo-dev/brabo"
@@ -40,7 +39,7 @@ func (s *Server) createProject(w http.ResponseWriter, r *http.Request) error {
 	}
 	id := pipeline.NewID("prj")
 	p := &brabo.Project{ID: id, Slug: in.Slug, Name: in.Name, Mode: in.Mode, OwnerID: m.ID,
-		WorkspaceDir: in.Slug + "-" + strings.TrimPrefix(id, "prj_")[:8], CreatedAt: time.Now().UTC()}
+		WorkspaceDir: in.Slug + "-" + id[len(id)-8:], CreatedAt: time.Now().UTC()}
 	switch in.Mode {
 	case brabo.ModeLocal:
 		probe := s.DirProbe

@@ -73,7 +73,6 @@ CREATE TABLE events (
     created_at BIGINT NOT NULL,
     PRIMARY KEY (project_id, seq)
 );
-CREATE INDEX events_action ON events (action_id);
 CREATE TABLE outbox (
     id            BIGSERIAL PRIMARY KEY,
     project_id    TEXT NOT NULL,

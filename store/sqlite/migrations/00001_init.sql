@@ -73,7 +73,6 @@ CREATE TABLE events (
     created_at INTEGER NOT NULL,
     PRIMARY KEY (project_id, seq)
 );
-CREATE INDEX events_action ON events (action_id);
 CREATE TABLE outbox (
     id            INTEGER PRIMARY KEY AUTOINCREMENT,
     project_id    TEXT NOT NULL,
