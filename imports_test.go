@@ -86,8 +86,14 @@ func adapterOf(rel string) string {
 	}
 	if slices.Contains(adapterFamilies, parts[0]) {
 		if len(parts) == 1 {
-			// A bare store or model package would be shared by its
-			// family's adapters: shared types belong in the root package.
+			if parts[0] == "model" {
+				// The model package is the providers' interface, plain
+				// data and no SDK: a core package (coreRules), which the
+				// providers and the agents share like the root package.
+				return ""
+			}
+			// A bare store package would be shared by its family's
+			// adapters: shared types belong in the root package.
 			return parts[0]
 		}
 		return parts[0] + "/" + parts[1]
@@ -107,6 +113,8 @@ var coreRules = []struct {
 	{rel: "policy", mayImport: []string{""},
 		forbidden: []string{"database/sql", "net", "net/http", "os/exec"}},
 	{rel: "pipeline", mayImport: []string{"", "policy"}},
+	{rel: "model", mayImport: []string{""},
+		forbidden: []string{"database/sql", "net", "net/http", "os/exec"}},
 }
 
 // wiring is the only package that may depend on several adapters.
