@@ -116,4 +116,25 @@ type Tx interface {
 	// MarkPRMerged records that actionID merged the PR, once: it reports
 	// false when the PR was merged already.
 	MarkPRMerged(ctx context.Context, projectID string, number int64, actionID string) (bool, error)
+
+	CreateTask(ctx context.Context, t *Task) error
+	Task(ctx context.Context, id string) (*Task, error)
+	Tasks(ctx context.Context, projectID string) ([]*Task, error)
+	// UpdateTask writes the task's status, blocked reason and origin, agent
+	// and updated_at.
+	UpdateTask(ctx context.Context, t *Task) error
+
+	// SaveRun inserts or replaces a run (its lease is left as it is).
+	SaveRun(ctx context.Context, r *Run) error
+	Run(ctx context.Context, id string) (*Run, error)
+	// AwaitingRun finds the run of an actor waiting for an action, or
+	// ErrNotFound.
+	AwaitingRun(ctx context.Context, actorKey, actionID string) (*Run, error)
+	// RunsInState lists the runs in a state, oldest first.
+	RunsInState(ctx context.Context, state RunState) ([]*Run, error)
+	// ClaimRun leases a run to owner until now+lease if it is free, its
+	// lease ran out, or owner holds it already; it reports whether it did.
+	ClaimRun(ctx context.Context, id, owner string, now time.Time, lease time.Duration) (bool, error)
+	// ReleaseRun ends owner's lease.
+	ReleaseRun(ctx context.Context, id, owner string) error
 }

@@ -37,6 +37,8 @@ func Run(t *testing.T, open Opener) {
 		{"PullRequestsAndLiveMerge", testPullRequests},
 		{"SubscribeSignalsAfterCommit", testSubscribe},
 		{"NotFound", testNotFound},
+		{"Tasks", testTasks},
+		{"RunsSuspendAndClaim", testRunsSuspendAndClaim},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

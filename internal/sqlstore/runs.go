@@ -1,0 +1,152 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/brabo-dev/brabo"
+)
+
+// Tasks -------------------------------------------------------------------
+
+const taskCols = `id, project_id, title, description, agent_id, status, blocked_reason, blocked_origin, created_at, updated_at`
+
+func scanTask(r Row) (*brabo.Task, error) {
+	t := &brabo.Task{}
+	var agent, reason, origin sql.NullString
+	var created, updated int64
+	err := r.Scan(&t.ID, &t.ProjectID, &t.Title, &t.Description, &agent, &t.Status, &reason, &origin, &created, &updated)
+	t.AgentID, t.BlockedReason, t.BlockedOrigin = agent.String, reason.String, brabo.Origin(origin.String)
+	t.CreatedAt, t.UpdatedAt = time.UnixMicro(created).UTC(), time.UnixMicro(updated).UTC()
+	return t, err
+}
+
+func (t *Tx) CreateTask(ctx context.Context, task *brabo.Task) error {
+	if task.UpdatedAt.IsZero() {
+		task.UpdatedAt = task.CreatedAt
+	}
+	_, err := t.q.Exec(ctx, `INSERT INTO tasks (`+taskCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)`,
+		task.ID, task.ProjectID, task.Title, task.Description, nullString(task.AgentID), string(task.Status),
+		nullString(task.BlockedReason), nullString(string(task.BlockedOrigin)), task.CreatedAt.UnixMicro(), task.UpdatedAt.UnixMicro())
+	return t.conflict(err, "task "+task.ID)
+}
+
+func (t *Tx) Task(ctx context.Context, id string) (*brabo.Task, error) {
+	task, err := scanTask(t.q.QueryRow(ctx, `SELECT `+taskCols+` FROM tasks WHERE id = $1`, id))
+	if err != nil {
+		return nil, t.notFound(err, "task "+id)
+	}
+	return task, nil
+}
+
+func (t *Tx) Tasks(ctx context.Context, projectID string) ([]*brabo.Task, error) {
+	rows, err := t.q.Query(ctx, `SELECT `+taskCols+` FROM tasks WHERE project_id = $1 ORDER BY created_at, id`, projectID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*brabo.Task
+	for rows.Next() {
+		task, err := scanTask(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, task)
+	}
+	return out, rows.Err()
+}
+
+func (t *Tx) UpdateTask(ctx context.Context, task *brabo.Task) error {
+	n, err := t.q.Exec(ctx, `UPDATE tasks SET status = $1, blocked_reason = $2, blocked_origin = $3, agent_id = $4, updated_at = $5
+		WHERE id = $6`, string(task.Status), nullString(task.BlockedReason), nullString(string(task.BlockedOrigin)),
+		nullString(task.AgentID), task.UpdatedAt.UnixMicro(), task.ID)
+	if err == nil && n == 0 {
+		return fmt.Errorf("task %s: %w", task.ID, brabo.ErrNotFound)
+	}
+	return err
+}
+
+// Runs --------------------------------------------------------------------
+
+const runCols = `id, project_id, actor_key, task_id, state, awaiting_action_id, ctx, lease_owner, lease_until, updated_at`
+
+func scanRun(r Row) (*brabo.Run, error) {
+	run := &brabo.Run{}
+	var task, awaiting, ctxText, owner sql.NullString
+	var until sql.NullInt64
+	var updated int64
+	err := r.Scan(&run.ID, &run.ProjectID, &run.ActorKey, &task, &run.State, &awaiting, &ctxText, &owner, &until, &updated)
+	run.TaskID, run.AwaitingActionID, run.LeaseOwner = task.String, awaiting.String, owner.String
+	if ctxText.Valid {
+		run.Ctx = json.RawMessage(ctxText.String)
+	}
+	run.LeaseUntil = fromMicros(until)
+	run.UpdatedAt = time.UnixMicro(updated).UTC()
+	return run, err
+}
+
+func (t *Tx) SaveRun(ctx context.Context, r *brabo.Run) error {
+	if r.UpdatedAt.IsZero() {
+		r.UpdatedAt = time.Now().UTC()
+	}
+	var ctxText any
+	if len(r.Ctx) > 0 {
+		ctxText = string(r.Ctx)
+	}
+	_, err := t.q.Exec(ctx, `INSERT INTO runs (id, project_id, actor_key, task_id, state, awaiting_action_id, ctx, updated_at)
+		VALUES ($1,$2,$3,$4,$5,$6,$7,$8)
+		ON CONFLICT (id) DO UPDATE SET state = excluded.state, awaiting_action_id = excluded.awaiting_action_id,
+			ctx = excluded.ctx, task_id = excluded.task_id, updated_at = excluded.updated_at`,
+		r.ID, r.ProjectID, r.ActorKey, nullString(r.TaskID), string(r.State), nullString(r.AwaitingActionID),
+		ctxText, r.UpdatedAt.UnixMicro())
+	return err
+}
+
+func (t *Tx) Run(ctx context.Context, id string) (*brabo.Run, error) {
+	run, err := scanRun(t.q.QueryRow(ctx, `SELECT `+runCols+` FROM runs WHERE id = $1`, id))
+	if err != nil {
+		return nil, t.notFound(err, "run "+id)
+	}
+	return run, nil
+}
+
+func (t *Tx) AwaitingRun(ctx context.Context, actorKey, actionID string) (*brabo.Run, error) {
+	run, err := scanRun(t.q.QueryRow(ctx, `SELECT `+runCols+` FROM runs
+		WHERE actor_key = $1 AND awaiting_action_id = $2 ORDER BY updated_at DESC LIMIT 1`, actorKey, actionID))
+	if err != nil {
+		return nil, t.notFound(err, "run of "+actorKey+" awaiting "+actionID)
+	}
+	return run, nil
+}
+
+func (t *Tx) RunsInState(ctx context.Context, state brabo.RunState) ([]*brabo.Run, error) {
+	rows, err := t.q.Query(ctx, `SELECT `+runCols+` FROM runs WHERE state = $1 ORDER BY updated_at, id`, string(state))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*brabo.Run
+	for rows.Next() {
+		run, err := scanRun(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, run)
+	}
+	return out, rows.Err()
+}
+
+func (t *Tx) ClaimRun(ctx context.Context, id, owner string, now time.Time, lease time.Duration) (bool, error) {
+	n, err := t.q.Exec(ctx, `UPDATE runs SET lease_owner = $1, lease_until = $2
+		WHERE id = $3 AND (lease_owner IS NULL OR lease_owner = $1 OR lease_until < $4)`,
+		owner, now.Add(lease).UnixMicro(), id, now.UnixMicro())
+	return n == 1, err
+}
+
+func (t *Tx) ReleaseRun(ctx context.Context, id, owner string) error {
+	_, err := t.q.Exec(ctx, `UPDATE runs SET lease_owner = NULL, lease_until = NULL WHERE id = $1 AND lease_owner = $2`, id, owner)
+	return err
+}

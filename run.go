@@ -1,0 +1,77 @@
+package brabo
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// TaskStatus is where a task is in the backlog.
+type TaskStatus string
+
+// Task statuses.
+const (
+	TaskTodo       TaskStatus = "todo"
+	TaskInProgress TaskStatus = "in_progress"
+	TaskDone       TaskStatus = "done"
+	TaskBlocked    TaskStatus = "blocked"
+)
+
+// Origin names why a task or delegation stopped, never inferred by
+// elimination (DESIGN §1).
+type Origin string
+
+// Origins.
+const (
+	OriginPolicy Origin = "policy"
+	OriginInfra  Origin = "infra"
+	OriginCode   Origin = "code"
+	OriginModel  Origin = "model"
+	OriginUser   Origin = "user"
+)
+
+// Task is a unit of work a dev agent takes.
+type Task struct {
+	ID            string     `json:"id"`
+	ProjectID     string     `json:"projectId"`
+	Title         string     `json:"title"`
+	Description   string     `json:"description"`
+	AgentID       string     `json:"agentId,omitempty"`
+	Status        TaskStatus `json:"status"`
+	BlockedReason string     `json:"blockedReason,omitempty"`
+	BlockedOrigin Origin     `json:"blockedOrigin,omitempty"`
+	CreatedAt     time.Time  `json:"createdAt"`
+	UpdatedAt     time.Time  `json:"updatedAt"`
+}
+
+// RunState is where an agent's run is (DESIGN §7.2).
+type RunState string
+
+// Run states.
+const (
+	RunWorking          RunState = "working"
+	RunAwaitingApproval RunState = "awaiting_approval"
+	RunAwaitingPR       RunState = "awaiting_pr"
+	RunDone             RunState = "done"
+	RunBlocked          RunState = "blocked"
+)
+
+// Run is an agent's turn at a task, persisted whenever it suspends: the
+// in-memory actor is a cache of it, and any process sharing the store can
+// resume it from Ctx (DESIGN §7.3).
+type Run struct {
+	ID        string `json:"id"`
+	ProjectID string `json:"projectId"`
+	// ActorKey is the proposing actor's key ("agent:<id>") the outbox
+	// routes settled events by.
+	ActorKey string   `json:"actorKey"`
+	TaskID   string   `json:"taskId,omitempty"`
+	State    RunState `json:"state"`
+	// AwaitingActionID is the action whose settlement resumes the run.
+	AwaitingActionID string `json:"awaitingActionId,omitempty"`
+	// Ctx is the suspended loop, opaque to the store.
+	Ctx json.RawMessage `json:"ctx,omitempty"`
+	// LeaseOwner holds the run until LeaseUntil: one process resumes it.
+	LeaseOwner string    `json:"leaseOwner,omitempty"`
+	LeaseUntil time.Time `json:"leaseUntil,omitzero"`
+	UpdatedAt  time.Time `json:"updatedAt"`
+}

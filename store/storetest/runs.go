@@ -1,0 +1,120 @@
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/brabo-dev/brabo"
+)
+
+func testTasks(t *testing.T, s brabo.Store) {
+	ctx := context.Background()
+	_, p := fixture(t, s)
+	now := time.Now().UTC()
+	task := &brabo.Task{ID: id("task"), ProjectID: p.ID, Title: "Add login", Description: "…", Status: brabo.TaskTodo, CreatedAt: now}
+	must(t, s.Update(ctx, func(tx brabo.Tx) error { return tx.CreateTask(ctx, task) }))
+	task.Status, task.BlockedReason, task.BlockedOrigin, task.AgentID = brabo.TaskBlocked, "nobody decided", brabo.OriginPolicy, "agt_1"
+	task.UpdatedAt = now.Add(time.Minute)
+	must(t, s.Update(ctx, func(tx brabo.Tx) error { return tx.UpdateTask(ctx, task) }))
+	must(t, s.View(ctx, func(tx brabo.Tx) error {
+		got, err := tx.Task(ctx, task.ID)
+		if err != nil {
+			return err
+		}
+		if got.Status != brabo.TaskBlocked || got.BlockedOrigin != brabo.OriginPolicy || got.BlockedReason != "nobody decided" ||
+			got.AgentID != "agt_1" || !got.UpdatedAt.After(got.CreatedAt) || got.Title != "Add login" {
+			t.Errorf("task round trip: %+v", got)
+		}
+		list, err := tx.Tasks(ctx, p.ID)
+		if err != nil || len(list) != 1 {
+			t.Errorf("tasks: %v %v", list, err)
+		}
+		return nil
+	}))
+	err := s.Update(ctx, func(tx brabo.Tx) error { return tx.UpdateTask(ctx, &brabo.Task{ID: "nope", Status: brabo.TaskDone}) })
+	if !errors.Is(err, brabo.ErrNotFound) {
+		t.Errorf("updating a missing task: %v", err)
+	}
+}
+
+func testRunsSuspendAndClaim(t *testing.T, s brabo.Store) {
+	ctx := context.Background()
+	_, p := fixture(t, s)
+	run := &brabo.Run{ID: id("run"), ProjectID: p.ID, ActorKey: "agent:agt_1", State: brabo.RunWorking}
+	must(t, s.Update(ctx, func(tx brabo.Tx) error { return tx.SaveRun(ctx, run) }))
+	// Suspending: the state, the awaited action and the loop's Ctx.
+	run.State, run.AwaitingActionID = brabo.RunAwaitingApproval, "act_9"
+	run.Ctx = json.RawMessage(`{"version":1,"messages":[{"role":"user","content":"hi"}]}`)
+	run.UpdatedAt = time.Now().UTC()
+	must(t, s.Update(ctx, func(tx brabo.Tx) error { return tx.SaveRun(ctx, run) }))
+	must(t, s.View(ctx, func(tx brabo.Tx) error {
+		got, err := tx.AwaitingRun(ctx, "agent:agt_1", "act_9")
+		if err != nil {
+			return err
+		}
+		var a, b any
+		json.Unmarshal(got.Ctx, &a)
+		json.Unmarshal(run.Ctx, &b)
+		if got.ID != run.ID || got.State != brabo.RunAwaitingApproval || got.LeaseOwner != "" || !jsonEqual(a, b) {
+			t.Errorf("awaiting run: %+v", got)
+		}
+		if _, err := tx.AwaitingRun(ctx, "agent:agt_2", "act_9"); !errors.Is(err, brabo.ErrNotFound) {
+			t.Errorf("another actor's key found the run: %v", err)
+		}
+		waiting, err := tx.RunsInState(ctx, brabo.RunAwaitingApproval)
+		if err != nil || len(waiting) != 1 {
+			t.Errorf("runs awaiting approval: %v %v", waiting, err)
+		}
+		return nil
+	}))
+	// Two processes race for the run: one lease wins; it runs out; then
+	// the other may take it.
+	now := time.Now()
+	var wins atomic.Int32
+	var wg sync.WaitGroup
+	for i := 0; i < 10; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			must(t, s.Update(ctx, func(tx brabo.Tx) error {
+				ok, err := tx.ClaimRun(ctx, run.ID, id("proc"), now, time.Minute)
+				if ok {
+					wins.Add(1)
+				}
+				return err
+			}))
+		}(i)
+	}
+	wg.Wait()
+	if wins.Load() != 1 {
+		t.Fatalf("%d processes claimed the run, want 1", wins.Load())
+	}
+	var late bool
+	must(t, s.Update(ctx, func(tx brabo.Tx) error {
+		var err error
+		late, err = tx.ClaimRun(ctx, run.ID, "proc_late", now.Add(2*time.Minute), time.Minute)
+		return err
+	}))
+	if !late {
+		t.Fatal("an expired lease was not claimable")
+	}
+	must(t, s.Update(ctx, func(tx brabo.Tx) error { return tx.ReleaseRun(ctx, run.ID, "proc_late") }))
+	must(t, s.View(ctx, func(tx brabo.Tx) error {
+		got, err := tx.Run(ctx, run.ID)
+		if err == nil && (got.LeaseOwner != "" || !got.LeaseUntil.IsZero()) {
+			t.Errorf("released run still leased: %+v", got)
+		}
+		return err
+	}))
+}
+
+func jsonEqual(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
+}
