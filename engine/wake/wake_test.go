@@ -1,0 +1,254 @@
+package wake_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/engine/wake"
+	"github.com/brabo-dev/brabo/store/postgres"
+	"github.com/brabo-dev/brabo/store/sqlite"
+	"github.com/jackc/pgx/v5"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+func sqliteStore(t *testing.T) brabo.Store {
+	s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "brabo.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// seed makes a project and a run of agent:agt_1 waiting for act_1.
+func seed(t *testing.T, s brabo.Store) *brabo.Run {
+	ctx := context.Background()
+	run := &brabo.Run{ID: "run_1", ProjectID: "p1", ActorKey: "agent:agt_1", State: brabo.RunAwaitingApproval,
+		AwaitingActionID: "act_1", Ctx: json.RawMessage(`{"version":1}`)}
+	err := s.Update(ctx, func(tx brabo.Tx) error {
+		if err := tx.CreateMember(ctx, &brabo.Member{ID: "m1", Name: "ana", TokenHash: "h"}); err != nil {
+			return err
+		}
+		if err := tx.CreateProject(ctx, &brabo.Project{ID: "p1", Slug: "shop", Name: "Shop", Mode: brabo.ModeLocal, Root: "/srv/shop", WorkspaceDir: "shop-1", OwnerID: "m1"}); err != nil {
+			return err
+		}
+		return tx.SaveRun(ctx, run)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+func settle(t *testing.T, s brabo.Store, actorKey, actionID string) {
+	ctx := context.Background()
+	payload, _ := json.Marshal(brabo.Settled{ActionID: actionID, Status: brabo.StatusExecuted, Result: &brabo.Result{Output: "ok\n"}})
+	if err := s.Update(ctx, func(tx brabo.Tx) error {
+		return tx.Enqueue(ctx, &brabo.OutboxMessage{ProjectID: "p1", Topic: brabo.TopicActionSettled, ActorKey: actorKey, ActionID: actionID, Payload: payload})
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// resumer records resumptions and moves the run on, as an agent would.
+type resumer struct {
+	store brabo.Store
+	mu    sync.Mutex
+	calls []string
+	fail  atomic.Int32 // fail this many times first
+}
+
+func (r *resumer) Resume(ctx context.Context, run *brabo.Run, msg brabo.OutboxMessage) error {
+	if r.fail.Load() > 0 {
+		r.fail.Add(-1)
+		return errors.New("the model is down")
+	}
+	r.mu.Lock()
+	r.calls = append(r.calls, run.ID+"←"+msg.ActionID)
+	r.mu.Unlock()
+	run.State, run.AwaitingActionID = brabo.RunDone, ""
+	return r.store.Update(ctx, func(tx brabo.Tx) error { return tx.SaveRun(ctx, run) })
+}
+
+func (r *resumer) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.calls)
+}
+
+func TestASettledActionResumesItsRunOnce(t *testing.T) {
+	s := sqliteStore(t)
+	seed(t, s)
+	res := &resumer{store: s}
+	w := &wake.Worker{Store: s, Owner: "proc_a", Resume: res, Log: quiet}
+	settle(t, s, "agent:agt_1", "act_1")
+	settle(t, s, "agent:agt_1", "act_1") // at least once: a duplicate
+	settle(t, s, "member:m1", "act_2")   // a human's proposal: nobody waits
+	n, err := w.Once(context.Background())
+	if err != nil || n != 3 {
+		t.Fatalf("Once = %d, %v", n, err)
+	}
+	if res.count() != 1 || res.calls[0] != "run_1←act_1" {
+		t.Fatalf("resumptions %v, want run_1 once", res.calls)
+	}
+	if n, _ := w.Once(context.Background()); n != 0 {
+		t.Fatalf("%d messages still undelivered", n)
+	}
+}
+
+func TestALiveActorGetsItInItsMailbox(t *testing.T) {
+	s := sqliteStore(t)
+	seed(t, s)
+	res := &resumer{store: s}
+	local := &mailboxes{boxes: map[string]chan brabo.OutboxMessage{"agent:agt_1": make(chan brabo.OutboxMessage, 1)}}
+	w := &wake.Worker{Store: s, Owner: "proc_a", Resume: res, Local: local, Log: quiet}
+	settle(t, s, "agent:agt_1", "act_1")
+	if _, err := w.Once(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m := <-local.boxes["agent:agt_1"]:
+		if m.ActionID != "act_1" {
+			t.Fatalf("mailbox got %s", m.ActionID)
+		}
+	default:
+		t.Fatal("the live actor's mailbox got nothing")
+	}
+	if res.count() != 0 {
+		t.Fatal("a live actor's run was also resumed from the store")
+	}
+}
+
+type mailboxes struct{ boxes map[string]chan brabo.OutboxMessage }
+
+func (m *mailboxes) Deliver(key string, msg brabo.OutboxMessage) bool {
+	box, ok := m.boxes[key]
+	if ok {
+		box <- msg
+	}
+	return ok
+}
+
+func TestAFailedResumeIsTriedAgainAfterTheLease(t *testing.T) {
+	s := sqliteStore(t)
+	seed(t, s)
+	res := &resumer{store: s}
+	res.fail.Store(1)
+	now := time.Now()
+	w := &wake.Worker{Store: s, Owner: "proc_a", Resume: res, Lease: time.Minute, Now: func() time.Time { return now }, Log: quiet}
+	settle(t, s, "agent:agt_1", "act_1")
+	if _, err := w.Once(context.Background()); err == nil {
+		t.Fatal("a failed resume reported no error")
+	}
+	if n, _ := w.Once(context.Background()); n != 0 {
+		t.Fatal("the message came back before its lease ran out")
+	}
+	now = now.Add(2 * time.Minute)
+	if _, err := w.Once(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if res.count() != 1 {
+		t.Fatalf("resumed %d times after the lease, want 1", res.count())
+	}
+}
+
+func TestRacingWorkersResumeOnce(t *testing.T) {
+	s := sqliteStore(t)
+	seed(t, s)
+	res := &resumer{store: s}
+	settle(t, s, "agent:agt_1", "act_1")
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			w := &wake.Worker{Store: s, Owner: fmt.Sprint("proc_", i), Resume: res, Log: quiet}
+			w.Once(context.Background())
+		}(i)
+	}
+	wg.Wait()
+	if res.count() != 1 {
+		t.Fatalf("resumed %d times by racing workers, want 1", res.count())
+	}
+}
+
+func TestRunWakesOnTheSignal(t *testing.T) {
+	s := sqliteStore(t)
+	seed(t, s)
+	res := &resumer{store: s}
+	// A poll of an hour: only the store's signal can wake it in time.
+	w := &wake.Worker{Store: s, Owner: "proc_a", Resume: res, Poll: time.Hour, Log: quiet}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { w.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	time.Sleep(50 * time.Millisecond)
+	settle(t, s, "agent:agt_1", "act_1")
+	deadline := time.Now().Add(5 * time.Second)
+	for res.count() == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if res.count() != 1 {
+		t.Fatal("the worker did not wake on the store's signal")
+	}
+}
+
+// Two instances on one PostgreSQL database: the decision is recorded
+// through A, and B's worker resumes the run.
+func TestAnotherInstanceResumesTheRun(t *testing.T) {
+	base := os.Getenv("BRABO_TEST_POSTGRES")
+	if base == "" {
+		t.Skip("BRABO_TEST_POSTGRES is not set; .ci/run sets it")
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := fmt.Sprintf("wake_%d", time.Now().UnixNano())
+	conn.Exec(ctx, "CREATE SCHEMA "+schema)
+	t.Cleanup(func() { conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); conn.Close(ctx) })
+	u, _ := url.Parse(base)
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	a, err := postgres.Open(ctx, u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := postgres.Open(ctx, u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	seed(t, a)
+	res := &resumer{store: b}
+	w := &wake.Worker{Store: b, Owner: "instance_b", Resume: res, Poll: time.Hour, Log: quiet}
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { w.Run(wctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	time.Sleep(300 * time.Millisecond) // B's listener connects
+	settle(t, a, "agent:agt_1", "act_1")
+	deadline := time.Now().Add(10 * time.Second)
+	for res.count() == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if res.count() != 1 {
+		t.Fatal("instance B never resumed the run settled through instance A (NOTIFY)")
+	}
+}
