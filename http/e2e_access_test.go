@@ -319,7 +319,9 @@ func TestOtherProjectsAreInvisible(t *testing.T) {
 			"POST /v1/actions/" + pending + "/deny":         map[string]any{"reason": "mine now"},
 		}
 		n := 0
-		for _, op := range operations(t, map[string]string{"project": e.project, "agent": e.agentID, "action": pending}) {
+		task := e.ok("POST", e.pp("/tasks"), e.developer, map[string]any{"title": "Add login"}, 201)["id"].(string)
+		bodies["POST "+e.pp("/tasks")] = map[string]any{"title": "intrude"}
+		for _, op := range operations(t, map[string]string{"project": e.project, "agent": e.agentID, "action": pending, "task": task}) {
 			switch op[1] {
 			case "/v1/projects", "/v1/me", "/v1/queue":
 				continue // not about one project

@@ -252,7 +252,8 @@ func TestEveryRouteNeedsAValidToken(t *testing.T) {
 	eachStore(t, func(t *testing.T, e *env) {
 		e.setPermissions(`{"allow": ["Terminal(echo)"]}`)
 		pending := e.terminal("touch x")["id"].(string)
-		ops := operations(t, map[string]string{"project": e.project, "agent": e.agentID, "action": pending})
+		task := e.ok("POST", e.pp("/tasks"), e.developer, map[string]any{"title": "Add login"}, 201)["id"].(string)
+		ops := operations(t, map[string]string{"project": e.project, "agent": e.agentID, "action": pending, "task": task})
 		if len(ops) < 23 {
 			t.Fatalf("openapi.json lists %d operations; the route table has 23", len(ops))
 		}
@@ -267,6 +268,7 @@ func TestEveryRouteNeedsAValidToken(t *testing.T) {
 			"POST " + e.pp("/actions"):                      `{"type": "terminal", "payload": {"command": "echo pwned"}}`,
 			"POST /v1/actions/" + pending + "/deny":         `{"reason": "no"}`,
 			"PUT " + e.pp("/agents/"+e.agentID+"/autonomy"): `{"actionType": "*", "mode": "auto_approve"}`,
+			"POST " + e.pp("/tasks"):                        `{"title": "sneak"}`,
 		}
 		headers := []struct {
 			what string

@@ -60,3 +60,23 @@ func TestTwoProjectsNeverShareAFolder(t *testing.T) {
 		e.ok("POST", "/v1/projects", e.admin, map[string]any{"slug": "other", "mode": "local", "root": other}, 201)
 	})
 }
+
+func TestTasksBacklog(t *testing.T) {
+	eachStore(t, func(t *testing.T, e *env) {
+		e.refused("POST", e.pp("/tasks"), e.developer, map[string]any{"title": " "}, 400, "invalid_action")
+		e.refused("POST", e.pp("/tasks"), e.agent, map[string]any{"title": "x"}, 403, "forbidden_role")
+		task := e.ok("POST", e.pp("/tasks"), e.developer, map[string]any{"title": "Add login", "description": "OAuth"}, 201)
+		if task["status"] != "todo" || task["title"] != "Add login" {
+			t.Fatalf("task: %v", task)
+		}
+		list := e.ok("GET", e.pp("/tasks"), e.agent, nil, 200)["tasks"].([]any)
+		if len(list) != 1 {
+			t.Fatalf("the agent sees %d tasks", len(list))
+		}
+		got := e.ok("GET", "/v1/tasks/"+task["id"].(string), e.maintainer, nil, 200)
+		if got["id"] != task["id"] {
+			t.Fatalf("get task: %v", got)
+		}
+		e.refused("GET", "/v1/tasks/nope", e.maintainer, nil, 404, "not_found")
+	})
+}
