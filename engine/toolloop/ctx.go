@@ -3,6 +3,7 @@ package toolloop
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"slices"
 
 	"github.com/brabo-dev/brabo/model"
@@ -76,12 +77,14 @@ func cloneCalls(calls []model.ToolCall) []model.ToolCall {
 	return out
 }
 
-// normalizeMessage makes an assistant message what Ctx can store and give
-// back byte for byte: arguments compacted (encoding/json compacts a
+// normalizeMessage makes an assistant message safe to act on: a tool call
+// without an id gets "call_<iteration>_<n>" (a pending call is found again
+// on Resume by its id). It also makes the message what Ctx can store and
+// give back byte for byte: arguments compacted (encoding/json compacts a
 // RawMessage when it writes it), missing arguments as {}, arguments that
 // are not JSON kept as a JSON string of their text (a RawMessage that is
 // not JSON cannot be written at all), and empty lists as nil.
-func normalizeMessage(m model.Message) model.Message {
+func normalizeMessage(m model.Message, iteration int) model.Message {
 	m.Role = model.Assistant
 	m.ToolCallID, m.ToolName, m.IsError = "", "", false
 	if len(m.ToolCalls) == 0 {
@@ -91,6 +94,9 @@ func normalizeMessage(m model.Message) model.Message {
 	calls := make([]model.ToolCall, len(m.ToolCalls))
 	for i, tc := range m.ToolCalls {
 		tc.Arguments = normalizeArgs(tc.Arguments)
+		if tc.ID == "" {
+			tc.ID = fmt.Sprintf("call_%d_%d", iteration, i+1)
+		}
 		calls[i] = tc
 	}
 	m.ToolCalls = calls

@@ -239,7 +239,7 @@ func (l *Loop) iterate(ctx context.Context, c Ctx) Outcome {
 			}
 			return Halted{Why: "model: " + err.Error(), Origin: origin, Ctx: c}
 		}
-		msg := normalizeMessage(resp.Message)
+		msg := normalizeMessage(resp.Message, c.Iterations)
 		c.Messages = append(c.Messages, msg)
 		if len(msg.ToolCalls) == 0 {
 			if resp.StopReason == model.StopMaxTokens {

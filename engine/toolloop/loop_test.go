@@ -419,3 +419,18 @@ func TestMisconfiguredLoop(t *testing.T) {
 		t.Fatalf("halted %q after %d calls", h.Why, m.calls())
 	}
 }
+
+func TestCallWithoutIDGetsOne(t *testing.T) {
+	l, m, _ := newLoop(t, func(model.Request) (*model.Response, error) {
+		return &model.Response{Message: model.Message{Role: model.Assistant, ToolCalls: []model.ToolCall{
+			{Name: "terminal", Arguments: json.RawMessage(terminal("ask x"))}}}, StopReason: model.StopToolCalls}, nil
+	}, final("done"))
+	aw := mustAwait(t, toolloop.Run(context.Background(), l, "t"))
+	if aw.ToolCallID != "call_1_1" || aw.Ctx.Messages[1].ToolCalls[0].ID != "call_1_1" {
+		t.Fatalf("awaiting %+v", aw)
+	}
+	mustDone(t, toolloop.Resume(context.Background(), l, aw.Ctx, brabo.Settled{ActionID: aw.ActionID, Status: brabo.StatusExecuted}))
+	if r := toolResults(m.last()); len(r) != 1 || r[0].ToolCallID != "call_1_1" {
+		t.Fatalf("results %+v", r)
+	}
+}
