@@ -68,16 +68,16 @@ type Loop struct {
 }
 
 // Origin names why a conversation stopped (DESIGN §1): never inferred by
-// elimination.
-type Origin string
+// elimination. It is the root package's, so tasks and runs carry it as is.
+type Origin = brabo.Origin
 
 // Origins.
 const (
-	OriginPolicy Origin = "policy"
-	OriginInfra  Origin = "infra"
-	OriginCode   Origin = "code"
-	OriginModel  Origin = "model"
-	OriginUser   Origin = "user"
+	OriginPolicy = brabo.OriginPolicy
+	OriginInfra  = brabo.OriginInfra
+	OriginCode   = brabo.OriginCode
+	OriginModel  = brabo.OriginModel
+	OriginUser   = brabo.OriginUser
 )
 
 // WhyMaxIterations is Halted.Why when the iteration cap is hit.

@@ -132,7 +132,9 @@ func TestALiveActorGetsItInItsMailbox(t *testing.T) {
 	}
 }
 
-type mailboxes struct{ boxes map[string]chan brabo.OutboxMessage }
+type mailboxes struct {
+	boxes map[string]chan brabo.OutboxMessage
+}
 
 func (m *mailboxes) Deliver(key string, msg brabo.OutboxMessage) bool {
 	box, ok := m.boxes[key]
