@@ -43,20 +43,7 @@ func (t *Tx) Task(ctx context.Context, id string) (*brabo.Task, error) {
 }
 
 func (t *Tx) Tasks(ctx context.Context, projectID string) ([]*brabo.Task, error) {
-	rows, err := t.q.Query(ctx, `SELECT `+taskCols+` FROM tasks WHERE project_id = $1 ORDER BY created_at, id`, projectID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*brabo.Task
-	for rows.Next() {
-		task, err := scanTask(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, task)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, t.q, scanTask, `SELECT `+taskCols+` FROM tasks WHERE project_id = $1 ORDER BY created_at, id`, projectID)
 }
 
 func (t *Tx) UpdateTask(ctx context.Context, task *brabo.Task) error {
@@ -123,20 +110,7 @@ func (t *Tx) AwaitingRun(ctx context.Context, actorKey, actionID string) (*brabo
 }
 
 func (t *Tx) RunsInState(ctx context.Context, state brabo.RunState) ([]*brabo.Run, error) {
-	rows, err := t.q.Query(ctx, `SELECT `+runCols+` FROM runs WHERE state = $1 ORDER BY updated_at, id`, string(state))
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*brabo.Run
-	for rows.Next() {
-		run, err := scanRun(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, run)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, t.q, scanRun, `SELECT `+runCols+` FROM runs WHERE state = $1 ORDER BY updated_at, id`, string(state))
 }
 
 func (t *Tx) ClaimRun(ctx context.Context, id, owner string, now time.Time, lease time.Duration) (bool, error) {

@@ -121,6 +121,24 @@ func (t *Tx) conflict(err error, what string) error {
 	return err
 }
 
+// queryAll runs a query and scans every row with scan.
+func queryAll[T any](ctx context.Context, q Querier, scan func(Row) (T, error), query string, args ...any) ([]T, error) {
+	rows, err := q.Query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
 // Projects ---------------------------------------------------------------
 
 const projectCols = `id, slug, name, mode, root, workspace_dir, container_running, owner_id, created_at`
@@ -148,20 +166,7 @@ func (t *Tx) Project(ctx context.Context, id string) (*brabo.Project, error) {
 }
 
 func (t *Tx) Projects(ctx context.Context) ([]*brabo.Project, error) {
-	rows, err := t.q.Query(ctx, `SELECT `+projectCols+` FROM projects ORDER BY created_at, id`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*brabo.Project
-	for rows.Next() {
-		p, err := scanProject(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, t.q, scanProject, `SELECT `+projectCols+` FROM projects ORDER BY created_at, id`)
 }
 
 func (t *Tx) SetContainerRunning(ctx context.Context, projectID string, running bool) error {
@@ -304,20 +309,7 @@ func (t *Tx) AgentByTokenHash(ctx context.Context, hash string) (*brabo.Agent, e
 }
 
 func (t *Tx) Agents(ctx context.Context, projectID string) ([]*brabo.Agent, error) {
-	rows, err := t.q.Query(ctx, `SELECT `+agentCols+` FROM agents WHERE project_id = $1 ORDER BY created_at, id`, projectID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*brabo.Agent
-	for rows.Next() {
-		a, err := scanAgent(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, a)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, t.q, scanAgent, `SELECT `+agentCols+` FROM agents WHERE project_id = $1 ORDER BY created_at, id`, projectID)
 }
 
 func (t *Tx) PutAutonomy(ctx context.Context, a brabo.AgentAutonomy) error {
@@ -453,20 +445,7 @@ func (t *Tx) Actions(ctx context.Context, f brabo.ActionFilter) ([]*brabo.Propos
 		limit = 1000
 	}
 	q += " ORDER BY created_at DESC, id DESC LIMIT " + arg(limit)
-	rows, err := t.q.Query(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*brabo.ProposedAction
-	for rows.Next() {
-		a, err := scanAction(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, a)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, t.q, scanAction, q, args...)
 }
 
 func (t *Tx) TransitionAction(ctx context.Context, id string, from []brabo.ActionStatus, u brabo.ActionUpdate) (bool, error) {
@@ -511,20 +490,7 @@ func (t *Tx) TransitionAction(ctx context.Context, id string, from []brabo.Actio
 }
 
 func (t *Tx) MergeActions(ctx context.Context, projectID string, pr int64) ([]*brabo.ProposedAction, error) {
-	rows, err := t.q.Query(ctx, `SELECT `+actionCols+` FROM actions WHERE project_id = $1 AND merge_pr = $2 ORDER BY created_at`, projectID, pr)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*brabo.ProposedAction
-	for rows.Next() {
-		a, err := scanAction(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, a)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, t.q, scanAction, `SELECT `+actionCols+` FROM actions WHERE project_id = $1 AND merge_pr = $2 ORDER BY created_at`, projectID, pr)
 }
 
 // Events and outbox ------------------------------------------------------
@@ -692,20 +658,7 @@ func (t *Tx) PR(ctx context.Context, projectID string, number int64) (*brabo.Pul
 }
 
 func (t *Tx) PRs(ctx context.Context, projectID string) ([]*brabo.PullRequest, error) {
-	rows, err := t.q.Query(ctx, `SELECT `+prCols+` FROM pull_requests WHERE project_id = $1 ORDER BY number`, projectID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*brabo.PullRequest
-	for rows.Next() {
-		pr, err := scanPR(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, pr)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, t.q, scanPR, `SELECT `+prCols+` FROM pull_requests WHERE project_id = $1 ORDER BY number`, projectID)
 }
 
 func (t *Tx) MarkPRMerged(ctx context.Context, projectID string, number int64, actionID string) (bool, error) {
