@@ -1,0 +1,320 @@
+package devagent
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/engine/toolloop"
+	"github.com/brabo-dev/brabo/pipeline"
+)
+
+// actor is one agent's goroutine. Everything but the mailbox is owned by
+// that goroutine.
+type actor struct {
+	m       *Manager
+	agent   *brabo.Agent
+	key     string
+	mailbox chan brabo.OutboxMessage
+
+	// st is the run being worked or waited on; nil when idle.
+	st *state
+	// awaiting is the suspension the actor waits on; nil when working or
+	// idle.
+	awaiting *toolloop.AwaitingApproval
+	// capC fires when the wait cap is reached.
+	capC <-chan time.Time
+	// resumed names the actions this actor already resumed with, so a
+	// duplicate delivery is logged as such.
+	resumed map[string]bool
+}
+
+func (a *actor) loop(ctx context.Context) {
+	a.resumed = map[string]bool{}
+	a.restore(ctx)
+	poll := a.m.IdlePoll
+	if poll <= 0 {
+		poll = DefaultIdlePoll
+	}
+	for {
+		if ctx.Err() != nil {
+			return
+		}
+		if a.awaiting == nil && a.work(ctx) {
+			continue // look for the next task at once
+		}
+		var idle <-chan time.Time
+		if a.awaiting == nil {
+			idle = time.After(poll)
+		}
+		select {
+		case <-ctx.Done():
+			return // a waiting run stays in the store; Restore takes it back
+		case msg := <-a.mailbox:
+			a.handle(ctx, msg)
+		case <-a.capC:
+			a.capReached(ctx)
+		case <-idle:
+		}
+	}
+}
+
+func (a *actor) log(msg string, args ...any) {
+	a.m.log().Info("devagent: "+msg, append([]any{"agent", a.agent.ID}, args...)...)
+}
+
+func (a *actor) idle() {
+	a.st, a.awaiting, a.capC = nil, nil, nil
+}
+
+// restore takes back the agent's run that waits for approval in the store,
+// if there is one, and waits for its decision again.
+func (a *actor) restore(ctx context.Context) {
+	l := a.m.keyLock(a.key)
+	l.Lock()
+	defer l.Unlock()
+	var runs []*brabo.Run
+	err := a.m.Store.View(ctx, func(tx brabo.Tx) error {
+		var err error
+		runs, err = tx.RunsInState(ctx, brabo.RunAwaitingApproval)
+		return err
+	})
+	if err != nil {
+		a.m.log().Error("devagent: looking for a waiting run", "agent", a.agent.ID, "err", err)
+		return
+	}
+	i := slices.IndexFunc(runs, func(r *brabo.Run) bool { return r.ActorKey == a.key })
+	if i < 0 {
+		return
+	}
+	st, err := a.m.loadRun(ctx, runs[i].ID)
+	if err != nil {
+		a.m.log().Error("devagent: restoring a waiting run", "agent", a.agent.ID, "run", runs[i].ID, "err", err)
+		return
+	}
+	c, err := a.m.restoreCtx(st.run)
+	if err != nil {
+		if err := a.m.blockUnrestorable(ctx, st, err); err != nil {
+			a.m.log().Error("devagent: blocking an unrestorable run", "run", st.run.ID, "err", err)
+		}
+		return
+	}
+	// The wait cap counts from the suspension, not from the restart.
+	left := st.run.UpdatedAt.Add(a.m.waitCap()).Sub(a.m.now())
+	a.st = st
+	a.awaiting = &toolloop.AwaitingApproval{ActionID: st.run.AwaitingActionID, ToolCallID: c.PendingToolCallID,
+		ToolName: c.PendingToolName, Ctx: c}
+	a.capC = a.m.clock().After(max(left, 0))
+	a.log("restored a run waiting for approval", "run", st.run.ID, "task", st.task.ID, "action", st.run.AwaitingActionID)
+	a.catchUp(ctx)
+}
+
+// work claims the oldest todo task of the agent's project and runs the
+// loop on it; it reports whether there was a task.
+func (a *actor) work(ctx context.Context) bool {
+	st, err := a.m.claim(ctx, a.agent)
+	if err != nil {
+		a.m.log().Error("devagent: claiming a task", "agent", a.agent.ID, "err", err)
+		return false
+	}
+	if st == nil {
+		return false
+	}
+	a.st = st
+	a.log("working", "task", st.task.ID, "run", st.run.ID)
+	prompt := st.task.Title
+	if st.task.Description != "" {
+		prompt += "\n\n" + st.task.Description
+	}
+	a.outcome(ctx, toolloop.Run(ctx, st.loop, prompt))
+	return true
+}
+
+// outcome records what the loop ended with. On a suspension the wait cap's
+// timer starts before the run is persisted, so whoever sees the run
+// waiting sees its timer running.
+func (a *actor) outcome(ctx context.Context, out toolloop.Outcome) {
+	var capC <-chan time.Time
+	if _, ok := out.(toolloop.AwaitingApproval); ok {
+		capC = a.m.clock().After(a.m.waitCap())
+	}
+	aw, err := a.m.apply(ctx, a.st, out)
+	if err != nil {
+		a.m.log().Error("devagent: recording an outcome", "agent", a.agent.ID, "run", a.st.run.ID, "err", err)
+		if aw == nil {
+			if _, ok := out.(toolloop.AwaitingApproval); ok {
+				// The suspension is not in the store, so no decision can
+				// reach it: block rather than wait for nothing.
+				if err := a.m.block(ctx, a.st, fmt.Sprintf("the suspension could not be stored: %v", err), brabo.OriginInfra, nil); err != nil {
+					a.m.log().Error("devagent: blocking a task", "run", a.st.run.ID, "err", err)
+				}
+			}
+		}
+		a.idle()
+		return
+	}
+	if aw == nil {
+		a.log("task ended", "task", a.st.task.ID, "status", a.st.task.Status, "reason", a.st.task.BlockedReason)
+		a.idle()
+		return
+	}
+	a.awaiting, a.capC = aw, capC
+	a.log("waiting for approval", "task", a.st.task.ID, "action", aw.ActionID, "tool", aw.ToolName)
+	a.catchUp(ctx)
+}
+
+// catchUp resumes at once when the awaited action was decided before the
+// suspension was stored (the settled event then found no run waiting).
+func (a *actor) catchUp(ctx context.Context) {
+	if a.awaiting == nil {
+		return
+	}
+	var act *brabo.ProposedAction
+	err := a.m.Store.View(ctx, func(tx brabo.Tx) error {
+		var err error
+		act, err = tx.Action(ctx, a.awaiting.ActionID)
+		return err
+	})
+	if err != nil {
+		a.m.log().Error("devagent: reading the awaited action", "action", a.awaiting.ActionID, "err", err)
+		return
+	}
+	if !act.Status.Settled() {
+		return
+	}
+	a.log("the awaited action is already settled; resuming", "action", act.ID, "status", act.Status)
+	a.resume(ctx, brabo.Settled{ActionID: act.ID, Status: act.Status, Result: act.Result, Reason: act.Reason})
+}
+
+// handle reads one message of the mailbox.
+func (a *actor) handle(ctx context.Context, msg brabo.OutboxMessage) {
+	if msg.Topic != brabo.TopicActionSettled {
+		a.log("ignored a message of another topic", "topic", msg.Topic, "action", msg.ActionID)
+		return
+	}
+	s, err := decodeSettled(msg)
+	if err != nil {
+		a.m.log().Error("devagent: ignored an unreadable message", "agent", a.agent.ID, "err", err)
+		return
+	}
+	switch {
+	case a.awaiting != nil && a.awaiting.Ctx.Awaits(s.ActionID):
+	case a.resumed[s.ActionID]:
+		a.log("ignored a duplicate settled event", "action", s.ActionID)
+		return
+	case a.awaiting == nil:
+		a.log("ignored a settled event: not waiting for any action", "action", s.ActionID)
+		return
+	default:
+		a.log("ignored a settled event for another action", "action", s.ActionID, "awaiting", a.awaiting.ActionID)
+		return
+	}
+	if !s.Status.Settled() {
+		a.log("ignored a settled event whose status is not settled", "action", s.ActionID, "status", s.Status)
+		return
+	}
+	a.resume(ctx, s)
+}
+
+// resume continues the loop with the awaited action's settlement.
+func (a *actor) resume(ctx context.Context, s brabo.Settled) {
+	aw := a.awaiting
+	a.awaiting, a.capC = nil, nil
+	if err := a.m.markWorking(ctx, a.st); err != nil {
+		a.m.log().Error("devagent: resuming", "run", a.st.run.ID, "err", err)
+		a.awaiting = aw // still waiting; the wait cap still applies
+		a.capC = a.m.clock().After(a.st.run.UpdatedAt.Add(a.m.waitCap()).Sub(a.m.now()))
+		return
+	}
+	a.resumed[s.ActionID] = true
+	a.log("resuming", "task", a.st.task.ID, "action", s.ActionID, "status", s.Status)
+	a.outcome(ctx, toolloop.Resume(ctx, a.st.loop, aw.Ctx, s))
+}
+
+// capReached blocks the task when nobody decided within the wait cap.
+func (a *actor) capReached(ctx context.Context) {
+	if a.awaiting == nil {
+		return
+	}
+	// A decision made in time whose message is still on its way counts.
+	a.catchUp(ctx)
+	if a.awaiting == nil {
+		return
+	}
+	why := fmt.Sprintf("nobody decided on action %s (%s) within the wait cap of %s", a.awaiting.ActionID,
+		a.awaiting.ToolName, a.m.waitCap())
+	a.log("wait cap reached", "task", a.st.task.ID, "action", a.awaiting.ActionID)
+	if err := a.m.block(ctx, a.st, why, brabo.OriginPolicy, nil); err != nil {
+		a.m.log().Error("devagent: blocking a task", "run", a.st.run.ID, "err", err)
+	}
+	a.idle()
+}
+
+// markWorking records that a run resumed: it awaits nothing, so another
+// delivery of the same event finds no run waiting.
+func (m *Manager) markWorking(ctx context.Context, st *state) error {
+	prev := *st.run
+	st.run.State, st.run.AwaitingActionID, st.run.UpdatedAt = brabo.RunWorking, "", m.now()
+	if err := m.Store.Update(ctx, func(tx brabo.Tx) error { return tx.SaveRun(ctx, st.run) }); err != nil {
+		*st.run = prev
+		return fmt.Errorf("devagent: marking run %s working: %w", st.run.ID, err)
+	}
+	return nil
+}
+
+// claim takes the oldest todo task of the agent's project for it and
+// creates its run, in one transaction. The task is read again inside the
+// transaction and taken only while it is todo, so two actors racing for it
+// cannot both have it (SQLite serialises write transactions; a store with
+// weaker isolation needs a conditional update here).
+func (m *Manager) claim(ctx context.Context, agent *brabo.Agent) (*state, error) {
+	var st *state
+	err := m.Store.Update(ctx, func(tx brabo.Tx) error {
+		tasks, err := tx.Tasks(ctx, agent.ProjectID)
+		if err != nil {
+			return err
+		}
+		for _, t := range tasks {
+			if t.Status != brabo.TaskTodo {
+				continue
+			}
+			task, err := tx.Task(ctx, t.ID)
+			if err != nil {
+				return err
+			}
+			if task.Status != brabo.TaskTodo {
+				continue
+			}
+			now := m.now()
+			task.Status, task.AgentID, task.UpdatedAt = brabo.TaskInProgress, agent.ID, now
+			if err := tx.UpdateTask(ctx, task); err != nil {
+				return err
+			}
+			project, err := tx.Project(ctx, agent.ProjectID)
+			if err != nil {
+				return err
+			}
+			run := &brabo.Run{ID: pipeline.NewID("run"), ProjectID: project.ID, ActorKey: ActorKey(agent.ID),
+				TaskID: task.ID, State: brabo.RunWorking, UpdatedAt: now}
+			if err := tx.SaveRun(ctx, run); err != nil {
+				return err
+			}
+			if err := tx.AppendEvent(ctx, &brabo.Event{ProjectID: project.ID, Type: brabo.EventTaskStatusChanged, ActorID: agent.ID,
+				CreatedAt: now, Payload: mustJSON(map[string]any{"taskId": task.ID, "status": brabo.TaskInProgress})}); err != nil {
+				return err
+			}
+			st = &state{agent: agent, task: task, project: project, run: run}
+			return nil
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if st != nil {
+		st.loop = m.buildLoop(agent, st.project)
+	}
+	return st, nil
+}

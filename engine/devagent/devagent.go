@@ -1,0 +1,517 @@
+// Package devagent is the dev agent (DESIGN §7.2): one goroutine actor per
+// agent, with a mailbox, that takes the oldest todo task of its project and
+// works it with the tool loop.
+//
+// When a pipeline tool's action waits for a human (ADR 0052) the actor
+// persists the run — state awaiting_approval, the awaited action id and the
+// loop's Ctx as JSON — before anything else, appends dev.awaiting_approval
+// to the project's log and goes back to its select loop: it never blocks
+// its mailbox. The action's task.action_settled, routed by the wake worker
+// (engine/wake) to Manager.Deliver, resumes the loop with the real result
+// or the denial reason. Waiting longer than the wait cap blocks the task
+// with origin policy ("nobody decided").
+//
+// The run in the store is the truth; the actor is a cache of it. After a
+// restart Manager.Restore brings back the actors that were waiting, and
+// when no actor holds a run here, Manager.Resume (the wake worker's
+// Resumer) resumes it from its stored Ctx. A Ctx that cannot be restored
+// blocks the task with origin infra and a diagnostic naming the action; the
+// action itself stays as the pipeline recorded it.
+//
+// TODO(§7.2, not built yet): the report_done tool (it may open a PR only
+// after a terminal tool with exit 0 in the history), the pr_open proposal
+// it makes through the pipeline, the awaiting_pr state, and routing
+// task.pr_settled (opened: false is a user decision, not a failure). Also
+// the worktree the agent holds: today the agent works in the project's
+// scope root directly.
+package devagent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/engine/toolloop"
+	"github.com/brabo-dev/brabo/model"
+	"github.com/brabo-dev/brabo/pipeline"
+	"github.com/brabo-dev/brabo/policy"
+)
+
+// Events the dev agent appends to its project's log.
+const (
+	EventAwaitingApproval = "dev.awaiting_approval"
+	EventTaskBlocked      = "backlog.task_blocked"
+	EventLimitReached     = "toolloop.limit_reached"
+)
+
+// Defaults for the zero values of Manager's tuning fields.
+const (
+	DefaultWaitCap     = 24 * time.Hour
+	DefaultMailboxSize = 16
+	DefaultIdlePoll    = 2 * time.Second
+)
+
+// Clock is the time the wait cap is measured with; tests use a fake.
+type Clock interface {
+	Now() time.Time
+	After(d time.Duration) <-chan time.Time
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time                         { return time.Now().UTC() }
+func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// Scoper gives a project's scope root; *pipeline.Service satisfies it.
+type Scoper interface {
+	ScopeRoot(p *brabo.Project) (policy.Scope, error)
+}
+
+var _ Scoper = (*pipeline.Service)(nil)
+
+// Manager holds the dev agent actors of this process. It is the wake
+// worker's Local (Deliver) and Resumer (Resume).
+type Manager struct {
+	Store    brabo.Store
+	Proposer toolloop.Proposer
+	Scoper   Scoper
+	Model    model.Model
+	System   string
+	// MaxIterations bounds the model calls of one task's conversation
+	// (toolloop's default when zero).
+	MaxIterations int
+	// WaitCap is the task inactivity cap: how long a run may wait for a
+	// decision before its task is blocked with origin policy
+	// (DefaultWaitCap when zero).
+	WaitCap time.Duration
+	// Clock measures the wait cap (the real clock when nil).
+	Clock Clock
+	// MailboxSize is each actor's buffer (DefaultMailboxSize when zero);
+	// a full mailbox refuses a delivery, which the wake worker then
+	// retries through the store.
+	MailboxSize int
+	// IdlePoll is how often an idle actor looks for a todo task, in real
+	// time (DefaultIdlePoll when zero).
+	IdlePoll time.Duration
+	// Manages selects the agents Restore brings back (all when nil).
+	Manages func(*brabo.Agent) bool
+	Log     *slog.Logger
+
+	mu     sync.Mutex
+	actors map[string]*actor
+	locks  map[string]*sync.Mutex
+	wg     sync.WaitGroup
+}
+
+func (m *Manager) clock() Clock {
+	if m.Clock != nil {
+		return m.Clock
+	}
+	return realClock{}
+}
+
+func (m *Manager) now() time.Time { return m.clock().Now().UTC() }
+
+func (m *Manager) log() *slog.Logger {
+	if m.Log != nil {
+		return m.Log
+	}
+	return slog.Default()
+}
+
+func (m *Manager) waitCap() time.Duration {
+	if m.WaitCap > 0 {
+		return m.WaitCap
+	}
+	return DefaultWaitCap
+}
+
+// ActorKey is the key the outbox routes an agent's settled events by.
+func ActorKey(agentID string) string { return "agent:" + agentID }
+
+// keyLock serialises restoring and store-side resuming of one actor's run
+// in this process.
+func (m *Manager) keyLock(key string) *sync.Mutex {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.locks == nil {
+		m.locks = map[string]*sync.Mutex{}
+	}
+	l, ok := m.locks[key]
+	if !ok {
+		l = &sync.Mutex{}
+		m.locks[key] = l
+	}
+	return l
+}
+
+// Start starts the agent's actor, unless one is live here already. The
+// actor first takes back the agent's run waiting for approval, if the
+// store has one; otherwise it claims todo tasks. It stops when ctx ends.
+func (m *Manager) Start(ctx context.Context, agent *brabo.Agent) error {
+	if m.Store == nil || m.Model == nil {
+		return errors.New("devagent: the manager needs a store and a model")
+	}
+	key := ActorKey(agent.ID)
+	size := m.MailboxSize
+	if size <= 0 {
+		size = DefaultMailboxSize
+	}
+	m.mu.Lock()
+	if m.actors == nil {
+		m.actors = map[string]*actor{}
+	}
+	if _, ok := m.actors[key]; ok {
+		m.mu.Unlock()
+		return nil
+	}
+	a := &actor{m: m, agent: agent, key: key, mailbox: make(chan brabo.OutboxMessage, size)}
+	m.actors[key] = a
+	m.wg.Add(1)
+	m.mu.Unlock()
+	go func() {
+		defer m.wg.Done()
+		defer func() {
+			m.mu.Lock()
+			if m.actors[key] == a {
+				delete(m.actors, key)
+			}
+			m.mu.Unlock()
+		}()
+		a.loop(ctx)
+	}()
+	return nil
+}
+
+// Wait returns when every actor started so far has stopped.
+func (m *Manager) Wait() { m.wg.Wait() }
+
+// Live reports whether the agent's actor runs in this process.
+func (m *Manager) Live(agentID string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.actors[ActorKey(agentID)]
+	return ok
+}
+
+// Restore starts the actors of the managed agents whose runs wait for
+// approval in the store: call it at start-up. Each restored actor waits
+// for its decision again (or blocks its task when the stored Ctx cannot be
+// restored).
+func (m *Manager) Restore(ctx context.Context) error {
+	var runs []*brabo.Run
+	if err := m.Store.View(ctx, func(tx brabo.Tx) error {
+		var err error
+		runs, err = tx.RunsInState(ctx, brabo.RunAwaitingApproval)
+		return err
+	}); err != nil {
+		return fmt.Errorf("devagent: listing waiting runs: %w", err)
+	}
+	seen := map[string]bool{}
+	var errs []error
+	for _, r := range runs {
+		id, ok := strings.CutPrefix(r.ActorKey, "agent:")
+		if !ok || seen[id] {
+			continue
+		}
+		seen[id] = true
+		var agent *brabo.Agent
+		err := m.Store.View(ctx, func(tx brabo.Tx) error {
+			var err error
+			agent, err = tx.Agent(ctx, id)
+			return err
+		})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("devagent: agent of run %s: %w", r.ID, err))
+			continue
+		}
+		if m.Manages != nil && !m.Manages(agent) {
+			continue
+		}
+		if err := m.Start(ctx, agent); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Deliver puts msg in the mailbox of the actor with that key, without
+// blocking: it reports false when no actor with that key is live here or
+// its mailbox is full (the wake worker then resumes through the store).
+func (m *Manager) Deliver(actorKey string, msg brabo.OutboxMessage) bool {
+	m.mu.Lock()
+	a, ok := m.actors[actorKey]
+	m.mu.Unlock()
+	if !ok {
+		return false
+	}
+	select {
+	case a.mailbox <- msg:
+		return true
+	default:
+		m.log().Warn("devagent: mailbox full; the message goes the store's way", "actor", actorKey, "action", msg.ActionID)
+		return false
+	}
+}
+
+// Resume resumes a run no live actor holds from its stored Ctx with a
+// settled message (wake.Resumer). It returns once the run is saved again:
+// suspended on another action, done or blocked. A Ctx that cannot be
+// restored blocks the task (origin infra) and is not an error: the message
+// is dealt with.
+func (m *Manager) Resume(ctx context.Context, run *brabo.Run, msg brabo.OutboxMessage) error {
+	if m.Deliver(run.ActorKey, msg) {
+		return nil
+	}
+	if m.Live(strings.TrimPrefix(run.ActorKey, "agent:")) {
+		return fmt.Errorf("devagent: the actor %s is live here but its mailbox is full; try again", run.ActorKey)
+	}
+	l := m.keyLock(run.ActorKey)
+	l.Lock()
+	defer l.Unlock()
+	if msg.Topic != brabo.TopicActionSettled {
+		m.log().Warn("devagent: not resuming on a message of another topic", "topic", msg.Topic, "run", run.ID)
+		return nil
+	}
+	settled, err := decodeSettled(msg)
+	if err != nil {
+		m.log().Error("devagent: unreadable settled message", "run", run.ID, "err", err)
+		return nil
+	}
+	st, err := m.loadRun(ctx, run.ID)
+	if err != nil {
+		return err
+	}
+	if st.run.State != brabo.RunAwaitingApproval || st.run.AwaitingActionID != settled.ActionID {
+		m.log().Info("devagent: run no longer awaits the action; ignored", "run", run.ID, "action", settled.ActionID,
+			"state", st.run.State, "awaiting", st.run.AwaitingActionID)
+		return nil
+	}
+	c, err := m.restoreCtx(st.run)
+	if err != nil {
+		return m.blockUnrestorable(ctx, st, err)
+	}
+	next, err := m.resume(ctx, st, c, settled)
+	if err != nil {
+		return err
+	}
+	_ = next // no live actor: a new suspension waits for the next delivery
+	return nil
+}
+
+// state is one run in progress: the agent, its task and project, and the
+// loop built for them.
+type state struct {
+	agent   *brabo.Agent
+	task    *brabo.Task
+	project *brabo.Project
+	run     *brabo.Run
+	loop    *toolloop.Loop
+}
+
+// loadRun reads a run with its task, agent and project, and builds its
+// loop.
+func (m *Manager) loadRun(ctx context.Context, runID string) (*state, error) {
+	st := &state{}
+	err := m.Store.View(ctx, func(tx brabo.Tx) error {
+		var err error
+		if st.run, err = tx.Run(ctx, runID); err != nil {
+			return err
+		}
+		id, ok := strings.CutPrefix(st.run.ActorKey, "agent:")
+		if !ok {
+			return fmt.Errorf("run %s belongs to %q, not to an agent", runID, st.run.ActorKey)
+		}
+		if st.agent, err = tx.Agent(ctx, id); err != nil {
+			return err
+		}
+		if st.task, err = tx.Task(ctx, st.run.TaskID); err != nil {
+			return err
+		}
+		st.project, err = tx.Project(ctx, st.run.ProjectID)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("devagent: loading run %s: %w", runID, err)
+	}
+	st.loop = m.buildLoop(st.agent, st.project)
+	return st, nil
+}
+
+// buildLoop is the agent's tool loop: the standard pipeline tools and a
+// read_file confined to the project's scope root.
+func (m *Manager) buildLoop(agent *brabo.Agent, p *brabo.Project) *toolloop.Loop {
+	var root string
+	var rootErr error
+	if m.Scoper == nil {
+		rootErr = errors.New("no scope is configured")
+	} else {
+		sc, err := m.Scoper.ScopeRoot(p)
+		root, rootErr = sc.Root, err
+	}
+	tools := append(toolloop.StandardTools(), ReadFileTool(root, rootErr))
+	return &toolloop.Loop{Model: m.Model, Proposer: m.Proposer, ProjectID: p.ID, Actor: pipeline.Actor{Agent: agent},
+		System: m.System, Tools: tools, MaxIterations: m.MaxIterations}
+}
+
+// restoreCtx decodes a stored Ctx, refusing what Resume would refuse for
+// its version.
+func (m *Manager) restoreCtx(r *brabo.Run) (toolloop.Ctx, error) {
+	var c toolloop.Ctx
+	if len(r.Ctx) == 0 {
+		return c, errors.New("the run has no stored Ctx")
+	}
+	if err := json.Unmarshal(r.Ctx, &c); err != nil {
+		return c, fmt.Errorf("the stored Ctx is unreadable: %v", err)
+	}
+	if c.Version != toolloop.CtxVersion {
+		return c, fmt.Errorf("the stored Ctx has version %d; this build reads version %d only", c.Version, toolloop.CtxVersion)
+	}
+	if !c.Awaits(r.AwaitingActionID) {
+		return c, fmt.Errorf("the stored Ctx awaits action %q, the run action %q", c.AwaitingActionID, r.AwaitingActionID)
+	}
+	return c, nil
+}
+
+// blockUnrestorable blocks a run whose Ctx cannot be restored: origin
+// infra, a diagnostic naming the action. The action is left as it is.
+func (m *Manager) blockUnrestorable(ctx context.Context, st *state, cause error) error {
+	why := fmt.Sprintf("the suspended conversation could not be restored, so the decision on action %s cannot reach it: %v (the action stays recorded)",
+		st.run.AwaitingActionID, cause)
+	m.log().Error("devagent: blocking a run", "run", st.run.ID, "task", st.task.ID, "err", cause)
+	return m.block(ctx, st, why, brabo.OriginInfra, nil)
+}
+
+// resume marks the run working, resumes the loop with settled and applies
+// the outcome. It returns the suspension, if the loop suspended again.
+func (m *Manager) resume(ctx context.Context, st *state, c toolloop.Ctx, settled brabo.Settled) (*toolloop.AwaitingApproval, error) {
+	if err := m.markWorking(ctx, st); err != nil {
+		return nil, err
+	}
+	return m.apply(ctx, st, toolloop.Resume(ctx, st.loop, c, settled))
+}
+
+// apply persists an outcome of the loop. On a suspension the run is saved
+// awaiting_approval with its Ctx, and dev.awaiting_approval appended, in
+// one transaction.
+func (m *Manager) apply(ctx context.Context, st *state, out toolloop.Outcome) (*toolloop.AwaitingApproval, error) {
+	ctx = context.WithoutCancel(ctx) // an outcome reached is recorded, even while shutting down
+	switch o := out.(type) {
+	case toolloop.AwaitingApproval:
+		raw, err := json.Marshal(o.Ctx)
+		if err != nil {
+			return nil, m.block(ctx, st, fmt.Sprintf("the suspended conversation (awaiting action %s) could not be encoded: %v", o.ActionID, err), brabo.OriginCode, nil)
+		}
+		st.run.State, st.run.AwaitingActionID, st.run.Ctx, st.run.UpdatedAt = brabo.RunAwaitingApproval, o.ActionID, raw, m.now()
+		err = m.Store.Update(ctx, func(tx brabo.Tx) error {
+			if err := tx.SaveRun(ctx, st.run); err != nil {
+				return err
+			}
+			return tx.AppendEvent(ctx, &brabo.Event{ProjectID: st.project.ID, Type: EventAwaitingApproval, ActorID: st.agent.ID,
+				ActionID: o.ActionID, CreatedAt: st.run.UpdatedAt,
+				Payload: mustJSON(map[string]any{"taskId": st.task.ID, "actionId": o.ActionID, "toolName": o.ToolName})})
+		})
+		if err != nil {
+			return nil, fmt.Errorf("devagent: persisting the suspension of run %s on action %s: %w", st.run.ID, o.ActionID, err)
+		}
+		return &o, nil
+	case toolloop.Done:
+		raw, _ := json.Marshal(o.Ctx)
+		now := m.now()
+		st.run.State, st.run.AwaitingActionID, st.run.Ctx, st.run.UpdatedAt = brabo.RunDone, "", raw, now
+		err := m.Store.Update(ctx, func(tx brabo.Tx) error {
+			task, err := tx.Task(ctx, st.task.ID)
+			if err != nil {
+				return err
+			}
+			task.Status, task.BlockedReason, task.BlockedOrigin, task.UpdatedAt = brabo.TaskDone, "", "", now
+			if err := tx.UpdateTask(ctx, task); err != nil {
+				return err
+			}
+			st.task = task
+			if err := tx.SaveRun(ctx, st.run); err != nil {
+				return err
+			}
+			return tx.AppendEvent(ctx, &brabo.Event{ProjectID: st.project.ID, Type: brabo.EventTaskStatusChanged, ActorID: st.agent.ID,
+				CreatedAt: now, Payload: mustJSON(map[string]any{"taskId": task.ID, "status": brabo.TaskDone})})
+		})
+		if err != nil {
+			return nil, fmt.Errorf("devagent: recording task %s done: %w", st.task.ID, err)
+		}
+		return nil, nil
+	case toolloop.Halted:
+		var limit *toolloop.Ctx
+		if o.Why == toolloop.WhyMaxIterations {
+			limit = &o.Ctx
+		}
+		if raw, err := json.Marshal(o.Ctx); err == nil {
+			st.run.Ctx = raw
+		}
+		return nil, m.block(ctx, st, o.Why, o.Origin, limit)
+	}
+	return nil, m.block(ctx, st, fmt.Sprintf("the tool loop ended with an unknown outcome %T", out), brabo.OriginCode, nil)
+}
+
+// block moves the task to blocked and the run to blocked (awaiting
+// nothing, so a later decision resumes nothing), with
+// backlog.task_blocked; limit, when set, adds toolloop.limit_reached.
+func (m *Manager) block(ctx context.Context, st *state, why string, origin brabo.Origin, limit *toolloop.Ctx) error {
+	ctx = context.WithoutCancel(ctx)
+	now := m.now()
+	st.run.State, st.run.AwaitingActionID, st.run.UpdatedAt = brabo.RunBlocked, "", now
+	err := m.Store.Update(ctx, func(tx brabo.Tx) error {
+		task, err := tx.Task(ctx, st.task.ID)
+		if err != nil {
+			return err
+		}
+		task.Status, task.BlockedReason, task.BlockedOrigin, task.UpdatedAt = brabo.TaskBlocked, why, origin, now
+		if err := tx.UpdateTask(ctx, task); err != nil {
+			return err
+		}
+		st.task = task
+		if err := tx.SaveRun(ctx, st.run); err != nil {
+			return err
+		}
+		if limit != nil {
+			max := st.loop.MaxIterations
+			if max <= 0 {
+				max = toolloop.DefaultMaxIterations
+			}
+			if err := tx.AppendEvent(ctx, &brabo.Event{ProjectID: st.project.ID, Type: EventLimitReached, ActorID: st.agent.ID, CreatedAt: now,
+				Payload: mustJSON(map[string]any{"taskId": task.ID, "iteration": limit.Iterations, "max_iterations": max})}); err != nil {
+				return err
+			}
+		}
+		return tx.AppendEvent(ctx, &brabo.Event{ProjectID: st.project.ID, Type: EventTaskBlocked, ActorID: st.agent.ID, CreatedAt: now,
+			Payload: mustJSON(map[string]any{"taskId": task.ID, "reason": why, "origin": origin})})
+	})
+	if err != nil {
+		return fmt.Errorf("devagent: blocking task %s (%s): %w", st.task.ID, why, err)
+	}
+	return nil
+}
+
+func decodeSettled(msg brabo.OutboxMessage) (brabo.Settled, error) {
+	var s brabo.Settled
+	if err := json.Unmarshal(msg.Payload, &s); err != nil {
+		return s, fmt.Errorf("the payload of message %d is not a settled event: %v", msg.ID, err)
+	}
+	if s.ActionID == "" {
+		s.ActionID = msg.ActionID
+	}
+	return s, nil
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // only maps of plain values are passed
+	}
+	return b
+}
