@@ -1,0 +1,391 @@
+package devagent_test
+
+// The world the dev agent's tests run in: the real pipeline on SQLite on a
+// file, the real executor, a local project folder with a permissions.json
+// (ls, echo and cat allowed; touch asks), the scripted model behind a
+// recorder, a fake clock for the wait cap, and the wake worker.
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/engine/devagent"
+	"github.com/brabo-dev/brabo/engine/toolloop"
+	"github.com/brabo-dev/brabo/engine/wake"
+	"github.com/brabo-dev/brabo/executor"
+	"github.com/brabo-dev/brabo/model"
+	"github.com/brabo-dev/brabo/model/scripted"
+	"github.com/brabo-dev/brabo/pipeline"
+	"github.com/brabo-dev/brabo/store/sqlite"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// fakeClock is a Clock whose time moves only when the test says so.
+type fakeClock struct {
+	mu     sync.Mutex
+	now    time.Time
+	timers []fakeTimer
+}
+
+type fakeTimer struct {
+	at time.Time
+	ch chan time.Time
+}
+
+func newClock() *fakeClock { return &fakeClock{now: time.Now().UTC()} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) After(d time.Duration) <-chan time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ch := make(chan time.Time, 1)
+	if d <= 0 {
+		ch <- c.now
+		return ch
+	}
+	c.timers = append(c.timers, fakeTimer{at: c.now.Add(d), ch: ch})
+	return ch
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	keep := c.timers[:0]
+	for _, t := range c.timers {
+		if !t.at.After(c.now) {
+			t.ch <- c.now
+		} else {
+			keep = append(keep, t)
+		}
+	}
+	c.timers = keep
+}
+
+// recorder keeps a JSON copy of every request a model is sent.
+type recorder struct {
+	inner model.Model
+	mu    sync.Mutex
+	reqs  []model.Request
+}
+
+func (r *recorder) Complete(ctx context.Context, req model.Request) (*model.Response, error) {
+	raw, _ := json.Marshal(req)
+	var cp model.Request
+	json.Unmarshal(raw, &cp)
+	r.mu.Lock()
+	r.reqs = append(r.reqs, cp)
+	r.mu.Unlock()
+	return r.inner.Complete(ctx, req)
+}
+
+func (r *recorder) calls() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.reqs)
+}
+
+func (r *recorder) req(t *testing.T, i int) model.Request {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if i >= len(r.reqs) {
+		t.Fatalf("the model was called %d times; want request %d", len(r.reqs), i+1)
+	}
+	return r.reqs[i]
+}
+
+func newRecorder(t *testing.T, script string) *recorder {
+	t.Helper()
+	m, err := scripted.ParseNamed(t.Name(), []byte(script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &recorder{inner: m}
+}
+
+// toolResult finds the result of a tool call in a request.
+func toolResult(req model.Request, callID string) (model.Message, bool) {
+	i := slices.IndexFunc(req.Messages, func(m model.Message) bool { return m.Role == model.ToolResult && m.ToolCallID == callID })
+	if i < 0 {
+		return model.Message{}, false
+	}
+	return req.Messages[i], true
+}
+
+type world struct {
+	store *sqlite.Store
+	svc   *pipeline.Service
+	root  string
+	owner *brabo.Member
+	prj   *brabo.Project
+	agent *brabo.Agent
+	task  *brabo.Task
+	clock *fakeClock
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	ctx := context.Background()
+	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "brabo.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	root := t.TempDir()
+	perms := `{"allow":["Terminal(ls)","Terminal(echo)","Terminal(cat)"]}`
+	if err := os.WriteFile(filepath.Join(root, "permissions.json"), []byte(perms), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "README.md"), []byte("# shop\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	w := &world{store: s, root: root, clock: newClock(),
+		svc: &pipeline.Service{Store: s, Executor: executor.New(executor.Options{}), WorkspacesRoot: t.TempDir(), Log: quiet}}
+	w.owner = &brabo.Member{ID: pipeline.NewID("mem"), Name: "ana", TokenHash: pipeline.NewID("h"), CreatedAt: now}
+	w.prj = &brabo.Project{ID: pipeline.NewID("prj"), Slug: "shop", Name: "Shop", Mode: brabo.ModeLocal, Root: root,
+		WorkspaceDir: "shop-12345678", OwnerID: w.owner.ID, CreatedAt: now}
+	w.agent = w.newAgent(t, "coder", false)
+	w.task = &brabo.Task{ID: pipeline.NewID("tsk"), ProjectID: w.prj.ID, Title: "Create made.txt",
+		Description: "An empty file at the top of the project.", Status: brabo.TaskTodo, CreatedAt: now}
+	err = s.Update(ctx, func(tx brabo.Tx) error {
+		if err := tx.CreateMember(ctx, w.owner); err != nil {
+			return err
+		}
+		if err := tx.CreateProject(ctx, w.prj); err != nil {
+			return err
+		}
+		if err := tx.SetRole(ctx, brabo.Membership{ProjectID: w.prj.ID, MemberID: w.owner.ID, Role: brabo.Owner}); err != nil {
+			return err
+		}
+		if err := tx.CreateAgent(ctx, w.agent); err != nil {
+			return err
+		}
+		return tx.CreateTask(ctx, w.task)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// newAgent makes an agent of the project, stored when store is true.
+func (w *world) newAgent(t *testing.T, name string, store bool) *brabo.Agent {
+	t.Helper()
+	a := &brabo.Agent{ID: pipeline.NewID("agt"), ProjectID: w.prj.ID, Name: name, PrincipalID: w.owner.ID,
+		TokenHash: pipeline.NewID("h"), CreatedAt: time.Now().UTC()}
+	if store {
+		ctx := context.Background()
+		if err := w.store.Update(ctx, func(tx brabo.Tx) error { return tx.CreateAgent(ctx, a) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return a
+}
+
+func (w *world) manager(m model.Model, waitCap time.Duration) *devagent.Manager {
+	return &devagent.Manager{Store: w.store, Proposer: w.svc, Scoper: w.svc, Model: m, System: "You are a dev agent.",
+		MaxIterations: 8, WaitCap: waitCap, Clock: w.clock, IdlePoll: 20 * time.Millisecond, Log: quiet}
+}
+
+// worker is a wake worker on the world's store that delivers to mgr.
+func (w *world) worker(mgr *devagent.Manager) *wake.Worker {
+	return &wake.Worker{Store: w.store, Owner: pipeline.NewID("proc"), Local: mgr, Resume: mgr,
+		Poll: 10 * time.Millisecond, Log: quiet}
+}
+
+// run starts a goroutine until the returned stop is called; stop waits for
+// it to end.
+func run(t *testing.T, fn func(ctx context.Context)) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); fn(ctx) }()
+	stopped := false
+	stop = func() {
+		if !stopped {
+			stopped = true
+			cancel()
+			<-done
+		}
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// startAgent starts mgr's actor for the world's agent and a wake worker;
+// stop ends both and waits for them.
+func (w *world) startAgent(t *testing.T, mgr *devagent.Manager) (stop func()) {
+	t.Helper()
+	stopWake := run(t, func(ctx context.Context) { w.worker(mgr).Run(ctx) })
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := mgr.Start(ctx, w.agent); err != nil {
+		t.Fatal(err)
+	}
+	stop = func() { cancel(); mgr.Wait(); stopWake() }
+	t.Cleanup(stop)
+	return stop
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func (w *world) getTask(t *testing.T) *brabo.Task {
+	t.Helper()
+	ctx := context.Background()
+	var task *brabo.Task
+	if err := w.store.View(ctx, func(tx brabo.Tx) error {
+		var err error
+		task, err = tx.Task(ctx, w.task.ID)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return task
+}
+
+// agentRun is the latest run of the world's agent, nil for none.
+func (w *world) agentRun(t *testing.T) *brabo.Run {
+	t.Helper()
+	ctx := context.Background()
+	var latest *brabo.Run
+	err := w.store.View(ctx, func(tx brabo.Tx) error {
+		for _, st := range []brabo.RunState{brabo.RunWorking, brabo.RunAwaitingApproval, brabo.RunDone, brabo.RunBlocked} {
+			runs, err := tx.RunsInState(ctx, st)
+			if err != nil {
+				return err
+			}
+			for _, r := range runs {
+				if r.ActorKey == devagent.ActorKey(w.agent.ID) && (latest == nil || r.UpdatedAt.After(latest.UpdatedAt)) {
+					latest = r
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return latest
+}
+
+// awaiting waits until the agent's run awaits an action and returns it.
+func (w *world) awaiting(t *testing.T) *brabo.Run {
+	t.Helper()
+	var r *brabo.Run
+	waitFor(t, "the run to await approval", func() bool {
+		r = w.agentRun(t)
+		if r != nil && r.State == brabo.RunBlocked {
+			t.Fatalf("the run blocked instead of waiting: %+v", w.getTask(t))
+		}
+		return r != nil && r.State == brabo.RunAwaitingApproval
+	})
+	return r
+}
+
+func (w *world) taskIn(t *testing.T, status brabo.TaskStatus) *brabo.Task {
+	t.Helper()
+	var task *brabo.Task
+	waitFor(t, "the task to be "+string(status), func() bool {
+		task = w.getTask(t)
+		return task.Status == status
+	})
+	return task
+}
+
+func (w *world) action(t *testing.T, id string) *brabo.ProposedAction {
+	t.Helper()
+	ctx := context.Background()
+	var a *brabo.ProposedAction
+	if err := w.store.View(ctx, func(tx brabo.Tx) error {
+		var err error
+		a, err = tx.Action(ctx, id)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func (w *world) events(t *testing.T, typ string) []brabo.Event {
+	t.Helper()
+	ctx := context.Background()
+	var evs []brabo.Event
+	if err := w.store.View(ctx, func(tx brabo.Tx) error {
+		var err error
+		evs, err = tx.Events(ctx, w.prj.ID, 0, 10000)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var out []brabo.Event
+	for _, e := range evs {
+		if e.Type == typ {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func storedCtx(t *testing.T, r *brabo.Run) toolloop.Ctx {
+	t.Helper()
+	var c toolloop.Ctx
+	if err := json.Unmarshal(r.Ctx, &c); err != nil {
+		t.Fatalf("the stored Ctx: %v", err)
+	}
+	return c
+}
+
+func (w *world) approve(t *testing.T, actionID string) {
+	t.Helper()
+	d, err := w.svc.Approve(context.Background(), actionID, w.owner)
+	if err != nil || d.Action.Status != brabo.StatusExecuted {
+		t.Fatalf("approve: %+v, %v", d, err)
+	}
+}
+
+func (w *world) exists(name string) bool {
+	_, err := os.Stat(filepath.Join(w.root, name))
+	return err == nil
+}
+
+func (w *world) saveRun(t *testing.T, r *brabo.Run) {
+	t.Helper()
+	ctx := context.Background()
+	if err := w.store.Update(ctx, func(tx brabo.Tx) error { return tx.SaveRun(ctx, r) }); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func must(t *testing.T, ok bool, format string, a ...any) {
+	t.Helper()
+	if !ok {
+		t.Fatalf(format, a...)
+	}
+}
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }
