@@ -123,12 +123,16 @@ type Tx interface {
 	// UpdateTask writes the task's status, blocked reason and origin, agent
 	// and updated_at.
 	UpdateTask(ctx context.Context, t *Task) error
+	// ClaimTask gives a todo task to an agent (status in_progress), if and
+	// only if it is still todo, and reports whether it did: two agents
+	// racing for a task cannot both have it, whatever the isolation.
+	ClaimTask(ctx context.Context, taskID, agentID string, now time.Time) (bool, error)
 
 	// SaveRun inserts or replaces a run (its lease is left as it is).
 	SaveRun(ctx context.Context, r *Run) error
 	Run(ctx context.Context, id string) (*Run, error)
-	// AwaitingRun finds the run of an actor waiting for an action, or
-	// ErrNotFound.
+	// AwaitingRun finds the run of an actor waiting (awaiting_approval or
+	// awaiting_pr) for an action, or ErrNotFound.
 	AwaitingRun(ctx context.Context, actorKey, actionID string) (*Run, error)
 	// RunsInState lists the runs in a state, oldest first.
 	RunsInState(ctx context.Context, state RunState) ([]*Run, error)

@@ -114,6 +114,16 @@ func (s *Service) afterSuccess(ctx context.Context, tx brabo.Tx, a *brabo.Propos
 		// The task moves to done once: a repeated merge of the same PR
 		// records nothing more.
 		if merged && pr != nil && pr.TaskID != "" {
+			task, err := tx.Task(ctx, pr.TaskID)
+			switch {
+			case err == nil && task.ProjectID == a.ProjectID:
+				task.Status, task.UpdatedAt = brabo.TaskDone, s.now()
+				if err := tx.UpdateTask(ctx, task); err != nil {
+					return err
+				}
+			case err != nil && !errors.Is(err, brabo.ErrNotFound):
+				return err
+			}
 			return tx.AppendEvent(ctx, &brabo.Event{ProjectID: a.ProjectID, Type: brabo.EventTaskStatusChanged,
 				ActorID: brabo.SystemActor, ActionID: a.ID,
 				Payload: mustJSON(map[string]any{"taskId": pr.TaskID, "status": "done", "pr": pr.Number})})

@@ -265,10 +265,9 @@ func (m *Manager) markWorking(ctx context.Context, st *state) error {
 }
 
 // claim takes the oldest todo task of the agent's project for it and
-// creates its run, in one transaction. The task is read again inside the
-// transaction and taken only while it is todo, so two actors racing for it
-// cannot both have it (SQLite serialises write transactions; a store with
-// weaker isolation needs a conditional update here).
+// creates its run, in one transaction. The claim is a conditional update
+// (ClaimTask), so two actors racing for a task cannot both have it on any
+// store.
 func (m *Manager) claim(ctx context.Context, agent *brabo.Agent) (*state, error) {
 	var st *state
 	err := m.Store.Update(ctx, func(tx brabo.Tx) error {
@@ -280,18 +279,16 @@ func (m *Manager) claim(ctx context.Context, agent *brabo.Agent) (*state, error)
 			if t.Status != brabo.TaskTodo {
 				continue
 			}
-			task, err := tx.Task(ctx, t.ID)
+			now := m.now()
+			claimed, err := tx.ClaimTask(ctx, t.ID, agent.ID, now)
 			if err != nil {
 				return err
 			}
-			if task.Status != brabo.TaskTodo {
-				continue
+			if !claimed {
+				continue // another agent took it first
 			}
-			now := m.now()
+			task := t
 			task.Status, task.AgentID, task.UpdatedAt = brabo.TaskInProgress, agent.ID, now
-			if err := tx.UpdateTask(ctx, task); err != nil {
-				return err
-			}
 			project, err := tx.Project(ctx, agent.ProjectID)
 			if err != nil {
 				return err

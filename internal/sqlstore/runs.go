@@ -56,6 +56,12 @@ func (t *Tx) UpdateTask(ctx context.Context, task *brabo.Task) error {
 	return err
 }
 
+func (t *Tx) ClaimTask(ctx context.Context, taskID, agentID string, now time.Time) (bool, error) {
+	n, err := t.q.Exec(ctx, `UPDATE tasks SET status = $1, agent_id = $2, updated_at = $3 WHERE id = $4 AND status = $5`,
+		string(brabo.TaskInProgress), agentID, now.UnixMicro(), taskID, string(brabo.TaskTodo))
+	return n == 1, err
+}
+
 // Runs --------------------------------------------------------------------
 
 const runCols = `id, project_id, actor_key, task_id, state, awaiting_action_id, ctx, lease_owner, lease_until, updated_at`
@@ -102,7 +108,8 @@ func (t *Tx) Run(ctx context.Context, id string) (*brabo.Run, error) {
 
 func (t *Tx) AwaitingRun(ctx context.Context, actorKey, actionID string) (*brabo.Run, error) {
 	run, err := scanRun(t.q.QueryRow(ctx, `SELECT `+runCols+` FROM runs
-		WHERE actor_key = $1 AND awaiting_action_id = $2 ORDER BY updated_at DESC LIMIT 1`, actorKey, actionID))
+		WHERE actor_key = $1 AND awaiting_action_id = $2 AND state IN ($3, $4) ORDER BY updated_at DESC LIMIT 1`,
+		actorKey, actionID, string(brabo.RunAwaitingApproval), string(brabo.RunAwaitingPR)))
 	if err != nil {
 		return nil, t.notFound(err, "run of "+actorKey+" awaiting "+actionID)
 	}

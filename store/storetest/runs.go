@@ -36,6 +36,37 @@ func testTasks(t *testing.T, s brabo.Store) {
 		}
 		return nil
 	}))
+	// Claiming: only a todo task, once.
+	todo := &brabo.Task{ID: id("task"), ProjectID: p.ID, Title: "Fix", Status: brabo.TaskTodo, CreatedAt: now}
+	must(t, s.Update(ctx, func(tx brabo.Tx) error { return tx.CreateTask(ctx, todo) }))
+	var wins atomic.Int32
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			must(t, s.Update(ctx, func(tx brabo.Tx) error {
+				ok, err := tx.ClaimTask(ctx, todo.ID, id("agt"), now)
+				if ok {
+					wins.Add(1)
+				}
+				return err
+			}))
+		}(i)
+	}
+	wg.Wait()
+	if wins.Load() != 1 {
+		t.Errorf("%d agents claimed one task, want 1", wins.Load())
+	}
+	var blockedClaim bool
+	must(t, s.Update(ctx, func(tx brabo.Tx) error {
+		var err error
+		blockedClaim, err = tx.ClaimTask(ctx, task.ID, "agt_x", now) // blocked, not todo
+		return err
+	}))
+	if blockedClaim {
+		t.Error("a blocked task was claimed")
+	}
 	err := s.Update(ctx, func(tx brabo.Tx) error { return tx.UpdateTask(ctx, &brabo.Task{ID: "nope", Status: brabo.TaskDone}) })
 	if !errors.Is(err, brabo.ErrNotFound) {
 		t.Errorf("updating a missing task: %v", err)
@@ -48,6 +79,12 @@ func testRunsSuspendAndClaim(t *testing.T, s brabo.Store) {
 	run := &brabo.Run{ID: id("run"), ProjectID: p.ID, ActorKey: "agent:agt_1", State: brabo.RunWorking}
 	must(t, s.Update(ctx, func(tx brabo.Tx) error { return tx.SaveRun(ctx, run) }))
 	// Suspending: the state, the awaited action and the loop's Ctx.
+	must(t, s.View(ctx, func(tx brabo.Tx) error {
+		if _, err := tx.AwaitingRun(ctx, "agent:agt_1", ""); !errors.Is(err, brabo.ErrNotFound) {
+			t.Errorf("a working run was found awaiting: %v", err)
+		}
+		return nil
+	}))
 	run.State, run.AwaitingActionID = brabo.RunAwaitingApproval, "act_9"
 	run.Ctx = json.RawMessage(`{"version":1,"messages":[{"role":"user","content":"hi"}]}`)
 	run.UpdatedAt = time.Now().UTC()
