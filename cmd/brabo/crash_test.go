@@ -31,9 +31,9 @@ type server struct {
 }
 
 // startServe starts the real binary on dataDir and waits until it listens.
-func startServe(t *testing.T, dataDir string) *server {
+func startServe(t *testing.T, dataDir string, extra ...string) *server {
 	t.Helper()
-	cmd := exec.Command(braboBin, "serve", "--data", dataDir, "--addr", "127.0.0.1:0", "--log-level", "warn")
+	cmd := exec.Command(braboBin, append([]string{"serve", "--data", dataDir, "--addr", "127.0.0.1:0", "--log-level", "warn"}, extra...)...)
 	cmd.Env = append(os.Environ(), "BRABO_DB=")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

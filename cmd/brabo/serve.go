@@ -18,6 +18,7 @@ import (
 
 	"github.com/brabo-dev/brabo"
 	"github.com/brabo-dev/brabo/executor"
+	"github.com/brabo-dev/brabo/model"
 	brabohttp "github.com/brabo-dev/brabo/http"
 	"github.com/brabo-dev/brabo/pipeline"
 	"github.com/brabo-dev/brabo/store/postgres"
@@ -85,6 +86,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	addr := fl.String("addr", envOr("BRABO_ADDR", "127.0.0.1:8080"), "the address to listen on (env BRABO_ADDR)")
 	workspaces := fl.String("workspaces", os.Getenv("BRABO_WORKSPACES"), "the folder of container and runner projects (default <data>/workspaces; env BRABO_WORKSPACES)")
 	logLevel := fl.String("log-level", envOr("BRABO_LOG_LEVEL", "info"), "debug, info, warn or error (env BRABO_LOG_LEVEL)")
+	modelSpec := fl.String("model", os.Getenv("BRABO_MODEL"), "the model the dev agents run on: openai:<model>, anthropic:<model> or scripted:<path>; empty runs no agent (env BRABO_MODEL)")
 	passEnv := fl.String("pass-env", os.Getenv("BRABO_PASS_ENV"), "comma-separated names of more variables approved commands may see (env BRABO_PASS_ENV)")
 	if err := fl.Parse(args); err != nil {
 		return exitUsage
@@ -96,14 +98,22 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	env := commandEnv(os.Environ(), strings.Split(*passEnv, ","))
-	if err := serve(sf, *addr, *workspaces, env, log, stdout); err != nil {
+	var m model.Model
+	if *modelSpec != "" {
+		var err error
+		if m, err = openModel(*modelSpec); err != nil {
+			fmt.Fprintf(stderr, "brabo serve: --model: %v\n", err)
+			return exitUsage
+		}
+	}
+	if err := serve(sf, *addr, *workspaces, env, m, log, stdout); err != nil {
 		log.Error("brabo serve stopped", "err", err)
 		return 1
 	}
 	return 0
 }
 
-func serve(sf storeFlags, addr, workspaces string, env []string, log *slog.Logger, stdout io.Writer) error {
+func serve(sf storeFlags, addr, workspaces string, env []string, m model.Model, log *slog.Logger, stdout io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	store, isSQLite, err := sf.open(ctx)
@@ -141,6 +151,13 @@ func serve(sf storeFlags, addr, workspaces string, env []string, log *slog.Logge
 	if token != "" {
 		fmt.Fprintf(stdout, "First start: the admin token is\n\n    %s\n\nIt is shown once; keep it (export BRABO_TOKEN=%s).\n", token, token)
 	}
+	actx, stopAgents := context.WithCancel(ctx)
+	ag, err := startAgents(actx, store, svc, m, log)
+	if err != nil {
+		stopAgents()
+		return err
+	}
+	defer func() { stopAgents(); ag.wait() }()
 	api := &brabohttp.Server{Pipeline: svc, Store: store, Log: log, OwnPaths: []string{dataAbs}, DirProbe: probeDir}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

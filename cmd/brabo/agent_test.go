@@ -1,0 +1,115 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The script a dev agent follows: look, then a command that needs approval,
+// then (once resumed with its real output) finish.
+const agentScript = `{"turns": [
+  {"toolCalls": [{"id": "c1", "name": "terminal", "arguments": {"command": "ls"}}]},
+  {"expectToolResult": "README.md",
+   "toolCalls": [{"id": "c2", "name": "terminal", "arguments": {"command": "touch made.txt && echo made-it"}}]},
+  {"expectToolResult": "made-it", "content": "Done: made.txt exists."}
+]}`
+
+// TestAWaitingAgentSurvivesARestart runs a scripted dev agent in the real
+// `brabo serve`: it suspends on a pending action, the server is killed
+// (SIGKILL) and restarted, the action is approved, and the agent resumes
+// from its stored Ctx with the real output (DESIGN §7.2, §7.3).
+func TestAWaitingAgentSurvivesARestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts and kills real servers")
+	}
+	data, root := t.TempDir(), t.TempDir()
+	script := filepath.Join(t.TempDir(), "script.json")
+	os.WriteFile(script, []byte(agentScript), 0o644)
+	os.WriteFile(filepath.Join(root, "README.md"), []byte("# shop\n"), 0o644)
+	os.WriteFile(filepath.Join(root, "permissions.json"), []byte(`{"allow": ["Terminal(ls)", "Terminal(echo)"]}`), 0o644)
+	if out, err := exec.Command("git", "-C", root, "init", "-q").CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+
+	srv := startServe(t, data, "--model", "scripted:"+script)
+	admin := srv.token
+	project := srv.must(t, "POST", "/v1/projects", admin, map[string]any{"slug": "shop", "mode": "local", "root": root}, 201)["id"].(string)
+	srv.must(t, "POST", "/v1/projects/"+project+"/agents", admin, map[string]any{"name": "dev-api"}, 201)
+	task := srv.must(t, "POST", "/v1/projects/"+project+"/tasks", admin, map[string]any{"title": "Create made.txt"}, 201)["id"].(string)
+
+	// dev-api was created after the server started: it is picked up live.
+	pending := waitFor(t, "the agent to suspend on a pending action", func() string {
+		_, out, _ := srv.call("GET", "/v1/queue", admin, nil)
+		for _, a := range asList(out["actions"]) {
+			if strings.Contains(a["payload"].(map[string]any)["command"].(string), "touch made.txt") {
+				return a["id"].(string)
+			}
+		}
+		return ""
+	})
+	if _, err := os.Stat(filepath.Join(root, "made.txt")); err == nil {
+		t.Fatal("the pending command ran")
+	}
+
+	// Kill the server while the agent waits; its run must be durable.
+	srv.cmd.Process.Signal(syscall.SIGKILL)
+	srv.cmd.Wait()
+	srv = startServe(t, data, "--model", "scripted:"+script)
+	d := srv.must(t, "POST", "/v1/actions/"+pending+"/approve", admin, nil, 200)
+	if d["outcome"] != "approved" {
+		t.Fatalf("approve: %v", d)
+	}
+	waitFor(t, "the task to be done", func() string {
+		_, out, _ := srv.call("GET", "/v1/tasks/"+task, admin, nil)
+		if out["status"] == "done" {
+			return "done"
+		}
+		if out["status"] == "blocked" {
+			t.Fatalf("the task was blocked: %v", out)
+		}
+		return ""
+	})
+	if _, err := os.Stat(filepath.Join(root, "made.txt")); err != nil {
+		t.Fatal("the approved command did not run")
+	}
+	_, evs, _ := srv.call("GET", "/v1/projects/"+project+"/events", admin, nil)
+	awaiting := 0
+	for _, e := range asList(evs["events"]) {
+		if e["type"] == "dev.awaiting_approval" {
+			awaiting++
+		}
+	}
+	if awaiting != 1 {
+		t.Fatalf("%d dev.awaiting_approval events, want 1", awaiting)
+	}
+}
+
+func asList(v any) []map[string]any {
+	var out []map[string]any
+	list, _ := v.([]any)
+	for _, x := range list {
+		if m, ok := x.(map[string]any); ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// waitFor polls f until it returns something, for at most 30 s.
+func waitFor(t *testing.T, what string, f func() string) string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if v := f(); v != "" {
+			return v
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("timed out waiting for %s", what)
+	return ""
+}

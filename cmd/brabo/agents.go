@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/engine/devagent"
+	"github.com/brabo-dev/brabo/engine/wake"
+	"github.com/brabo-dev/brabo/model"
+	"github.com/brabo-dev/brabo/model/anthropic"
+	"github.com/brabo-dev/brabo/model/openai"
+	"github.com/brabo-dev/brabo/model/scripted"
+	"github.com/brabo-dev/brabo/pipeline"
+)
+
+// openModel builds the model a spec names:
+//
+//	openai:<model>     OPENAI_BASE_URL (any OpenAI-compatible server) and OPENAI_API_KEY
+//	anthropic:<model>  ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL)
+//	scripted:<path>    a JSON script of assistant turns (tests, the demo)
+func openModel(spec string) (model.Model, error) {
+	kind, arg, ok := strings.Cut(spec, ":")
+	if !ok || arg == "" {
+		return nil, fmt.Errorf("model %q: want openai:<model>, anthropic:<model> or scripted:<path>", spec)
+	}
+	switch kind {
+	case "openai":
+		return openai.New(openai.Config{BaseURL: os.Getenv("OPENAI_BASE_URL"), APIKey: os.Getenv("OPENAI_API_KEY"), Model: arg})
+	case "anthropic":
+		return anthropic.New(anthropic.Config{BaseURL: os.Getenv("ANTHROPIC_BASE_URL"), APIKey: os.Getenv("ANTHROPIC_API_KEY"), Model: arg})
+	case "scripted":
+		return scripted.Load(arg)
+	}
+	return nil, fmt.Errorf("model %q: unknown provider %q (openai, anthropic or scripted)", spec, kind)
+}
+
+// agents runs the dev agents (dev-<module> agents of every project) on m
+// and the wake worker that resumes them, until ctx ends. Without a model
+// only the wake worker runs: settled actions nobody waits for are marked
+// delivered.
+type agents struct {
+	manager *devagent.Manager
+	worker  *wake.Worker
+}
+
+func startAgents(ctx context.Context, store brabo.Store, svc *pipeline.Service, m model.Model, log *slog.Logger) (*agents, error) {
+	a := &agents{worker: &wake.Worker{Store: store, Owner: pipeline.NewID("proc"), Log: log}}
+	if m != nil {
+		a.manager = &devagent.Manager{Store: store, Proposer: svc, Scoper: svc, Model: m, Log: log,
+			Manages: func(ag *brabo.Agent) bool { return ag.IsModuleDev() }}
+		a.worker.Local, a.worker.Resume = a.manager, a.manager
+		if err := a.manager.Restore(ctx); err != nil {
+			return nil, fmt.Errorf("restoring waiting agents: %w", err)
+		}
+		if err := a.startAll(ctx, store); err != nil {
+			return nil, err
+		}
+		// Agents created later start within a few seconds.
+		go func() {
+			t := time.NewTicker(agentScan)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+					if err := a.startAll(ctx, store); err != nil && ctx.Err() == nil {
+						log.Error("starting dev agents", "err", err)
+					}
+				}
+			}
+		}()
+	}
+	go a.worker.Run(ctx)
+	return a, nil
+}
+
+// agentScan is how often serve looks for new dev agents to start.
+const agentScan = 2 * time.Second
+
+// startAll starts an actor for every dev-<module> agent of every project.
+func (a *agents) startAll(ctx context.Context, store brabo.Store) error {
+	var list []*brabo.Agent
+	err := store.View(ctx, func(tx brabo.Tx) error {
+		ps, err := tx.Projects(ctx)
+		if err != nil {
+			return err
+		}
+		for _, p := range ps {
+			ags, err := tx.Agents(ctx, p.ID)
+			if err != nil {
+				return err
+			}
+			for _, ag := range ags {
+				if ag.IsModuleDev() {
+					list = append(list, ag)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, ag := range list {
+		if err := a.manager.Start(ctx, ag); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// wait returns when every actor has stopped (after ctx ended).
+func (a *agents) wait() {
+	if a.manager != nil {
+		a.manager.Wait()
+	}
+}
