@@ -22,6 +22,7 @@ const usage = `brabo — the approval pipeline for AI coding agents
 Usage:
   brabo serve [flags]                serve the API (SQLite in ./.brabo by default)
   brabo migrate [flags]              bring the database to the latest version
+  brabo demo [--approve]             a scripted dev agent suspends on a pending action until you approve
   brabo check [flags] -- 'command'   decide offline, explain every segment and rule
   brabo version                      print the version
 
@@ -41,6 +42,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "serve":
 		return runServe(args[1:], stdout, stderr)
+	case "demo":
+		return runDemo(args[1:], stdout, stderr)
 	case "migrate":
 		return runMigrate(args[1:], stdout, stderr)
 	case "check":

@@ -1,0 +1,282 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/executor"
+	brabohttp "github.com/brabo-dev/brabo/http"
+	"github.com/brabo-dev/brabo/model/scripted"
+	"github.com/brabo-dev/brabo/pipeline"
+	"github.com/brabo-dev/brabo/policy"
+	"github.com/brabo-dev/brabo/store/sqlite"
+)
+
+// demoScript is what the demo's dev agent does: it looks, reads, runs the
+// tests (all auto-approved by the seeded list), then runs a command the
+// list does not cover, which suspends it until a human decides.
+const demoScript = `{"turns": [
+  {"content": "Let me look around first.",
+   "toolCalls": [{"id": "c1", "name": "terminal", "arguments": {"command": "ls"}}]},
+  {"toolCalls": [{"id": "c2", "name": "read_file", "arguments": {"path": "README.md"}}]},
+  {"content": "Now the tests.",
+   "toolCalls": [{"id": "c3", "name": "terminal", "arguments": {"command": "make test"}}]},
+  {"content": "Tests pass. Adding the changelog.",
+   "toolCalls": [{"id": "c4", "name": "terminal", "arguments": {"command": "touch CHANGELOG.md && echo changelog created"}}]},
+  {"content": "Done: CHANGELOG.md is in place and the tests pass."}
+]}`
+
+func runDemo(args []string, stdout, stderr io.Writer) int {
+	fl := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	addr := fl.String("addr", "127.0.0.1:8080", "where the demo's API listens")
+	approve := fl.Bool("approve", false, "approve the pending action by itself after 1 s (a tour without a second terminal)")
+	keep := fl.Bool("keep", false, "keep the throwaway folder")
+	if err := fl.Parse(args); err != nil {
+		return exitUsage
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := demo(ctx, *addr, *approve, *keep, stdout); err != nil {
+		fmt.Fprintf(stderr, "brabo demo: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func demo(ctx context.Context, addr string, autoApprove, keep bool, out io.Writer) error {
+	dir, err := os.MkdirTemp("", "brabo-demo-")
+	if err != nil {
+		return err
+	}
+	if keep {
+		fmt.Fprintf(out, "The throwaway folder is %s (kept).\n", dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
+	root := filepath.Join(dir, "shop")
+	if err := demoRepo(root); err != nil {
+		return err
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	store, err := sqlite.Open(ctx, filepath.Join(dir, "brabo.db"))
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	svc := &pipeline.Service{Store: store, Executor: executor.New(executor.Options{Env: commandEnv(os.Environ(), nil)}),
+		WorkspacesRoot: filepath.Join(dir, "workspaces"), Log: quiet}
+	token, err := brabohttp.Bootstrap(ctx, store, "you")
+	if err != nil {
+		return err
+	}
+	project, task, err := demoProject(ctx, store, root, token)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	api := &brabohttp.Server{Pipeline: svc, Store: store, Log: quiet}
+	srv := &http.Server{Handler: api.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	defer srv.Close()
+	base := "http://" + ln.Addr().String()
+
+	events, cancel := store.Subscribe(project.ID)
+	defer cancel()
+	m, err := scripted.ParseNamed("demo", []byte(demoScript))
+	if err != nil {
+		return err
+	}
+	actx, stopAgents := context.WithCancel(ctx)
+	ag, err := startAgents(actx, store, svc, m, quiet)
+	if err != nil {
+		stopAgents()
+		return err
+	}
+	defer func() { stopAgents(); ag.wait() }()
+
+	fmt.Fprintf(out, "brabo demo: a dev agent works on %q in a throwaway git repository.\n", task.Title)
+	fmt.Fprintf(out, "The API is at %s (admin token %s).\n\n", base, token)
+	var seq int64
+	for {
+		var evs []brabo.Event
+		if err := store.View(ctx, func(tx brabo.Tx) error {
+			var err error
+			evs, err = tx.Events(ctx, project.ID, seq, 100)
+			return err
+		}); err != nil {
+			return err
+		}
+		for _, e := range evs {
+			seq = e.Seq
+			done, err := narrate(ctx, out, store, svc, e, base, token, autoApprove)
+			if err != nil || done {
+				return err
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-events:
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// narrate prints one event for a person; it reports true when the task
+// has ended.
+func narrate(ctx context.Context, out io.Writer, store brabo.Store, svc *pipeline.Service, e brabo.Event, base, token string, autoApprove bool) (bool, error) {
+	p := map[string]any{}
+	json.Unmarshal(e.Payload, &p)
+	action := func() *brabo.ProposedAction {
+		var a *brabo.ProposedAction
+		store.View(ctx, func(tx brabo.Tx) error {
+			var err error
+			a, err = tx.Action(ctx, e.ActionID)
+			return err
+		})
+		return a
+	}
+	switch e.Type {
+	case brabo.EventActionCreated:
+		a := action()
+		if a == nil {
+			return false, nil
+		}
+		fmt.Fprintf(out, "→ the agent proposes: %s\n  %s: %s\n", describe(a), p["status"], p["reason"])
+	case brabo.EventActionExecuted:
+		if a := action(); a != nil && a.Result != nil {
+			fmt.Fprintf(out, "  ran, exit %d; the agent gets the real output:\n%s", a.Result.ExitCode, indent(a.Result.Output))
+		}
+	case "dev.awaiting_approval":
+		id, _ := p["actionId"].(string)
+		fmt.Fprintf(out, "\n⏸ The agent is suspended, waiting for a human. Nothing runs, no iteration is spent.\n")
+		fmt.Fprintf(out, "  See the queue:  curl -s %s/v1/queue -H 'Authorization: Bearer %s'\n", base, token)
+		fmt.Fprintf(out, "  Approve:        curl -s -XPOST %s/v1/actions/%s/approve -H 'Authorization: Bearer %s'\n", base, id, token)
+		fmt.Fprintf(out, "  Deny:           curl -s -XPOST %s/v1/actions/%s/deny -H 'Authorization: Bearer %s' -d '{\"reason\":\"not now\"}'\n\n", base, id, token)
+		if autoApprove {
+			go func() {
+				time.Sleep(time.Second)
+				fmt.Fprintf(out, "(--approve: approving it now)\n")
+				var m *brabo.Member
+				store.View(ctx, func(tx brabo.Tx) error {
+					var err error
+					m, err = tx.MemberByTokenHash(ctx, brabohttp.HashToken(token))
+					return err
+				})
+				if m != nil {
+					svc.Approve(ctx, id, m)
+				}
+			}()
+		}
+	case brabo.EventActionApproved:
+		fmt.Fprintf(out, "✔ Approved by a human: the agent is woken with the real result.\n")
+	case brabo.EventActionDenied:
+		fmt.Fprintf(out, "✘ Denied (%v): the agent is woken with the reason.\n", p["reason"])
+	case brabo.EventTaskStatusChanged:
+		if p["status"] == string(brabo.TaskDone) {
+			fmt.Fprintf(out, "\nThe task is done.\n")
+			return true, nil
+		}
+	case "backlog.task_blocked":
+		fmt.Fprintf(out, "\nThe task is blocked (%v): %v\n", p["origin"], p["reason"])
+		return true, nil
+	}
+	return false, nil
+}
+
+func describe(a *brabo.ProposedAction) string {
+	if a.Type == brabo.Terminal {
+		return "terminal `" + a.Payload.Command + "`"
+	}
+	return string(a.Type)
+}
+
+func indent(s string) string {
+	if s == "" {
+		return "    (no output)\n"
+	}
+	return "    " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n    ") + "\n"
+}
+
+// demoRepo makes the throwaway project: a git repository with a README, a
+// Makefile whose tests pass, and the seeded allow list in permissions.json
+// (what activating execution writes).
+func demoRepo(root string) error {
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return err
+	}
+	files := map[string]string{
+		"README.md": "# shop\n\nA tiny project for the brabo demo.\n",
+		"Makefile":  "test:\n\t@echo 'ok: 3 tests passed'\n",
+	}
+	perms, _ := json.MarshalIndent(map[string]any{"allow": policy.SeedAllow()}, "", "  ")
+	files["permissions.json"] = string(perms) + "\n"
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(root, name), []byte(content), 0o644); err != nil {
+			return err
+		}
+	}
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"},
+		{"-c", "user.name=brabo", "-c", "user.email=demo@brabo.local", "commit", "-q", "-m", "initial"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("git %s: %v: %s", args[0], err, out)
+		}
+	}
+	return nil
+}
+
+// demoProject records the project (owned by the admin), its dev agent and
+// the task.
+func demoProject(ctx context.Context, store brabo.Store, root, adminToken string) (*brabo.Project, *brabo.Task, error) {
+	now := time.Now().UTC()
+	var p *brabo.Project
+	task := &brabo.Task{ID: pipeline.NewID("task"), Title: "Add a CHANGELOG", Description: "Create CHANGELOG.md; keep the tests green.",
+		Status: brabo.TaskTodo, CreatedAt: now, UpdatedAt: now}
+	err := store.Update(ctx, func(tx brabo.Tx) error {
+		if adminToken == "" {
+			return errors.New("the demo needs a new store: its admin token was not created")
+		}
+		admin, err := tx.MemberByTokenHash(ctx, brabohttp.HashToken(adminToken))
+		if err != nil {
+			return err
+		}
+		id := pipeline.NewID("prj")
+		p = &brabo.Project{ID: id, Slug: "shop", Name: "shop", Mode: brabo.ModeLocal, Root: root,
+			WorkspaceDir: "shop-" + id[len(id)-8:], OwnerID: admin.ID, CreatedAt: now}
+		if err := tx.CreateProject(ctx, p); err != nil {
+			return err
+		}
+		if err := tx.SetRole(ctx, brabo.Membership{ProjectID: p.ID, MemberID: admin.ID, Role: brabo.Owner}); err != nil {
+			return err
+		}
+		agent := &brabo.Agent{ID: pipeline.NewID("agt"), ProjectID: p.ID, Name: "dev-shop", PrincipalID: admin.ID,
+			TokenHash: brabohttp.HashToken(brabohttp.NewToken()), CreatedAt: now}
+		if err := tx.CreateAgent(ctx, agent); err != nil {
+			return err
+		}
+		task.ProjectID = p.ID
+		return tx.CreateTask(ctx, task)
+	})
+	return p, task, err
+}
