@@ -34,7 +34,8 @@ func TestDemoSuspendsAndResumes(t *testing.T) {
 			t.Errorf("the demo's output lacks %q:\n%s", want, s)
 		}
 	}
-	if strings.Index(s, "The agent is suspended") > strings.Index(s, "changelog created") {
+	// The command's real output (indented) comes only after the suspension.
+	if strings.Index(s, "The agent is suspended") > strings.Index(s, "\n    changelog created") {
 		t.Error("the pending command's output came before the suspension")
 	}
 }
