@@ -23,6 +23,7 @@ Usage:
   brabo serve [flags]                serve the API (SQLite in ./.brabo by default)
   brabo migrate [flags]              bring the database to the latest version
   brabo demo [--approve]             a scripted dev agent suspends on a pending action until you approve
+  brabo agent --model openai:<m>     run the dev agents on a real model, without the API
   brabo check [flags] -- 'command'   decide offline, explain every segment and rule
   brabo version                      print the version
 
@@ -42,6 +43,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "serve":
 		return runServe(args[1:], stdout, stderr)
+	case "agent":
+		return runAgent(args[1:], stdout, stderr)
 	case "demo":
 		return runDemo(args[1:], stdout, stderr)
 	case "migrate":

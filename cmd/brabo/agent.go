@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/brabo-dev/brabo/executor"
+	"github.com/brabo-dev/brabo/pipeline"
+)
+
+// runAgent runs the dev agents on a real model, without the HTTP API: a
+// second process beside `brabo serve` on the same PostgreSQL database, or
+// on its own over a SQLite file that no server holds.
+func runAgent(args []string, stdout, stderr io.Writer) int {
+	fl := flag.NewFlagSet("agent", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	var sf storeFlags
+	sf.register(fl)
+	modelSpec := fl.String("model", os.Getenv("BRABO_MODEL"), "openai:<model> (OPENAI_BASE_URL, OPENAI_API_KEY), anthropic:<model> (ANTHROPIC_API_KEY) or scripted:<path> (env BRABO_MODEL)")
+	workspaces := fl.String("workspaces", os.Getenv("BRABO_WORKSPACES"), "the folder of container and runner projects (default <data>/workspaces)")
+	passEnv := fl.String("pass-env", os.Getenv("BRABO_PASS_ENV"), "comma-separated names of more variables approved commands may see")
+	if err := fl.Parse(args); err != nil {
+		return exitUsage
+	}
+	if *modelSpec == "" {
+		fmt.Fprintln(stderr, "brabo agent: no model: set --model or BRABO_MODEL (e.g. openai:gpt-4.1 with OPENAI_API_KEY)")
+		return exitUsage
+	}
+	m, err := openModel(*modelSpec)
+	if err != nil {
+		fmt.Fprintf(stderr, "brabo agent: --model: %v\n", err)
+		return exitUsage
+	}
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	store, _, err := sf.open(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "brabo agent: %v\n", err)
+		return 1
+	}
+	defer store.Close()
+	if *workspaces == "" {
+		*workspaces = filepath.Join(sf.data, "workspaces")
+	}
+	ws, _ := filepath.Abs(*workspaces)
+	svc := &pipeline.Service{Store: store, WorkspacesRoot: ws, Log: log,
+		Executor: executor.New(executor.Options{Env: commandEnv(os.Environ(), strings.Split(*passEnv, ","))})}
+	ag, err := startAgents(ctx, store, svc, m, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "brabo agent: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "brabo agent: dev agents run on %s; stop with Ctrl-C\n", *modelSpec)
+	<-ctx.Done()
+	ag.wait()
+	return 0
+}
