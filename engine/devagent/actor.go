@@ -75,12 +75,7 @@ func (a *actor) restore(ctx context.Context) {
 	l := a.m.keyLock(a.key)
 	l.Lock()
 	defer l.Unlock()
-	var runs []*brabo.Run
-	err := a.m.Store.View(ctx, func(tx brabo.Tx) error {
-		var err error
-		runs, err = tx.RunsInState(ctx, brabo.RunAwaitingApproval)
-		return err
-	})
+	runs, err := a.m.waitingRuns(ctx)
 	if err != nil {
 		a.m.log().Error("devagent: looking for a waiting run", "agent", a.agent.ID, "err", err)
 		return
@@ -107,7 +102,8 @@ func (a *actor) restore(ctx context.Context) {
 	a.awaiting = &toolloop.AwaitingApproval{ActionID: st.run.AwaitingActionID, ToolCallID: c.PendingToolCallID,
 		ToolName: c.PendingToolName, Ctx: c}
 	a.capC = a.m.clock().After(max(left, 0))
-	a.log("restored a run waiting for approval", "run", st.run.ID, "task", st.task.ID, "action", st.run.AwaitingActionID)
+	st.hist.seen(c.Messages)
+	a.log("restored a waiting run", "run", st.run.ID, "state", st.run.State, "task", st.task.ID, "action", st.run.AwaitingActionID)
 	a.catchUp(ctx)
 }
 
@@ -184,12 +180,48 @@ func (a *actor) catchUp(ctx context.Context) {
 	if !act.Status.Settled() {
 		return
 	}
+	if a.st.run.State == brabo.RunAwaitingPR {
+		if p, ok := prFromAction(act); ok {
+			a.log("the awaited pr_open is already settled", "action", act.ID, "status", act.Status)
+			a.finishPR(ctx, p)
+			return
+		}
+	}
 	a.log("the awaited action is already settled; resuming", "action", act.ID, "status", act.Status)
 	a.resume(ctx, brabo.Settled{ActionID: act.ID, Status: act.Status, Result: act.Result, Reason: act.Reason})
 }
 
+// finishPR ends the wait for a pull request.
+func (a *actor) finishPR(ctx context.Context, p prSettled) {
+	a.resumed[p.ActionID] = true
+	if err := a.m.finishPR(ctx, a.st, p); err != nil {
+		// The run stays awaiting_pr in the store: a redelivery or a
+		// restart finishes it.
+		a.m.log().Error("devagent: finishing a pull request wait", "run", a.st.run.ID, "err", err)
+	} else {
+		a.log("task ended", "task", a.st.task.ID, "status", a.st.task.Status, "pr", p.PR, "reason", a.st.task.BlockedReason)
+	}
+	a.idle()
+}
+
 // handle reads one message of the mailbox.
 func (a *actor) handle(ctx context.Context, msg brabo.OutboxMessage) {
+	if a.awaiting != nil && a.st.run.State == brabo.RunAwaitingPR {
+		step, err := prStepOf(a.st.run, msg)
+		if err != nil {
+			a.m.log().Error("devagent: ignored an unreadable message", "agent", a.agent.ID, "err", err)
+			return
+		}
+		switch step.kind {
+		case prIgnore:
+			a.log("ignored a message while awaiting a pull request", "topic", msg.Topic, "action", msg.ActionID, "why", step.why)
+			return
+		case prFinish:
+			a.finishPR(ctx, step.pr)
+			return
+		}
+		// prResume: a failed pr_open goes back to the model, below.
+	}
 	if msg.Topic != brabo.TopicActionSettled {
 		a.log("ignored a message of another topic", "topic", msg.Topic, "action", msg.ActionID)
 		return
@@ -230,7 +262,7 @@ func (a *actor) resume(ctx context.Context, s brabo.Settled) {
 	}
 	a.resumed[s.ActionID] = true
 	a.log("resuming", "task", a.st.task.ID, "action", s.ActionID, "status", s.Status)
-	a.outcome(ctx, toolloop.Resume(ctx, a.st.loop, aw.Ctx, s))
+	a.outcome(ctx, a.m.resumeLoop(ctx, a.st, aw.Ctx, s))
 }
 
 // capReached blocks the task when nobody decided within the wait cap.
@@ -311,7 +343,7 @@ func (m *Manager) claim(ctx context.Context, agent *brabo.Agent) (*state, error)
 		return nil, err
 	}
 	if st != nil {
-		st.loop = m.buildLoop(agent, st.project)
+		st.loop, st.hist = m.buildLoop(agent, st.project, st.task)
 	}
 	return st, nil
 }

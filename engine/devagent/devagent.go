@@ -18,12 +18,32 @@
 // blocks the task with origin infra and a diagnostic naming the action; the
 // action itself stays as the pipeline recorded it.
 //
-// TODO(§7.2, not built yet): the report_done tool (it may open a PR only
-// after a terminal tool with exit 0 in the history), the pr_open proposal
-// it makes through the pipeline, the awaiting_pr state, and routing
-// task.pr_settled (opened: false is a user decision, not a failure). Also
-// the worktree the agent holds: today the agent works in the project's
-// scope root directly.
+// The agent ends a task with report_done {title, summary, branch?}. It is
+// refused (the tool result says so, nothing is proposed) until a terminal
+// command has exited 0 in the conversation; then it proposes, through the
+// pipeline, a pr_open of the branch (the project folder's current branch
+// when not given) into main for the task. pr_open is capped, so it waits
+// for a human: the run is stored awaiting_pr with the action id and the
+// Ctx, dev.awaiting_pr is appended, and the task stays in_progress. The
+// action's task.pr_settled releases it without calling the model again:
+//
+//   - opened: the task is done and its backlog.task_status_changed names
+//     the PR number; the run is done.
+//   - opened: false (a human denied the pr_open): a user decision, not a
+//     failure. The task is blocked with origin user and the human's reason,
+//     so it shows who stopped it and why, and never counts as an infra or
+//     code failure; a human moves it on from there.
+//
+// The pipeline also enqueues task.action_settled for the pr_open: a run in
+// awaiting_pr ignores it when it says executed or denied (task.pr_settled,
+// written in the same transaction, is the signal), and resumes the loop
+// with it when it says failed (no pull request was opened, for instance the
+// branch is not on the remote): the model reads the error and may push and
+// report again. The wait cap applies to awaiting_pr as to
+// awaiting_approval.
+//
+// TODO(§7.2): the worktree the agent holds: today the agent works in the
+// project's scope root directly.
 package devagent
 
 import (
@@ -46,6 +66,7 @@ import (
 // Events the dev agent appends to its project's log.
 const (
 	EventAwaitingApproval = "dev.awaiting_approval"
+	EventAwaitingPR       = "dev.awaiting_pr"
 	EventTaskBlocked      = "backlog.task_blocked"
 	EventLimitReached     = "toolloop.limit_reached"
 )
@@ -205,12 +226,8 @@ func (m *Manager) Live(agentID string) bool {
 // for its decision again (or blocks its task when the stored Ctx cannot be
 // restored).
 func (m *Manager) Restore(ctx context.Context) error {
-	var runs []*brabo.Run
-	if err := m.Store.View(ctx, func(tx brabo.Tx) error {
-		var err error
-		runs, err = tx.RunsInState(ctx, brabo.RunAwaitingApproval)
-		return err
-	}); err != nil {
+	runs, err := m.waitingRuns(ctx)
+	if err != nil {
 		return fmt.Errorf("devagent: listing waiting runs: %w", err)
 	}
 	seen := map[string]bool{}
@@ -240,6 +257,25 @@ func (m *Manager) Restore(ctx context.Context) error {
 	}
 	return errors.Join(errs...)
 }
+
+// waitingRuns lists the runs waiting for a decision: awaiting_approval
+// and awaiting_pr.
+func (m *Manager) waitingRuns(ctx context.Context) ([]*brabo.Run, error) {
+	var runs []*brabo.Run
+	err := m.Store.View(ctx, func(tx brabo.Tx) error {
+		for _, st := range []brabo.RunState{brabo.RunAwaitingApproval, brabo.RunAwaitingPR} {
+			rs, err := tx.RunsInState(ctx, st)
+			if err != nil {
+				return err
+			}
+			runs = append(runs, rs...)
+		}
+		return nil
+	})
+	return runs, err
+}
+
+func waiting(s brabo.RunState) bool { return s == brabo.RunAwaitingApproval || s == brabo.RunAwaitingPR }
 
 // Deliver puts msg in the mailbox of the actor with that key, without
 // blocking: it reports false when no actor with that key is live here or
@@ -275,7 +311,25 @@ func (m *Manager) Resume(ctx context.Context, run *brabo.Run, msg brabo.OutboxMe
 	l := m.keyLock(run.ActorKey)
 	l.Lock()
 	defer l.Unlock()
-	if msg.Topic != brabo.TopicActionSettled {
+	st, err := m.loadRun(ctx, run.ID)
+	if err != nil {
+		return err
+	}
+	if st.run.State == brabo.RunAwaitingPR {
+		step, err := prStepOf(st.run, msg)
+		if err != nil {
+			m.log().Error("devagent: unreadable message", "run", run.ID, "err", err)
+			return nil
+		}
+		switch step.kind {
+		case prIgnore:
+			m.log().Info("devagent: ignored a message for a run awaiting a pull request", "run", run.ID, "topic", msg.Topic,
+				"action", msg.ActionID, "why", step.why)
+			return nil
+		case prFinish:
+			return m.finishPR(ctx, st, step.pr)
+		}
+	} else if msg.Topic != brabo.TopicActionSettled {
 		m.log().Warn("devagent: not resuming on a message of another topic", "topic", msg.Topic, "run", run.ID)
 		return nil
 	}
@@ -284,11 +338,7 @@ func (m *Manager) Resume(ctx context.Context, run *brabo.Run, msg brabo.OutboxMe
 		m.log().Error("devagent: unreadable settled message", "run", run.ID, "err", err)
 		return nil
 	}
-	st, err := m.loadRun(ctx, run.ID)
-	if err != nil {
-		return err
-	}
-	if st.run.State != brabo.RunAwaitingApproval || st.run.AwaitingActionID != settled.ActionID {
+	if !waiting(st.run.State) || st.run.AwaitingActionID != settled.ActionID {
 		m.log().Info("devagent: run no longer awaits the action; ignored", "run", run.ID, "action", settled.ActionID,
 			"state", st.run.State, "awaiting", st.run.AwaitingActionID)
 		return nil
@@ -313,6 +363,9 @@ type state struct {
 	project *brabo.Project
 	run     *brabo.Run
 	loop    *toolloop.Loop
+	// hist is what the loop's conversation showed of its terminal
+	// commands (report_done's gate).
+	hist *history
 }
 
 // loadRun reads a run with its task, agent and project, and builds its
@@ -340,13 +393,14 @@ func (m *Manager) loadRun(ctx context.Context, runID string) (*state, error) {
 	if err != nil {
 		return nil, fmt.Errorf("devagent: loading run %s: %w", runID, err)
 	}
-	st.loop = m.buildLoop(st.agent, st.project)
+	st.loop, st.hist = m.buildLoop(st.agent, st.project, st.task)
 	return st, nil
 }
 
-// buildLoop is the agent's tool loop: the standard pipeline tools and a
-// read_file confined to the project's scope root.
-func (m *Manager) buildLoop(agent *brabo.Agent, p *brabo.Project) *toolloop.Loop {
+// buildLoop is the agent's tool loop: the standard pipeline tools, a
+// read_file confined to the project's scope root and report_done for the
+// task. Its model and proposer feed the history report_done's gate reads.
+func (m *Manager) buildLoop(agent *brabo.Agent, p *brabo.Project, task *brabo.Task) (*toolloop.Loop, *history) {
 	var root string
 	var rootErr error
 	if m.Scoper == nil {
@@ -355,9 +409,15 @@ func (m *Manager) buildLoop(agent *brabo.Agent, p *brabo.Project) *toolloop.Loop
 		sc, err := m.Scoper.ScopeRoot(p)
 		root, rootErr = sc.Root, err
 	}
-	tools := append(toolloop.StandardTools(), ReadFileTool(root, rootErr))
-	return &toolloop.Loop{Model: m.Model, Proposer: m.Proposer, ProjectID: p.ID, Actor: pipeline.Actor{Agent: agent},
-		System: m.System, Tools: tools, MaxIterations: m.MaxIterations}
+	hist := &history{}
+	tools := append(toolloop.StandardTools(), ReadFileTool(root, rootErr), ReportDoneTool(task.ID))
+	var prop toolloop.Proposer
+	if m.Proposer != nil {
+		prop = reportGate{inner: m.Proposer, hist: hist,
+			branch: func(ctx context.Context) (string, error) { return currentBranch(ctx, root, rootErr) }}
+	}
+	return &toolloop.Loop{Model: historyModel{inner: m.Model, hist: hist}, Proposer: prop, ProjectID: p.ID,
+		Actor: pipeline.Actor{Agent: agent}, System: m.System, Tools: tools, MaxIterations: m.MaxIterations}, hist
 }
 
 // restoreCtx decodes a stored Ctx, refusing what Resume would refuse for
@@ -394,7 +454,17 @@ func (m *Manager) resume(ctx context.Context, st *state, c toolloop.Ctx, settled
 	if err := m.markWorking(ctx, st); err != nil {
 		return nil, err
 	}
-	return m.apply(ctx, st, toolloop.Resume(ctx, st.loop, c, settled))
+	return m.apply(ctx, st, m.resumeLoop(ctx, st, c, settled))
+}
+
+// resumeLoop resumes the loop, first showing report_done's gate what the
+// suspended conversation held and what it resumes with.
+func (m *Manager) resumeLoop(ctx context.Context, st *state, c toolloop.Ctx, settled brabo.Settled) toolloop.Outcome {
+	st.hist.seen(c.Messages)
+	if c.PendingToolName == "terminal" {
+		st.hist.sawSettled(settled.Status, settled.Result)
+	}
+	return toolloop.Resume(ctx, st.loop, c, settled)
 }
 
 // apply persists an outcome of the loop. On a suspension the run is saved
@@ -408,14 +478,22 @@ func (m *Manager) apply(ctx context.Context, st *state, out toolloop.Outcome) (*
 		if err != nil {
 			return nil, m.block(ctx, st, fmt.Sprintf("the suspended conversation (awaiting action %s) could not be encoded: %v", o.ActionID, err), brabo.OriginCode, nil)
 		}
-		st.run.State, st.run.AwaitingActionID, st.run.Ctx, st.run.UpdatedAt = brabo.RunAwaitingApproval, o.ActionID, raw, m.now()
+		// report_done's pr_open waiting is the run's last wait: awaiting_pr.
+		runState, event := brabo.RunAwaitingApproval, EventAwaitingApproval
+		payload := map[string]any{"taskId": st.task.ID, "actionId": o.ActionID, "toolName": o.ToolName}
+		if o.ToolName == ReportDone {
+			runState, event = brabo.RunAwaitingPR, EventAwaitingPR
+			if args, ok := pendingArgs(o.Ctx); ok {
+				payload["title"], payload["summary"] = args.Title, args.Summary
+			}
+		}
+		st.run.State, st.run.AwaitingActionID, st.run.Ctx, st.run.UpdatedAt = runState, o.ActionID, raw, m.now()
 		err = m.Store.Update(ctx, func(tx brabo.Tx) error {
 			if err := tx.SaveRun(ctx, st.run); err != nil {
 				return err
 			}
-			return tx.AppendEvent(ctx, &brabo.Event{ProjectID: st.project.ID, Type: EventAwaitingApproval, ActorID: st.agent.ID,
-				ActionID: o.ActionID, CreatedAt: st.run.UpdatedAt,
-				Payload: mustJSON(map[string]any{"taskId": st.task.ID, "actionId": o.ActionID, "toolName": o.ToolName})})
+			return tx.AppendEvent(ctx, &brabo.Event{ProjectID: st.project.ID, Type: event, ActorID: st.agent.ID,
+				ActionID: o.ActionID, CreatedAt: st.run.UpdatedAt, Payload: mustJSON(payload)})
 		})
 		if err != nil {
 			return nil, fmt.Errorf("devagent: persisting the suspension of run %s on action %s: %w", st.run.ID, o.ActionID, err)
