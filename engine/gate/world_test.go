@@ -1,0 +1,327 @@
+package gate_test
+
+// The world the gate's tests run in: the real pipeline on SQLite on a file,
+// the real executor, a local project folder whose permissions.json allows
+// ls, echo, cat and grep (touch asks), the two QA sub-agents as agents of
+// the project, a scripted model per sub-agent behind a recorder, and the
+// wake worker.
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/engine/gate"
+	"github.com/brabo-dev/brabo/engine/wake"
+	"github.com/brabo-dev/brabo/executor"
+	"github.com/brabo-dev/brabo/model"
+	"github.com/brabo-dev/brabo/model/scripted"
+	"github.com/brabo-dev/brabo/pipeline"
+	"github.com/brabo-dev/brabo/store/sqlite"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// recorder keeps a JSON copy of every request a model is sent.
+type recorder struct {
+	inner model.Model
+	mu    sync.Mutex
+	reqs  []model.Request
+}
+
+func (r *recorder) Complete(ctx context.Context, req model.Request) (*model.Response, error) {
+	raw, _ := json.Marshal(req)
+	var cp model.Request
+	json.Unmarshal(raw, &cp)
+	r.mu.Lock()
+	r.reqs = append(r.reqs, cp)
+	r.mu.Unlock()
+	return r.inner.Complete(ctx, req)
+}
+
+func (r *recorder) calls() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.reqs)
+}
+
+func (r *recorder) req(t *testing.T, i int) model.Request {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if i >= len(r.reqs) {
+		t.Fatalf("the model was called %d times; want request %d", len(r.reqs), i+1)
+	}
+	return r.reqs[i]
+}
+
+func newRecorder(t *testing.T, name, script string) *recorder {
+	t.Helper()
+	m, err := scripted.ParseNamed(t.Name()+"/"+name, []byte(script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &recorder{inner: m}
+}
+
+// toolResult finds the result of a tool call in a request.
+func toolResult(req model.Request, callID string) (model.Message, bool) {
+	for _, m := range req.Messages {
+		if m.Role == model.ToolResult && m.ToolCallID == callID {
+			return m, true
+		}
+	}
+	return model.Message{}, false
+}
+
+type world struct {
+	path  string
+	store *sqlite.Store
+	svc   *pipeline.Service
+	ws    string
+	root  string
+	owner *brabo.Member
+	prj   *brabo.Project
+	auto  *brabo.Agent // qa-automation
+	perf  *brabo.Agent // qa-performance-security
+	task  *brabo.Task
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	ctx := context.Background()
+	w := &world{path: filepath.Join(t.TempDir(), "brabo.db"), root: t.TempDir(), ws: t.TempDir()}
+	w.open(t)
+	perms := `{"allow":["Terminal(ls)","Terminal(echo)","Terminal(cat)","Terminal(grep)"]}`
+	if err := os.WriteFile(filepath.Join(w.root, "permissions.json"), []byte(perms), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(w.root, "README.md"), []byte("# shop\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	w.owner = &brabo.Member{ID: pipeline.NewID("mem"), Name: "ana", TokenHash: pipeline.NewID("h"), CreatedAt: now}
+	w.prj = &brabo.Project{ID: pipeline.NewID("prj"), Slug: "shop", Name: "Shop", Mode: brabo.ModeLocal, Root: w.root,
+		WorkspaceDir: "shop-12345678", OwnerID: w.owner.ID, CreatedAt: now}
+	agent := func(name string) *brabo.Agent {
+		return &brabo.Agent{ID: pipeline.NewID("agt"), ProjectID: w.prj.ID, Name: name, PrincipalID: w.owner.ID,
+			TokenHash: pipeline.NewID("h"), CreatedAt: now}
+	}
+	w.auto, w.perf = agent(gate.QAAutomation), agent(gate.QAPerformanceSecurity)
+	w.task = &brabo.Task{ID: pipeline.NewID("tsk"), ProjectID: w.prj.ID, Title: "Checkout page",
+		Description: "The dev finished the checkout page.", Status: brabo.TaskInProgress, CreatedAt: now}
+	err := w.store.Update(ctx, func(tx brabo.Tx) error {
+		if err := tx.CreateMember(ctx, w.owner); err != nil {
+			return err
+		}
+		if err := tx.CreateProject(ctx, w.prj); err != nil {
+			return err
+		}
+		if err := tx.SetRole(ctx, brabo.Membership{ProjectID: w.prj.ID, MemberID: w.owner.ID, Role: brabo.Owner}); err != nil {
+			return err
+		}
+		for _, a := range []*brabo.Agent{w.auto, w.perf} {
+			if err := tx.CreateAgent(ctx, a); err != nil {
+				return err
+			}
+		}
+		return tx.CreateTask(ctx, w.task)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// open opens (or reopens, after a "restart") the store on the world's file
+// and a pipeline on it.
+func (w *world) open(t *testing.T) {
+	t.Helper()
+	s, err := sqlite.Open(context.Background(), w.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	w.store = s
+	w.svc = &pipeline.Service{Store: s, Executor: executor.New(executor.Options{}), WorkspacesRoot: w.ws, Log: quiet}
+}
+
+func (w *world) lead(auto, perf model.Model) *gate.Lead {
+	return &gate.Lead{Store: w.store, Proposer: w.svc, ProjectID: w.prj.ID, MaxIterations: 6, Log: quiet,
+		Models: map[string]model.Model{gate.QAAutomation: auto, gate.QAPerformanceSecurity: perf}}
+}
+
+// run starts a goroutine until the returned stop is called; stop waits for
+// it to end.
+func run(t *testing.T, fn func(ctx context.Context)) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); fn(ctx) }()
+	stopped := false
+	stop = func() {
+		if !stopped {
+			stopped = true
+			cancel()
+			<-done
+		}
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// startWake runs a wake worker that delivers to the lead (Local too when
+// local is true) and, when local, the lead's mailbox; stop ends both.
+func (w *world) startWake(t *testing.T, l *gate.Lead, local bool) (stop func()) {
+	t.Helper()
+	wk := &wake.Worker{Store: w.store, Owner: pipeline.NewID("proc"), Resume: l, Poll: 10 * time.Millisecond, Log: quiet}
+	stopLead := func() {}
+	if local {
+		wk.Local = l
+		ctx, cancel := context.WithCancel(context.Background())
+		l.Start(ctx)
+		stopLead = func() { cancel(); l.Wait() }
+	}
+	stopWake := run(t, func(ctx context.Context) { wk.Run(ctx) })
+	stop = func() { stopWake(); stopLead() }
+	t.Cleanup(stop)
+	return stop
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func (w *world) getTask(t *testing.T) *brabo.Task {
+	t.Helper()
+	ctx := context.Background()
+	var task *brabo.Task
+	if err := w.store.View(ctx, func(tx brabo.Tx) error {
+		var err error
+		task, err = tx.Task(ctx, w.task.ID)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return task
+}
+
+func (w *world) getRun(t *testing.T, id string) *brabo.Run {
+	t.Helper()
+	ctx := context.Background()
+	var r *brabo.Run
+	if err := w.store.View(ctx, func(tx brabo.Tx) error {
+		var err error
+		r, err = tx.Run(ctx, id)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// awaitingRun is what the wake worker finds for a key and an action.
+func (w *world) awaitingRun(t *testing.T, key, actionID string) (*brabo.Run, error) {
+	t.Helper()
+	ctx := context.Background()
+	var r *brabo.Run
+	err := w.store.View(ctx, func(tx brabo.Tx) error {
+		var err error
+		r, err = tx.AwaitingRun(ctx, key, actionID)
+		return err
+	})
+	return r, err
+}
+
+func (w *world) action(t *testing.T, id string) *brabo.ProposedAction {
+	t.Helper()
+	ctx := context.Background()
+	var a *brabo.ProposedAction
+	if err := w.store.View(ctx, func(tx brabo.Tx) error {
+		var err error
+		a, err = tx.Action(ctx, id)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func (w *world) events(t *testing.T, typ string) []brabo.Event {
+	t.Helper()
+	ctx := context.Background()
+	var evs []brabo.Event
+	if err := w.store.View(ctx, func(tx brabo.Tx) error {
+		var err error
+		evs, err = tx.Events(ctx, w.prj.ID, 0, 10000)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var out []brabo.Event
+	for _, e := range evs {
+		if e.Type == typ {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func payload(t *testing.T, e brabo.Event) map[string]any {
+	t.Helper()
+	var p map[string]any
+	if err := json.Unmarshal(e.Payload, &p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// completedVerdicts waits for gate.completed and returns its verdicts.
+func (w *world) completedVerdicts(t *testing.T) ([]gate.Verdict, brabo.Event) {
+	t.Helper()
+	waitFor(t, "gate.completed", func() bool {
+		if len(w.events(t, gate.EventDelegationFailed)) > 0 {
+			t.Fatalf("a delegation failed: %s", w.events(t, gate.EventDelegationFailed)[0].Payload)
+		}
+		return len(w.events(t, gate.EventGateCompleted)) > 0
+	})
+	evs := w.events(t, gate.EventGateCompleted)
+	if len(evs) != 1 {
+		t.Fatalf("%d gate.completed events; want 1", len(evs))
+	}
+	var p struct {
+		Verdicts []gate.Verdict `json:"verdicts"`
+	}
+	if err := json.Unmarshal(evs[0].Payload, &p); err != nil {
+		t.Fatal(err)
+	}
+	return p.Verdicts, evs[0]
+}
+
+func (w *world) exists(name string) bool {
+	_, err := os.Stat(filepath.Join(w.root, name))
+	return err == nil
+}
+
+func must(t *testing.T, ok bool, format string, a ...any) {
+	t.Helper()
+	if !ok {
+		t.Fatalf(format, a...)
+	}
+}
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }
