@@ -14,7 +14,9 @@
 // far, the ones still to run, and the sub-agent's Ctx — in a brabo.Run keyed
 // by the SUB-AGENT's actor key ("agent:<sub-agent id>", the key the pipeline
 // routes task.action_settled by, since the sub-agent proposed) and awaiting
-// the action id, appends delegation.awaiting_approval and returns. While it
+// the action id (one Run per delegation: a stored run keeps the actor key
+// it was first saved with), appends delegation.awaiting_approval and
+// returns. While it
 // waits the area does not consolidate, give a verdict, or block the task.
 //
 // The Lead is the wake worker's Local and Resumer: the settled event of the

@@ -209,3 +209,60 @@ func TestTheStoredStateIsAGateStateWithTheSubAgentsLoop(t *testing.T) {
 		st.Remaining[0] == gate.QAPerformanceSecurity && len(st.Verdicts) == 0 && st.Loop != nil &&
 		st.Loop.Awaits(s.ActionID) && st.Loop.PendingToolCallID == "a1", "stored state: %+v", st)
 }
+
+func TestTheSecondDelegationWaitsTooAndTheFirstVerdictIsKept(t *testing.T) {
+	w := newWorld(t)
+	auto := newRecorder(t, "auto", `{"turns": [{"content": "qa-automation: PASS"}]}`)
+	perf := newRecorder(t, "perf", `{"turns": [
+  {"toolCalls": [{"id": "p1", "name": "terminal", "arguments": {"command": "touch perf.txt && echo timed"}}]},
+  {"expectToolResult": "timed", "content": "qa-performance-security: no findings"}
+]}`)
+	l := w.lead(auto, perf)
+	w.startWake(t, l, true)
+	res, err := l.RunArea(context.Background(), w.task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, ok := res.(gate.Suspended)
+	key := gate.ActorKey(w.perf.ID)
+	must(t, ok && s.SubAgent == gate.QAPerformanceSecurity && s.ActorKey == key && len(s.Verdicts) == 1 &&
+		s.Verdicts[0].Verdict == "qa-automation: PASS", "the area ended %#v", res)
+	r, err := w.awaitingRun(t, key, s.ActionID)
+	must(t, err == nil && r.ID == s.RunID, "AwaitingRun by qa-performance-security's key: %+v, %v", r, err)
+	var st gate.State
+	json.Unmarshal(r.Ctx, &st)
+	must(t, len(st.Verdicts) == 1 && st.Verdicts[0].SubAgent == gate.QAAutomation && len(st.Remaining) == 0,
+		"the stored state lost the first verdict: %+v", st)
+	must(t, len(w.events(t, gate.EventGateCompleted)) == 0, "the area consolidated while waiting")
+	d, err := w.svc.Approve(context.Background(), s.ActionID, w.owner)
+	must(t, err == nil && d.Action.Status == brabo.StatusExecuted, "approve: %+v, %v", d, err)
+	vs, _ := w.completedVerdicts(t)
+	must(t, len(vs) == 2 && vs[0].Verdict == "qa-automation: PASS" && vs[1].Verdict == "qa-performance-security: no findings",
+		"the verdicts are %+v", vs)
+	must(t, auto.calls() == 1, "qa-automation ran again (%d calls)", auto.calls())
+}
+
+func TestASecondDeliveryOfTheSettledEventResumesNothing(t *testing.T) {
+	w := newWorld(t)
+	auto, perf := newRecorder(t, "auto", autoScript), newRecorder(t, "perf", perfScript)
+	l := w.lead(auto, perf)
+	res, err := l.RunArea(context.Background(), w.task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := suspended(t, w, res, perf)
+	if _, err := w.svc.Approve(context.Background(), s.ActionID, w.owner); err != nil {
+		t.Fatal(err)
+	}
+	a := w.action(t, s.ActionID)
+	raw, _ := json.Marshal(brabo.Settled{ActionID: a.ID, Status: a.Status, Result: a.Result})
+	msg := brabo.OutboxMessage{ID: 1, ProjectID: w.prj.ID, Topic: brabo.TopicActionSettled, ActorKey: s.ActorKey, ActionID: a.ID, Payload: raw}
+	run := w.getRun(t, s.RunID)
+	for range 2 {
+		if err := l.Resume(context.Background(), run, msg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bothVerdicts(t, w, "qa-automation: PASS, report written")
+	must(t, auto.calls() == 2 && perf.calls() == 2, "calls after two deliveries: %d, %d", auto.calls(), perf.calls())
+}

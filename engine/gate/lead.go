@@ -311,6 +311,8 @@ func (l *Lead) RunArea(ctx context.Context, taskID string) (Result, error) {
 	if l.ProjectID != "" && a.task.ProjectID != l.ProjectID {
 		return nil, fmt.Errorf("gate: task %s belongs to project %s, not to this lead's %s", taskID, a.task.ProjectID, l.ProjectID)
 	}
+	// The lead's own run, saved only when the area ends before any
+	// delegation started (no delegations, or the first sub-agent missing).
 	a.run = &brabo.Run{ID: pipeline.NewID("run"), ProjectID: a.project.ID, ActorKey: "lead:" + l.id(), TaskID: taskID,
 		State: brabo.RunWorking, UpdatedAt: l.now()}
 	a.state = State{Gate: StateVersion, Area: l.area(), TaskID: taskID}
@@ -330,6 +332,10 @@ func (l *Lead) continueArea(ctx context.Context, a *area, remaining []string, ve
 	if err != nil {
 		return l.fail(ctx, a, name, "", err.Error(), brabo.OriginInfra)
 	}
+	// Each delegation has its own Run, keyed by the sub-agent from the
+	// start: the store keeps a run's actor key as first saved.
+	a.run = &brabo.Run{ID: pipeline.NewID("run"), ProjectID: a.project.ID, ActorKey: ActorKey(agent.ID), TaskID: a.task.ID,
+		State: brabo.RunWorking, UpdatedAt: l.now()}
 	if err := l.appendEvent(ctx, a, EventDelegationStarted, agent.ID, "",
 		map[string]any{"taskId": a.task.ID, "area": l.area(), "subAgent": name}); err != nil {
 		return nil, err
@@ -346,7 +352,8 @@ func (l *Lead) settle(ctx context.Context, a *area, agent *brabo.Agent, rest []s
 	case Ok:
 		verdicts = append(slices.Clone(verdicts), Verdict{SubAgent: name, Verdict: o.Verdict})
 		a.state.Current, a.state.Remaining, a.state.Verdicts, a.state.Loop = "", rest, verdicts, nil
-		a.run.State, a.run.AwaitingActionID, a.run.Ctx, a.run.UpdatedAt = brabo.RunWorking, "", mustJSON(a.state), l.now()
+		// The delegation's run is done; it keeps the verdicts so far.
+		a.run.State, a.run.AwaitingActionID, a.run.Ctx, a.run.UpdatedAt = brabo.RunDone, "", mustJSON(a.state), l.now()
 		err := l.Store.Update(ctx, func(tx brabo.Tx) error {
 			if err := tx.SaveRun(ctx, a.run); err != nil {
 				return err
@@ -361,9 +368,8 @@ func (l *Lead) settle(ctx context.Context, a *area, agent *brabo.Agent, rest []s
 	case Awaiting:
 		c := o.Ctx
 		a.state.Current, a.state.Remaining, a.state.Verdicts, a.state.Loop = name, rest, verdicts, &c
-		key := ActorKey(agent.ID)
-		a.run.ActorKey, a.run.State, a.run.AwaitingActionID, a.run.Ctx, a.run.UpdatedAt =
-			key, brabo.RunAwaitingApproval, o.ActionID, mustJSON(a.state), l.now()
+		key := a.run.ActorKey
+		a.run.State, a.run.AwaitingActionID, a.run.Ctx, a.run.UpdatedAt = brabo.RunAwaitingApproval, o.ActionID, mustJSON(a.state), l.now()
 		err := l.Store.Update(ctx, func(tx brabo.Tx) error {
 			if err := tx.SaveRun(ctx, a.run); err != nil {
 				return err
