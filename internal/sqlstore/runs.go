@@ -91,7 +91,8 @@ func (t *Tx) SaveRun(ctx context.Context, r *brabo.Run) error {
 	}
 	_, err := t.q.Exec(ctx, `INSERT INTO runs (id, project_id, actor_key, task_id, state, awaiting_action_id, ctx, updated_at)
 		VALUES ($1,$2,$3,$4,$5,$6,$7,$8)
-		ON CONFLICT (id) DO UPDATE SET state = excluded.state, awaiting_action_id = excluded.awaiting_action_id,
+		ON CONFLICT (id) DO UPDATE SET project_id = excluded.project_id, actor_key = excluded.actor_key,
+			state = excluded.state, awaiting_action_id = excluded.awaiting_action_id,
 			ctx = excluded.ctx, task_id = excluded.task_id, updated_at = excluded.updated_at`,
 		r.ID, r.ProjectID, r.ActorKey, nullString(r.TaskID), string(r.State), nullString(r.AwaitingActionID),
 		ctxText, r.UpdatedAt.UnixMicro())

@@ -109,6 +109,18 @@ func testRunsSuspendAndClaim(t *testing.T, s brabo.Store) {
 		}
 		return nil
 	}))
+	// Saving again replaces every field (a run may change hands, e.g. a
+	// gate area moving to its next sub-agent).
+	moved := *run
+	moved.ActorKey = "agent:agt_2"
+	must(t, s.Update(ctx, func(tx brabo.Tx) error { return tx.SaveRun(ctx, &moved) }))
+	must(t, s.View(ctx, func(tx brabo.Tx) error {
+		if _, err := tx.AwaitingRun(ctx, "agent:agt_2", "act_9"); err != nil {
+			t.Errorf("the run saved under a new actor key is not found by it: %v", err)
+		}
+		return nil
+	}))
+	must(t, s.Update(ctx, func(tx brabo.Tx) error { return tx.SaveRun(ctx, run) }))
 	// Two processes race for the run: one lease wins; it runs out; then
 	// the other may take it.
 	now := time.Now()
