@@ -134,6 +134,9 @@ type Tx interface {
 	// AwaitingRun finds the run of an actor waiting (awaiting_approval or
 	// awaiting_pr) for an action, or ErrNotFound.
 	AwaitingRun(ctx context.Context, actorKey, actionID string) (*Run, error)
+	// WaitingRun finds an actor's latest run that waits (awaiting_approval
+	// or awaiting_pr), or ErrNotFound.
+	WaitingRun(ctx context.Context, actorKey string) (*Run, error)
 	// RunsInState lists the runs in a state, oldest first.
 	RunsInState(ctx context.Context, state RunState) ([]*Run, error)
 	// ClaimRun leases a run to owner until now+lease if it is free, its

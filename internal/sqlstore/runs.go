@@ -117,6 +117,16 @@ func (t *Tx) AwaitingRun(ctx context.Context, actorKey, actionID string) (*brabo
 	return run, nil
 }
 
+func (t *Tx) WaitingRun(ctx context.Context, actorKey string) (*brabo.Run, error) {
+	run, err := scanRun(t.q.QueryRow(ctx, `SELECT `+runCols+` FROM runs
+		WHERE actor_key = $1 AND state IN ($2, $3) ORDER BY updated_at DESC LIMIT 1`,
+		actorKey, string(brabo.RunAwaitingApproval), string(brabo.RunAwaitingPR)))
+	if err != nil {
+		return nil, t.notFound(err, "waiting run of "+actorKey)
+	}
+	return run, nil
+}
+
 func (t *Tx) RunsInState(ctx context.Context, state brabo.RunState) ([]*brabo.Run, error) {
 	return queryAll(ctx, t.q, scanRun, `SELECT `+runCols+` FROM runs WHERE state = $1 ORDER BY updated_at, id`, string(state))
 }

@@ -103,6 +103,12 @@ func testRunsSuspendAndClaim(t *testing.T, s brabo.Store) {
 		if _, err := tx.AwaitingRun(ctx, "agent:agt_2", "act_9"); !errors.Is(err, brabo.ErrNotFound) {
 			t.Errorf("another actor's key found the run: %v", err)
 		}
+		if w, err := tx.WaitingRun(ctx, "agent:agt_1"); err != nil || w.ID != run.ID {
+			t.Errorf("WaitingRun: %v %v", w, err)
+		}
+		if _, err := tx.WaitingRun(ctx, "agent:agt_2"); !errors.Is(err, brabo.ErrNotFound) {
+			t.Errorf("WaitingRun of an actor with no run: %v", err)
+		}
 		waiting, err := tx.RunsInState(ctx, brabo.RunAwaitingApproval)
 		if err != nil || len(waiting) != 1 {
 			t.Errorf("runs awaiting approval: %v %v", waiting, err)

@@ -25,6 +25,7 @@ CREATE TABLE runs (
     updated_at         BIGINT NOT NULL
 );
 CREATE INDEX runs_awaiting ON runs (actor_key, awaiting_action_id);
+CREATE INDEX runs_actor_state ON runs (actor_key, state, updated_at);
 CREATE INDEX runs_state ON runs (state, updated_at);
 
 -- +goose Down
