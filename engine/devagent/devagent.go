@@ -275,7 +275,9 @@ func (m *Manager) waitingRuns(ctx context.Context) ([]*brabo.Run, error) {
 	return runs, err
 }
 
-func waiting(s brabo.RunState) bool { return s == brabo.RunAwaitingApproval || s == brabo.RunAwaitingPR }
+func waiting(s brabo.RunState) bool {
+	return s == brabo.RunAwaitingApproval || s == brabo.RunAwaitingPR
+}
 
 // Deliver puts msg in the mailbox of the actor with that key, without
 // blocking: it reports false when no actor with that key is live here or

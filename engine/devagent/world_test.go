@@ -274,7 +274,7 @@ func (w *world) agentRun(t *testing.T) *brabo.Run {
 	ctx := context.Background()
 	var latest *brabo.Run
 	err := w.store.View(ctx, func(tx brabo.Tx) error {
-		for _, st := range []brabo.RunState{brabo.RunWorking, brabo.RunAwaitingApproval, brabo.RunDone, brabo.RunBlocked} {
+		for _, st := range []brabo.RunState{brabo.RunWorking, brabo.RunAwaitingApproval, brabo.RunAwaitingPR, brabo.RunDone, brabo.RunBlocked} {
 			runs, err := tx.RunsInState(ctx, st)
 			if err != nil {
 				return err

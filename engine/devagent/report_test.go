@@ -1,0 +1,241 @@
+package devagent_test
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/engine/devagent"
+)
+
+// gitRoot makes the world's project folder a git repository: main with one
+// commit, pushed to a bare origin, and the branch feat/made checked out,
+// with a commit of its own, pushed too (so a pr_open of it can execute).
+func (w *world) gitRoot(t *testing.T) (remote string) {
+	t.Helper()
+	remote = t.TempDir() + "/origin.git"
+	git := func(dir string, args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(cmd.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@x", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@x")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	git(w.root, "init", "--quiet", "--bare", "--initial-branch=main", remote)
+	git(w.root, "init", "--quiet", "--initial-branch=main", ".")
+	git(w.root, "config", "user.name", "Test")
+	git(w.root, "config", "user.email", "test@example.com")
+	git(w.root, "add", "-A")
+	git(w.root, "commit", "--quiet", "-m", "initial")
+	git(w.root, "remote", "add", "origin", remote)
+	git(w.root, "push", "--quiet", "origin", "main")
+	git(w.root, "checkout", "--quiet", "-b", "feat/made")
+	git(w.root, "commit", "--quiet", "--allow-empty", "-m", "made")
+	git(w.root, "push", "--quiet", "origin", "feat/made")
+	return remote
+}
+
+// reportScript reports done too early (refused), runs the tests (echo,
+// allowed: exit 0), then reports done again: that one proposes pr_open.
+const reportScript = `{"turns": [
+  {"toolCalls": [{"id": "r1", "name": "report_done", "arguments": {"title": "Make made.txt", "summary": "made it"}}]},
+  {"expectToolResult": "run the tests",
+   "toolCalls": [{"id": "t1", "name": "terminal", "arguments": {"command": "echo ok"}}]},
+  {"expectToolResult": "exit code: 0",
+   "toolCalls": [{"id": "r2", "name": "report_done", "arguments": {"title": "Make made.txt", "summary": "made it; echo ok passes"}}]},
+  {"content": "the model must not be called once the PR is asked for"}
+]}`
+
+// awaitingPR waits until the agent's run awaits its pr_open, and checks
+// what the wait left in the store.
+func (w *world) awaitingPR(t *testing.T, rec *recorder) (*brabo.Run, *brabo.ProposedAction) {
+	t.Helper()
+	var r *brabo.Run
+	waitFor(t, "the run to await its pull request", func() bool {
+		r = w.agentRun(t)
+		if r != nil && r.State == brabo.RunBlocked {
+			t.Fatalf("the run blocked instead of waiting: %+v", w.getTask(t))
+		}
+		return r != nil && r.State == brabo.RunAwaitingPR
+	})
+	a := w.action(t, r.AwaitingActionID)
+	must(t, a.Type == brabo.PrOpen && a.Status == brabo.StatusPending && a.Payload.Branch == "feat/made" &&
+		a.Payload.Base == "main" && a.Payload.Title == "Make made.txt" && a.Payload.TaskID == w.task.ID,
+		"the run awaits %+v", a)
+	c := storedCtx(t, r)
+	must(t, c.Awaits(a.ID) && c.PendingToolCallID == "r2" && c.PendingToolName == devagent.ReportDone,
+		"stored Ctx awaits %q on call %q (%s)", c.AwaitingActionID, c.PendingToolCallID, c.PendingToolName)
+	evs := w.events(t, devagent.EventAwaitingPR)
+	must(t, len(evs) == 1 && evs[0].ActionID == a.ID && evs[0].ActorID == w.agent.ID, "dev.awaiting_pr events: %+v", evs)
+	var p map[string]string
+	json.Unmarshal(evs[0].Payload, &p)
+	must(t, p["taskId"] == w.task.ID && p["actionId"] == a.ID && p["summary"] == "made it; echo ok passes", "dev.awaiting_pr payload %s", evs[0].Payload)
+	must(t, len(w.events(t, devagent.EventAwaitingApproval)) == 0, "a pr_open wait was told as awaiting_approval")
+	task := w.getTask(t)
+	must(t, task.Status == brabo.TaskInProgress, "the task while the PR waits: %+v", task)
+	must(t, rec.calls() == 3, "the model was called %d times before the wait; want 3", rec.calls())
+
+	// The early report_done was refused and proposed nothing.
+	res, ok := toolResult(rec.req(t, 1), "r1")
+	must(t, ok && res.IsError && contains(res.Content, "no terminal command has exited 0") && contains(res.Content, "no pull request was proposed"),
+		"the early report_done answered %+v", res)
+	prOpens := 0
+	for _, e := range w.events(t, brabo.EventActionCreated) {
+		if w.action(t, e.ActionID).Type == brabo.PrOpen {
+			prOpens++
+		}
+	}
+	must(t, prOpens == 1, "%d pr_open actions were proposed; want 1", prOpens)
+	return r, a
+}
+
+func (w *world) prs(t *testing.T) []*brabo.PullRequest {
+	t.Helper()
+	ctx := context.Background()
+	var prs []*brabo.PullRequest
+	if err := w.store.View(ctx, func(tx brabo.Tx) error {
+		var err error
+		prs, err = tx.PRs(ctx, w.prj.ID)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return prs
+}
+
+// prDone checks a task finished by an opened PR.
+func (w *world) prDone(t *testing.T, rec *recorder, r *brabo.Run, a *brabo.ProposedAction) {
+	t.Helper()
+	task := w.taskIn(t, brabo.TaskDone)
+	must(t, task.BlockedReason == "" && task.BlockedOrigin == "", "done task: %+v", task)
+	prs := w.prs(t)
+	must(t, len(prs) == 1 && prs[0].Head == "feat/made" && prs[0].Base == "main" && prs[0].TaskID == w.task.ID, "PRs: %+v", prs)
+	var done []map[string]any
+	for _, e := range w.events(t, brabo.EventTaskStatusChanged) {
+		var p map[string]any
+		json.Unmarshal(e.Payload, &p)
+		if p["status"] == string(brabo.TaskDone) {
+			done = append(done, p)
+			must(t, e.ActionID == a.ID, "the done event names action %q", e.ActionID)
+		}
+	}
+	must(t, len(done) == 1 && done[0]["pr"] == float64(prs[0].Number), "done events: %+v", done)
+	waitFor(t, "the run to be done", func() bool { return w.agentRun(t).State == brabo.RunDone })
+	final := w.agentRun(t)
+	must(t, final.ID == r.ID && final.AwaitingActionID == "", "the run ended %+v", final)
+	must(t, len(w.events(t, devagent.EventTaskBlocked)) == 0, "the task was blocked")
+	time.Sleep(50 * time.Millisecond) // a stray model call would show now
+	must(t, rec.calls() == 3, "the model was called %d times; want 3", rec.calls())
+}
+
+func TestReportDoneIsRefusedBeforeTestsPassThenWaitsForThePRAndAnApprovalFinishesTheTask(t *testing.T) {
+	w := newWorld(t)
+	w.gitRoot(t)
+	rec := newRecorder(t, reportScript)
+	w.startAgent(t, w.manager(rec, time.Hour))
+	r, a := w.awaitingPR(t, rec)
+	w.approve(t, a.ID)
+	w.prDone(t, rec, r, a)
+}
+
+func TestADeniedPRIsAUserDecisionNotAFailure(t *testing.T) {
+	w := newWorld(t)
+	w.gitRoot(t)
+	rec := newRecorder(t, reportScript)
+	w.startAgent(t, w.manager(rec, time.Hour))
+	r, a := w.awaitingPR(t, rec)
+	if _, err := w.svc.Deny(context.Background(), a.ID, w.owner, "not this sprint"); err != nil {
+		t.Fatal(err)
+	}
+	task := w.taskIn(t, brabo.TaskBlocked)
+	must(t, task.BlockedOrigin == brabo.OriginUser && contains(task.BlockedReason, "not this sprint") && contains(task.BlockedReason, a.ID),
+		"the task after the denial: %+v", task)
+	blocked := w.events(t, devagent.EventTaskBlocked)
+	must(t, len(blocked) == 1, "%d task_blocked events; want 1", len(blocked))
+	var p map[string]string
+	json.Unmarshal(blocked[0].Payload, &p)
+	must(t, p["origin"] == string(brabo.OriginUser), "blocked with origin %q", p["origin"])
+	must(t, len(w.prs(t)) == 0, "a PR was recorded")
+	waitFor(t, "the run to be blocked", func() bool { return w.agentRun(t).State == brabo.RunBlocked })
+	must(t, w.agentRun(t).ID == r.ID, "another run")
+	time.Sleep(50 * time.Millisecond)
+	must(t, rec.calls() == 3, "the model was called %d times after the denial; want 3", rec.calls())
+}
+
+func TestAPRDecidedWhileNoActorHoldsTheRunIsFinishedByTheWakeWorker(t *testing.T) {
+	w := newWorld(t)
+	w.gitRoot(t)
+	rec := newRecorder(t, reportScript)
+	stop := w.startAgent(t, w.manager(rec, time.Hour))
+	r, a := w.awaitingPR(t, rec)
+	stop()
+	w.approve(t, a.ID)
+	// A second process: a wake worker and a manager that holds no actor.
+	mgr := w.manager(rec, time.Hour)
+	run(t, func(ctx context.Context) { w.worker(mgr).Run(ctx) })
+	w.prDone(t, rec, r, a)
+	must(t, !mgr.Live(w.agent.ID), "the manager started an actor")
+}
+
+func TestARestartedAgentStillWaitsForItsPR(t *testing.T) {
+	w := newWorld(t)
+	w.gitRoot(t)
+	rec := newRecorder(t, reportScript)
+	stop := w.startAgent(t, w.manager(rec, time.Hour))
+	r, a := w.awaitingPR(t, rec)
+	stop()
+	mgr := w.manager(rec, time.Hour)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(func() { cancel(); mgr.Wait() })
+	if err := mgr.Restore(ctx); err != nil {
+		t.Fatal(err)
+	}
+	must(t, mgr.Live(w.agent.ID), "Restore did not bring back the actor awaiting its PR")
+	run(t, func(ctx context.Context) { w.worker(mgr).Run(ctx) })
+	w.approve(t, a.ID)
+	w.prDone(t, rec, r, a)
+}
+
+func TestNobodyDecidingOnThePRWithinTheWaitCapBlocksWithOriginPolicy(t *testing.T) {
+	w := newWorld(t)
+	w.gitRoot(t)
+	rec := newRecorder(t, reportScript)
+	w.startAgent(t, w.manager(rec, time.Hour))
+	_, a := w.awaitingPR(t, rec)
+	w.clock.Advance(2 * time.Hour)
+	task := w.taskIn(t, brabo.TaskBlocked)
+	must(t, task.BlockedOrigin == brabo.OriginPolicy && contains(task.BlockedReason, "nobody decided") && contains(task.BlockedReason, a.ID),
+		"blocked task: %+v", task)
+}
+
+func TestAFailedPROpenGoesBackToTheModel(t *testing.T) {
+	w := newWorld(t)
+	w.gitRoot(t)
+	// The branch the model names is not on the remote: the approved
+	// pr_open fails, and the model reads why.
+	rec := newRecorder(t, `{"turns": [
+  {"toolCalls": [{"id": "t1", "name": "terminal", "arguments": {"command": "echo ok"}}]},
+  {"toolCalls": [{"id": "r1", "name": "report_done", "arguments": {"title": "Make made.txt", "summary": "s", "branch": "feat/local-only"}}]},
+  {"expectToolResult": "not on remote", "content": "I will push it first."}
+]}`)
+	w.startAgent(t, w.manager(rec, time.Hour))
+	var r *brabo.Run
+	waitFor(t, "the run to await its pull request", func() bool {
+		r = w.agentRun(t)
+		return r != nil && r.State == brabo.RunAwaitingPR
+	})
+	d, err := w.svc.Approve(context.Background(), r.AwaitingActionID, w.owner)
+	if err != nil || d.Action.Status != brabo.StatusFailed {
+		t.Fatalf("approve: %+v, %v", d, err)
+	}
+	w.taskIn(t, brabo.TaskDone) // the model ended the conversation
+	res, ok := toolResult(rec.req(t, 2), "r1")
+	must(t, ok && res.IsError && strings.Contains(res.Content, "feat/local-only"), "the model read %+v", res)
+	must(t, len(w.prs(t)) == 0, "a PR was recorded")
+}
