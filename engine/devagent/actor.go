@@ -2,8 +2,8 @@ package devagent
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/brabo-dev/brabo"
@@ -69,24 +69,29 @@ func (a *actor) idle() {
 	a.st, a.awaiting, a.capC = nil, nil, nil
 }
 
-// restore takes back the agent's run that waits for approval in the store,
-// if there is one, and waits for its decision again.
+// restore takes back the agent's run that waits (awaiting_approval or
+// awaiting_pr) in the store, if there is one, and waits for its decision
+// again.
 func (a *actor) restore(ctx context.Context) {
 	l := a.m.keyLock(a.key)
 	l.Lock()
 	defer l.Unlock()
-	runs, err := a.m.waitingRuns(ctx)
-	if err != nil {
+	var waitingRun *brabo.Run
+	err := a.m.Store.View(ctx, func(tx brabo.Tx) error {
+		var err error
+		waitingRun, err = tx.WaitingRun(ctx, a.key)
+		return err
+	})
+	switch {
+	case errors.Is(err, brabo.ErrNotFound):
+		return
+	case err != nil:
 		a.m.log().Error("devagent: looking for a waiting run", "agent", a.agent.ID, "err", err)
 		return
 	}
-	i := slices.IndexFunc(runs, func(r *brabo.Run) bool { return r.ActorKey == a.key })
-	if i < 0 {
-		return
-	}
-	st, err := a.m.loadRun(ctx, runs[i].ID)
+	st, err := a.m.loadRun(ctx, waitingRun.ID)
 	if err != nil {
-		a.m.log().Error("devagent: restoring a waiting run", "agent", a.agent.ID, "run", runs[i].ID, "err", err)
+		a.m.log().Error("devagent: restoring a waiting run", "agent", a.agent.ID, "run", waitingRun.ID, "err", err)
 		return
 	}
 	c, err := a.m.restoreCtx(st.run)
