@@ -187,6 +187,9 @@ func (a *actor) catchUp(ctx context.Context) {
 	}
 	if a.st.run.State == brabo.RunAwaitingPR {
 		if p, ok := prFromAction(act); ok {
+			if p.Opened && p.PR == 0 {
+				p.PR = a.m.prOf(ctx, act)
+			}
 			a.log("the awaited pr_open is already settled", "action", act.ID, "status", act.Status)
 			a.finishPR(ctx, p)
 			return

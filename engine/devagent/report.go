@@ -289,6 +289,30 @@ func prFromAction(a *brabo.ProposedAction) (p prSettled, ok bool) {
 	return p, false
 }
 
+// prOf finds the number of the PR an executed pr_open recorded: the
+// newest PR row of its task and head (the action's stored result may not
+// carry the number: the pipeline adds it after writing the result). 0 when
+// none is found.
+func (m *Manager) prOf(ctx context.Context, a *brabo.ProposedAction) int64 {
+	var n int64
+	err := m.Store.View(ctx, func(tx brabo.Tx) error {
+		prs, err := tx.PRs(ctx, a.ProjectID)
+		if err != nil {
+			return err
+		}
+		for _, pr := range prs {
+			if pr.TaskID == a.Payload.TaskID && pr.Head == a.Payload.Branch && pr.Number > n {
+				n = pr.Number
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		m.log().Error("devagent: finding the PR of a pr_open", "action", a.ID, "err", err)
+	}
+	return n
+}
+
 // finishPR ends a run that awaited its pull request. Opened: the task is
 // done, its status event naming the PR. Not opened: a human decided so;
 // the task is blocked with origin user and their reason.

@@ -239,3 +239,22 @@ func TestAFailedPROpenGoesBackToTheModel(t *testing.T) {
 	must(t, ok && res.IsError && strings.Contains(res.Content, "feat/local-only"), "the model read %+v", res)
 	must(t, len(w.prs(t)) == 0, "a PR was recorded")
 }
+
+// With no wake worker at all, an agent restored after the decision reads
+// the settled pr_open itself and still records the PR's number.
+func TestAnAgentRestoredAfterThePRWasDecidedFinishesFromTheAction(t *testing.T) {
+	w := newWorld(t)
+	w.gitRoot(t)
+	rec := newRecorder(t, reportScript)
+	stop := w.startAgent(t, w.manager(rec, time.Hour))
+	r, a := w.awaitingPR(t, rec)
+	stop()
+	w.approve(t, a.ID)
+	mgr := w.manager(rec, time.Hour)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(func() { cancel(); mgr.Wait() })
+	if err := mgr.Restore(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w.prDone(t, rec, r, a)
+}
