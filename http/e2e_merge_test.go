@@ -58,6 +58,11 @@ func (e *env) openPR(head, base, title, taskID string) int64 {
 	if err != nil || n <= 0 {
 		e.t.Fatalf("pr_open gave no PR number: %v", d["action"])
 	}
+	// The stored action says it too, not only the answer to the click.
+	stored := e.ok("GET", "/v1/actions/"+a["id"].(string), e.admin, nil, 200)
+	if str(stored, "result", "detail", "pr") != strconv.FormatInt(n, 10) {
+		e.t.Fatalf("the stored pr_open result lacks the PR number: %v", stored["result"])
+	}
 	return n
 }
 

@@ -58,6 +58,13 @@ func (s *Service) settle(ctx context.Context, a *brabo.ProposedAction, from brab
 	// Settling must survive the caller going away: the command already ran.
 	ctx = context.WithoutCancel(ctx)
 	err := s.Store.Update(ctx, func(tx brabo.Tx) error {
+		// The bookkeeping first: it adds to the result (the new PR's
+		// number), which the transition then stores.
+		if status == brabo.StatusExecuted {
+			if err := s.afterSuccess(ctx, tx, a, res, pr); err != nil {
+				return err
+			}
+		}
 		ok, err := tx.TransitionAction(ctx, a.ID, []brabo.ActionStatus{from},
 			brabo.ActionUpdate{Status: status, Result: res, SettledAt: now})
 		if err != nil {
@@ -65,11 +72,6 @@ func (s *Service) settle(ctx context.Context, a *brabo.ProposedAction, from brab
 		}
 		if !ok {
 			return fmt.Errorf("action %s left %s while it ran", a.ID, from)
-		}
-		if status == brabo.StatusExecuted {
-			if err := s.afterSuccess(ctx, tx, a, res, pr); err != nil {
-				return err
-			}
 		}
 		if err := tx.AppendEvent(ctx, &brabo.Event{
 			ProjectID: a.ProjectID, Type: event, ActorID: brabo.SystemActor, ActionID: a.ID,
