@@ -74,7 +74,7 @@ const (
 // Defaults for the zero values of Manager's tuning fields.
 const (
 	DefaultWaitCap     = 24 * time.Hour
-	DefaultMailboxSize = 16
+	DefaultMailboxSize = 4
 	DefaultIdlePoll    = 2 * time.Second
 )
 
