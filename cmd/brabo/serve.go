@@ -18,8 +18,8 @@ import (
 
 	"github.com/brabo-dev/brabo"
 	"github.com/brabo-dev/brabo/executor"
-	"github.com/brabo-dev/brabo/model"
 	brabohttp "github.com/brabo-dev/brabo/http"
+	"github.com/brabo-dev/brabo/model"
 	"github.com/brabo-dev/brabo/pipeline"
 	"github.com/brabo-dev/brabo/store/postgres"
 	"github.com/brabo-dev/brabo/store/sqlite"
