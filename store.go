@@ -137,6 +137,11 @@ type Tx interface {
 	// WaitingRun finds an actor's latest run that waits (awaiting_approval
 	// or awaiting_pr), or ErrNotFound.
 	WaitingRun(ctx context.Context, actorKey string) (*Run, error)
+	// LeaveWait moves a run that awaits actionID (awaiting_approval or
+	// awaiting_pr) to state to, clearing the awaited action, if and only
+	// if it still awaits it, and reports whether it did: of two processes
+	// resuming (or blocking) one run, exactly one proceeds.
+	LeaveWait(ctx context.Context, runID, actionID string, to RunState, now time.Time) (bool, error)
 	// RunsInState lists the runs in a state, oldest first.
 	RunsInState(ctx context.Context, state RunState) ([]*Run, error)
 	// ClaimRun leases a run to owner until now+lease if it is free, its

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/brabo-dev/brabo"
@@ -22,8 +23,9 @@ type actor struct {
 	// st is the run being worked or waited on; nil when idle.
 	st *state
 	// awaiting is the suspension the actor waits on; nil when working or
-	// idle.
-	awaiting *toolloop.AwaitingApproval
+	// idle. waitingFor mirrors its action id for other goroutines (Deliver).
+	awaiting   *toolloop.AwaitingApproval
+	waitingFor atomic.Value // string
 	// capC fires when the wait cap is reached.
 	capC <-chan time.Time
 	// resumed names the actions this actor already resumed with, so a
@@ -66,7 +68,8 @@ func (a *actor) log(msg string, args ...any) {
 }
 
 func (a *actor) idle() {
-	a.st, a.awaiting, a.capC = nil, nil, nil
+	a.st, a.capC = nil, nil
+	a.setAwaiting(nil)
 }
 
 // restore takes back the agent's run that waits (awaiting_approval or
@@ -104,8 +107,8 @@ func (a *actor) restore(ctx context.Context) {
 	// The wait cap counts from the suspension, not from the restart.
 	left := st.run.UpdatedAt.Add(a.m.waitCap()).Sub(a.m.now())
 	a.st = st
-	a.awaiting = &toolloop.AwaitingApproval{ActionID: st.run.AwaitingActionID, ToolCallID: c.PendingToolCallID,
-		ToolName: c.PendingToolName, Ctx: c}
+	a.setAwaiting(&toolloop.AwaitingApproval{ActionID: st.run.AwaitingActionID, ToolCallID: c.PendingToolCallID,
+		ToolName: c.PendingToolName, Ctx: c})
 	a.capC = a.m.clock().After(max(left, 0))
 	st.hist.seen(c.Messages)
 	a.log("restored a waiting run", "run", st.run.ID, "state", st.run.State, "task", st.task.ID, "action", st.run.AwaitingActionID)
@@ -161,7 +164,8 @@ func (a *actor) outcome(ctx context.Context, out toolloop.Outcome) {
 		a.idle()
 		return
 	}
-	a.awaiting, a.capC = aw, capC
+	a.setAwaiting(aw)
+	a.capC = capC
 	a.log("waiting for approval", "task", a.st.task.ID, "action", aw.ActionID, "tool", aw.ToolName)
 	a.catchUp(ctx)
 }
@@ -261,10 +265,18 @@ func (a *actor) handle(ctx context.Context, msg brabo.OutboxMessage) {
 // resume continues the loop with the awaited action's settlement.
 func (a *actor) resume(ctx context.Context, s brabo.Settled) {
 	aw := a.awaiting
-	a.awaiting, a.capC = nil, nil
+	a.setAwaiting(nil)
+	a.capC = nil
 	if err := a.m.markWorking(ctx, a.st); err != nil {
+		if errors.Is(err, errLeftElsewhere) {
+			// Another process resumed (or blocked) this run first: its
+			// in-memory copy here is stale.
+			a.log("the run was taken up elsewhere", "run", a.st.run.ID, "action", s.ActionID)
+			a.idle()
+			return
+		}
 		a.m.log().Error("devagent: resuming", "run", a.st.run.ID, "err", err)
-		a.awaiting = aw // still waiting; the wait cap still applies
+		a.setAwaiting(aw) // still waiting; the wait cap still applies
 		a.capC = a.m.clock().After(a.st.run.UpdatedAt.Add(a.m.waitCap()).Sub(a.m.now()))
 		return
 	}
@@ -286,22 +298,55 @@ func (a *actor) capReached(ctx context.Context) {
 	why := fmt.Sprintf("nobody decided on action %s (%s) within the wait cap of %s", a.awaiting.ActionID,
 		a.awaiting.ToolName, a.m.waitCap())
 	a.log("wait cap reached", "task", a.st.task.ID, "action", a.awaiting.ActionID)
-	if err := a.m.block(ctx, a.st, why, brabo.OriginPolicy, nil); err != nil {
+	if err := a.m.block(ctx, a.st, why, brabo.OriginPolicy, nil); errors.Is(err, errLeftElsewhere) {
+		a.log("the run was taken up elsewhere before the wait cap", "run", a.st.run.ID)
+	} else if err != nil {
 		a.m.log().Error("devagent: blocking a task", "run", a.st.run.ID, "err", err)
 	}
 	a.idle()
 }
 
 // markWorking records that a run resumed: it awaits nothing, so another
-// delivery of the same event finds no run waiting.
+// delivery of the same event finds no run waiting. It is a conditional
+// claim (LeaveWait): when another process resumed or blocked the run first,
+// it returns errLeftElsewhere and the caller must not resume.
 func (m *Manager) markWorking(ctx context.Context, st *state) error {
 	prev := *st.run
-	st.run.State, st.run.AwaitingActionID, st.run.UpdatedAt = brabo.RunWorking, "", m.now()
-	if err := m.Store.Update(ctx, func(tx brabo.Tx) error { return tx.SaveRun(ctx, st.run) }); err != nil {
-		*st.run = prev
+	now := m.now()
+	won := false
+	err := m.Store.Update(ctx, func(tx brabo.Tx) error {
+		var err error
+		won, err = tx.LeaveWait(ctx, st.run.ID, st.run.AwaitingActionID, brabo.RunWorking, now)
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("devagent: marking run %s working: %w", st.run.ID, err)
 	}
+	if !won {
+		return fmt.Errorf("devagent: run %s awaiting %s: %w", st.run.ID, prev.AwaitingActionID, errLeftElsewhere)
+	}
+	st.run.State, st.run.AwaitingActionID, st.run.UpdatedAt = brabo.RunWorking, "", now
 	return nil
+}
+
+// errLeftElsewhere says another process took the run out of its wait first.
+var errLeftElsewhere = errors.New("the run no longer awaits that action: another process took it up")
+
+// setAwaiting records the suspension the actor waits on (nil for none).
+func (a *actor) setAwaiting(aw *toolloop.AwaitingApproval) {
+	a.awaiting = aw
+	id := ""
+	if aw != nil {
+		id = aw.ActionID
+	}
+	a.waitingFor.Store(id)
+}
+
+// waitsFor reports, from any goroutine, whether the actor waits on the
+// action.
+func (a *actor) waitsFor(actionID string) bool {
+	id, _ := a.waitingFor.Load().(string)
+	return id != "" && id == actionID
 }
 
 // claim takes the oldest todo task of the agent's project for it and

@@ -213,6 +213,15 @@ func (m *Manager) Start(ctx context.Context, agent *brabo.Agent) error {
 // Wait returns when every actor started so far has stopped.
 func (m *Manager) Wait() { m.wg.Wait() }
 
+// waitsHere reports whether this process's actor for the key waits on the
+// action.
+func (m *Manager) waitsHere(actorKey, actionID string) bool {
+	m.mu.Lock()
+	a, ok := m.actors[actorKey]
+	m.mu.Unlock()
+	return ok && a.waitsFor(actionID)
+}
+
 // Live reports whether the agent's actor runs in this process.
 func (m *Manager) Live(agentID string) bool {
 	m.mu.Lock()
@@ -286,7 +295,10 @@ func (m *Manager) Deliver(actorKey string, msg brabo.OutboxMessage) bool {
 	m.mu.Lock()
 	a, ok := m.actors[actorKey]
 	m.mu.Unlock()
-	if !ok {
+	// Only an actor that waits on this very action takes it: an actor live
+	// here but idle (the run was suspended by another process) must leave
+	// it to the store's way, or the message would be lost on it.
+	if !ok || !a.waitsFor(msg.ActionID) {
 		return false
 	}
 	select {
@@ -307,8 +319,8 @@ func (m *Manager) Resume(ctx context.Context, run *brabo.Run, msg brabo.OutboxMe
 	if m.Deliver(run.ActorKey, msg) {
 		return nil
 	}
-	if m.Live(strings.TrimPrefix(run.ActorKey, "agent:")) {
-		return fmt.Errorf("devagent: the actor %s is live here but its mailbox is full; try again", run.ActorKey)
+	if m.waitsHere(run.ActorKey, msg.ActionID) {
+		return fmt.Errorf("devagent: the actor %s waits here but its mailbox is full; try again", run.ActorKey)
 	}
 	l := m.keyLock(run.ActorKey)
 	l.Lock()
@@ -350,6 +362,9 @@ func (m *Manager) Resume(ctx context.Context, run *brabo.Run, msg brabo.OutboxMe
 		return m.blockUnrestorable(ctx, st, err)
 	}
 	next, err := m.resume(ctx, st, c, settled)
+	if errors.Is(err, errLeftElsewhere) {
+		return nil // resumed by someone else first: delivered
+	}
 	if err != nil {
 		return err
 	}
@@ -544,8 +559,20 @@ func (m *Manager) apply(ctx context.Context, st *state, out toolloop.Outcome) (*
 func (m *Manager) block(ctx context.Context, st *state, why string, origin brabo.Origin, limit *toolloop.Ctx) error {
 	ctx = context.WithoutCancel(ctx)
 	now := m.now()
-	st.run.State, st.run.AwaitingActionID, st.run.UpdatedAt = brabo.RunBlocked, "", now
+	prev := *st.run
 	err := m.Store.Update(ctx, func(tx brabo.Tx) error {
+		// A run that waits is blocked only if it still waits: another
+		// process may have resumed it meanwhile.
+		if waiting(prev.State) && prev.AwaitingActionID != "" {
+			won, err := tx.LeaveWait(ctx, prev.ID, prev.AwaitingActionID, brabo.RunBlocked, now)
+			if err != nil {
+				return err
+			}
+			if !won {
+				return errLeftElsewhere
+			}
+		}
+		st.run.State, st.run.AwaitingActionID, st.run.UpdatedAt = brabo.RunBlocked, "", now
 		task, err := tx.Task(ctx, st.task.ID)
 		if err != nil {
 			return err
@@ -572,6 +599,7 @@ func (m *Manager) block(ctx context.Context, st *state, why string, origin brabo
 			Payload: mustJSON(map[string]any{"taskId": task.ID, "reason": why, "origin": origin})})
 	})
 	if err != nil {
+		*st.run = prev
 		return fmt.Errorf("devagent: blocking task %s (%s): %w", st.task.ID, why, err)
 	}
 	return nil

@@ -241,7 +241,10 @@ func TestASettledEventForAnotherActionIsIgnored(t *testing.T) {
 	other, _ := json.Marshal(brabo.Settled{ActionID: "act_other", Status: brabo.StatusExecuted, Result: &brabo.Result{Output: "nope"}})
 	msg := brabo.OutboxMessage{ProjectID: w.prj.ID, Topic: brabo.TopicActionSettled, ActorKey: devagent.ActorKey(w.agent.ID),
 		ActionID: "act_other", Payload: other}
-	must(t, mgr.Deliver(msg.ActorKey, msg), "the live actor refused its mail")
+	// A live actor takes only the action it waits on: anything else goes
+	// the store's way (where a run not awaiting it ignores it too).
+	must(t, !mgr.Deliver(msg.ActorKey, msg), "the live actor took mail for an action it does not wait on")
+	must(t, mgr.Resume(context.Background(), r, msg) == nil, "the store path did not ignore another action's event")
 	must(t, !mgr.Deliver("agent:nobody", msg), "a delivery to no actor was accepted")
 	time.Sleep(50 * time.Millisecond)
 	still := w.agentRun(t)
@@ -253,7 +256,8 @@ func TestASettledEventForAnotherActionIsIgnored(t *testing.T) {
 	// The same decision delivered again is a duplicate: nothing runs.
 	dup, _ := json.Marshal(brabo.Settled{ActionID: r.AwaitingActionID, Status: brabo.StatusExecuted, Result: &brabo.Result{Output: "again"}})
 	msg.ActionID, msg.Payload = r.AwaitingActionID, dup
-	must(t, mgr.Deliver(msg.ActorKey, msg), "the live actor refused its mail")
+	must(t, !mgr.Deliver(msg.ActorKey, msg), "the actor took a decision it no longer waits on")
+	must(t, mgr.Resume(context.Background(), r, msg) == nil, "the store path did not ignore a duplicate")
 	time.Sleep(50 * time.Millisecond)
 	must(t, rec.calls() == 4, "a duplicate reached the model (%d calls)", rec.calls())
 }

@@ -327,8 +327,18 @@ func (m *Manager) finishPR(ctx context.Context, st *state, p prSettled) error {
 		return m.block(ctx, st, why, brabo.OriginUser, nil)
 	}
 	now := m.now()
-	st.run.State, st.run.AwaitingActionID, st.run.UpdatedAt = brabo.RunDone, "", now
+	prev := *st.run
 	err := m.Store.Update(ctx, func(tx brabo.Tx) error {
+		if waiting(prev.State) && prev.AwaitingActionID != "" {
+			won, err := tx.LeaveWait(ctx, prev.ID, prev.AwaitingActionID, brabo.RunDone, now)
+			if err != nil {
+				return err
+			}
+			if !won {
+				return errLeftElsewhere
+			}
+		}
+		st.run.State, st.run.AwaitingActionID, st.run.UpdatedAt = brabo.RunDone, "", now
 		task, err := tx.Task(ctx, st.task.ID)
 		if err != nil {
 			return err
@@ -345,7 +355,12 @@ func (m *Manager) finishPR(ctx context.Context, st *state, p prSettled) error {
 			ActionID: p.ActionID, CreatedAt: now,
 			Payload: mustJSON(map[string]any{"taskId": task.ID, "status": brabo.TaskDone, "pr": p.PR})})
 	})
+	if errors.Is(err, errLeftElsewhere) {
+		*st.run = prev
+		return nil // another process finished it first
+	}
 	if err != nil {
+		*st.run = prev
 		return fmt.Errorf("devagent: finishing task %s with PR #%d: %w", st.task.ID, p.PR, err)
 	}
 	return nil

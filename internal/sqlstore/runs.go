@@ -127,6 +127,13 @@ func (t *Tx) WaitingRun(ctx context.Context, actorKey string) (*brabo.Run, error
 	return run, nil
 }
 
+func (t *Tx) LeaveWait(ctx context.Context, runID, actionID string, to brabo.RunState, now time.Time) (bool, error) {
+	n, err := t.q.Exec(ctx, `UPDATE runs SET state = $1, awaiting_action_id = NULL, updated_at = $2
+		WHERE id = $3 AND awaiting_action_id = $4 AND state IN ($5, $6)`,
+		string(to), now.UnixMicro(), runID, actionID, string(brabo.RunAwaitingApproval), string(brabo.RunAwaitingPR))
+	return n == 1, err
+}
+
 func (t *Tx) RunsInState(ctx context.Context, state brabo.RunState) ([]*brabo.Run, error) {
 	return queryAll(ctx, t.q, scanRun, `SELECT `+runCols+` FROM runs WHERE state = $1 ORDER BY updated_at, id`, string(state))
 }

@@ -127,6 +127,35 @@ func testRunsSuspendAndClaim(t *testing.T, s brabo.Store) {
 		return nil
 	}))
 	must(t, s.Update(ctx, func(tx brabo.Tx) error { return tx.SaveRun(ctx, run) }))
+	// Leaving the wait is a claim too: one of several racers wins, and a
+	// run that no longer awaits the action cannot be left again.
+	var left atomic.Int32
+	var lw sync.WaitGroup
+	for i := 0; i < 6; i++ {
+		lw.Add(1)
+		go func() {
+			defer lw.Done()
+			must(t, s.Update(ctx, func(tx brabo.Tx) error {
+				ok, err := tx.LeaveWait(ctx, run.ID, "act_9", brabo.RunWorking, time.Now())
+				if ok {
+					left.Add(1)
+				}
+				return err
+			}))
+		}()
+	}
+	lw.Wait()
+	if left.Load() != 1 {
+		t.Fatalf("%d racers left the wait, want 1", left.Load())
+	}
+	must(t, s.View(ctx, func(tx brabo.Tx) error {
+		got, err := tx.Run(ctx, run.ID)
+		if err == nil && (got.State != brabo.RunWorking || got.AwaitingActionID != "") {
+			t.Errorf("after LeaveWait: %+v", got)
+		}
+		return err
+	}))
+	must(t, s.Update(ctx, func(tx brabo.Tx) error { return tx.SaveRun(ctx, run) })) // awaiting again
 	// Two processes race for the run: one lease wins; it runs out; then
 	// the other may take it.
 	now := time.Now()
