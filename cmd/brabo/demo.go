@@ -36,9 +36,11 @@ const demoScript = `{"turns": [
   {"toolCalls": [{"id": "c2", "name": "read_file", "arguments": {"path": "README.md"}}]},
   {"content": "Now the tests.",
    "toolCalls": [{"id": "c3", "name": "terminal", "arguments": {"command": "make test"}}]},
-  {"content": "Tests pass. Adding the changelog.",
-   "toolCalls": [{"id": "c4", "name": "terminal", "arguments": {"command": "touch CHANGELOG.md && echo changelog created"}}]},
-  {"content": "Done: CHANGELOG.md is in place and the tests pass."}
+  {"content": "Tests pass. Adding the changelog on a branch of its own.",
+   "toolCalls": [{"id": "c4", "name": "terminal", "arguments": {"command": "git checkout -b changelog && touch CHANGELOG.md && echo changelog created"}}]},
+  {"toolCalls": [{"id": "c5", "name": "git_commit", "arguments": {"message": "Add a CHANGELOG"}}]},
+  {"toolCalls": [{"id": "c6", "name": "terminal", "arguments": {"command": "git push origin changelog"}}]},
+  {"toolCalls": [{"id": "c7", "name": "report_done", "arguments": {"title": "Add a CHANGELOG", "summary": "CHANGELOG.md added; make test passes.", "branch": "changelog"}}]}
 ]}`
 
 func runDemo(args []string, stdout, stderr io.Writer) int {
@@ -173,27 +175,28 @@ func narrate(ctx context.Context, out io.Writer, store brabo.Store, svc *pipelin
 		fmt.Fprintf(out, "  Approve:        curl -s -XPOST %s/v1/actions/%s/approve -H 'Authorization: Bearer %s'\n", base, id, token)
 		fmt.Fprintf(out, "  Deny:           curl -s -XPOST %s/v1/actions/%s/deny -H 'Authorization: Bearer %s' -d '{\"reason\":\"not now\"}'\n\n", base, id, token)
 		if autoApprove {
-			go func() {
-				time.Sleep(time.Second)
-				fmt.Fprintf(out, "(--approve: approving it now)\n")
-				var m *brabo.Member
-				store.View(ctx, func(tx brabo.Tx) error {
-					var err error
-					m, err = tx.MemberByTokenHash(ctx, brabohttp.HashToken(token))
-					return err
-				})
-				if m != nil {
-					svc.Approve(ctx, id, m)
-				}
-			}()
+			approveSoon(ctx, out, store, svc, token, id)
 		}
+	case "dev.awaiting_pr":
+		id, _ := p["actionId"].(string)
+		fmt.Fprintf(out, "\n⏸ The agent reports the task done: a pull request waits for your approval.\n")
+		fmt.Fprintf(out, "  Approve it:     curl -s -XPOST %s/v1/actions/%s/approve -H 'Authorization: Bearer %s'\n\n", base, id, token)
+		if !autoApprove {
+			fmt.Fprintf(out, "The demo ends here, with the pull request waiting (run it with --approve to see it opened).\n")
+			return true, nil
+		}
+		approveSoon(ctx, out, store, svc, token, id)
 	case brabo.EventActionApproved:
 		fmt.Fprintf(out, "✔ Approved by a human: the agent is woken with the real result.\n")
 	case brabo.EventActionDenied:
 		fmt.Fprintf(out, "✘ Denied (%v): the agent is woken with the reason.\n", p["reason"])
 	case brabo.EventTaskStatusChanged:
 		if p["status"] == string(brabo.TaskDone) {
-			fmt.Fprintf(out, "\nThe task is done.\n")
+			if pr, ok := p["pr"].(float64); ok && pr > 0 {
+				fmt.Fprintf(out, "\nThe task is done: pull request #%d is open.\n", int(pr))
+			} else {
+				fmt.Fprintf(out, "\nThe task is done.\n")
+			}
 			return true, nil
 		}
 	case "backlog.task_blocked":
@@ -203,12 +206,37 @@ func narrate(ctx context.Context, out io.Writer, store brabo.Store, svc *pipelin
 	return false, nil
 }
 
+// approveSoon approves an action as the demo's admin after a second: the
+// tour of --approve.
+func approveSoon(ctx context.Context, out io.Writer, store brabo.Store, svc *pipeline.Service, token, id string) {
+	go func() {
+		time.Sleep(time.Second)
+		fmt.Fprintf(out, "(--approve: approving it now)\n")
+		var m *brabo.Member
+		store.View(ctx, func(tx brabo.Tx) error {
+			var err error
+			m, err = tx.MemberByTokenHash(ctx, brabohttp.HashToken(token))
+			return err
+		})
+		if m != nil {
+			svc.Approve(ctx, id, m)
+		}
+	}()
+}
+
 func describe(a *brabo.ProposedAction) string {
-	if a.Type == brabo.Terminal {
+	switch a.Type {
+	case brabo.Terminal:
 		return "terminal `" + a.Payload.Command + "`"
+	case brabo.GitCommit:
+		return "git_commit " + strconvQuote(a.Payload.Message)
+	case brabo.PrOpen:
+		return "pr_open " + a.Payload.Branch + " → " + a.Payload.Base + " " + strconvQuote(a.Payload.Title)
 	}
 	return string(a.Type)
 }
+
+func strconvQuote(s string) string { return fmt.Sprintf("%q", s) }
 
 func indent(s string) string {
 	if s == "" {
@@ -228,15 +256,22 @@ func demoRepo(root string) error {
 		"README.md": "# shop\n\nA tiny project for the brabo demo.\n",
 		"Makefile":  "test:\n\t@echo 'ok: 3 tests passed'\n",
 	}
-	perms, _ := json.MarshalIndent(map[string]any{"allow": policy.SeedAllow()}, "", "  ")
+	// The seeded list (what activating execution writes), and branching.
+	perms, _ := json.MarshalIndent(map[string]any{"allow": append(policy.SeedAllow(), "Terminal(git checkout -b)")}, "", "  ")
 	files["permissions.json"] = string(perms) + "\n"
 	for name, content := range files {
 		if err := os.WriteFile(filepath.Join(root, name), []byte(content), 0o644); err != nil {
 			return err
 		}
 	}
+	origin := filepath.Join(filepath.Dir(root), "origin.git")
+	if out, err := exec.Command("git", "init", "-q", "--bare", "-b", "main", origin).CombinedOutput(); err != nil {
+		return fmt.Errorf("git init --bare: %v: %s", err, out)
+	}
 	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"},
-		{"-c", "user.name=brabo", "-c", "user.email=demo@brabo.local", "commit", "-q", "-m", "initial"}} {
+		{"-c", "user.name=brabo", "-c", "user.email=demo@brabo.local", "commit", "-q", "-m", "initial"},
+		{"config", "user.name", "brabo demo"}, {"config", "user.email", "demo@brabo.local"},
+		{"remote", "add", "origin", origin}, {"push", "-q", "origin", "main"}} {
 		cmd := exec.Command("git", args...)
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -273,6 +308,11 @@ func demoProject(ctx context.Context, store brabo.Store, root, adminToken string
 		agent := &brabo.Agent{ID: pipeline.NewID("agt"), ProjectID: p.ID, Name: "dev-shop", PrincipalID: admin.ID,
 			TokenHash: brabohttp.HashToken(brabohttp.NewToken()), CreatedAt: now}
 		if err := tx.CreateAgent(ctx, agent); err != nil {
+			return err
+		}
+		// Activating execution seeds git_commit as auto_approve for each
+		// dev-<module> agent (DESIGN §4.5).
+		if err := tx.PutAutonomy(ctx, brabo.AgentAutonomy{AgentID: agent.ID, ActionType: brabo.GitCommit, Mode: brabo.AutoApprove}); err != nil {
 			return err
 		}
 		task.ProjectID = p.ID

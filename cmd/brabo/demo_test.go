@@ -28,7 +28,10 @@ func TestDemoSuspendsAndResumes(t *testing.T) {
 		"/approve -H 'Authorization: Bearer brb_",
 		"Approved by a human",
 		"changelog created",
-		"The task is done.",
+		"auto_approved: agent_autonomy: auto_approve (specific)", // the seeded git_commit
+		"* [new branch]      changelog -> changelog",
+		"a pull request waits for your approval",
+		"The task is done: pull request #1 is open.",
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("the demo's output lacks %q:\n%s", want, s)
