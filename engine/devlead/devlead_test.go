@@ -73,7 +73,8 @@ func newWorld(t *testing.T) *world {
 	}
 	t.Cleanup(func() { s.Close() })
 	ex := executor.New(executor.Options{})
-	devlead.RegisterRunners(ex)
+	ex.Register(brabo.ProposeExecutionPlan, devlead.RunPlan)
+	ex.Register(brabo.AssessImplementability, devlead.RunAssessment)
 	now := time.Now().UTC()
 	w := &world{store: s, svc: &pipeline.Service{Store: s, Executor: ex, WorkspacesRoot: t.TempDir(), Log: quiet}}
 	w.owner = &brabo.Member{ID: pipeline.NewID("mem"), Name: "ana", TokenHash: pipeline.NewID("h"), CreatedAt: now}

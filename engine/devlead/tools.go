@@ -9,7 +9,6 @@ import (
 
 	"github.com/brabo-dev/brabo"
 	"github.com/brabo-dev/brabo/engine/toolloop"
-	"github.com/brabo-dev/brabo/executor"
 	"github.com/brabo-dev/brabo/model"
 )
 
@@ -117,25 +116,29 @@ func Tools() []toolloop.Tool {
 	return []toolloop.Tool{ProposeExecutionPlanTool(), AssessImplementabilityTool()}
 }
 
-// RegisterRunners gives e a runner for the lead's two action types.
-// Executing one is recording the decision: nothing runs, and the result
-// says what was approved. Without it an approved plan fails with "no
-// executor is registered".
-func RegisterRunners(e *executor.Executor) {
-	e.Register(brabo.ProposeExecutionPlan, func(_ context.Context, req brabo.ExecRequest) (*brabo.Result, error) {
-		var a PlanArgs
-		if err := json.Unmarshal(req.Action.Payload.Extra, &a); err != nil {
-			return nil, fmt.Errorf("propose_execution_plan: unreadable plan: %v", err)
-		}
-		raw, _ := json.Marshal(a.Agents)
-		return &brabo.Result{Output: "the execution plan was approved: " + a.Plan,
-			Detail: map[string]string{"agents": string(raw)}}, nil
-	})
-	e.Register(brabo.AssessImplementability, func(_ context.Context, req brabo.ExecRequest) (*brabo.Result, error) {
-		var a AssessArgs
-		if err := json.Unmarshal(req.Action.Payload.Extra, &a); err != nil {
-			return nil, fmt.Errorf("assess_implementability: unreadable assessment: %v", err)
-		}
-		return &brabo.Result{Output: "the implementability assessment was approved: " + a.Verdict}, nil
-	})
+// RunPlan and RunAssessment are the executor runners of the lead's two
+// action types: executing one records the decision, nothing runs, and the
+// result says what was approved. The wiring registers them
+// (executor.Register); without them an approved plan fails with "no
+// executor is registered". An agent package never imports an adapter.
+
+// RunPlan executes an approved propose_execution_plan: it records the
+// decision, and the result says what was approved.
+func RunPlan(_ context.Context, req brabo.ExecRequest) (*brabo.Result, error) {
+	var a PlanArgs
+	if err := json.Unmarshal(req.Action.Payload.Extra, &a); err != nil {
+		return nil, fmt.Errorf("propose_execution_plan: unreadable plan: %v", err)
+	}
+	raw, _ := json.Marshal(a.Agents)
+	return &brabo.Result{Output: "the execution plan was approved: " + a.Plan,
+		Detail: map[string]string{"agents": string(raw)}}, nil
+}
+
+// RunAssessment executes an approved assess_implementability.
+func RunAssessment(_ context.Context, req brabo.ExecRequest) (*brabo.Result, error) {
+	var a AssessArgs
+	if err := json.Unmarshal(req.Action.Payload.Extra, &a); err != nil {
+		return nil, fmt.Errorf("assess_implementability: unreadable assessment: %v", err)
+	}
+	return &brabo.Result{Output: "the implementability assessment was approved: " + a.Verdict}, nil
 }
