@@ -12,7 +12,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/brabo-dev/brabo/executor"
 	"github.com/brabo-dev/brabo/pipeline"
 )
 
@@ -53,7 +52,7 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	}
 	ws, _ := filepath.Abs(*workspaces)
 	svc := &pipeline.Service{Store: store, WorkspacesRoot: ws, Log: log,
-		Executor: executor.New(executor.Options{Env: commandEnv(os.Environ(), strings.Split(*passEnv, ","))})}
+		Executor: newExecutor(commandEnv(os.Environ(), strings.Split(*passEnv, ",")))}
 	ag, err := startAgents(ctx, store, svc, m, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "brabo agent: %v\n", err)

@@ -10,13 +10,25 @@ import (
 
 	"github.com/brabo-dev/brabo"
 	"github.com/brabo-dev/brabo/engine/devagent"
+	"github.com/brabo-dev/brabo/engine/devlead"
 	"github.com/brabo-dev/brabo/engine/wake"
+	"github.com/brabo-dev/brabo/executor"
 	"github.com/brabo-dev/brabo/model"
 	"github.com/brabo-dev/brabo/model/anthropic"
 	"github.com/brabo-dev/brabo/model/openai"
 	"github.com/brabo-dev/brabo/model/scripted"
 	"github.com/brabo-dev/brabo/pipeline"
 )
+
+// newExecutor is the executor every subcommand runs approved actions
+// with: the built-in runners, and the dev lead's two decision types
+// (executing one records the decision).
+func newExecutor(env []string) *executor.Executor {
+	ex := executor.New(executor.Options{Env: env})
+	ex.Register(brabo.ProposeExecutionPlan, devlead.RunPlan)
+	ex.Register(brabo.AssessImplementability, devlead.RunAssessment)
+	return ex
+}
 
 // openModel builds the model a spec names:
 //

@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/brabo-dev/brabo"
-	"github.com/brabo-dev/brabo/executor"
 	brabohttp "github.com/brabo-dev/brabo/http"
 	"github.com/brabo-dev/brabo/model/scripted"
 	"github.com/brabo-dev/brabo/pipeline"
@@ -81,7 +80,7 @@ func demo(ctx context.Context, addr string, autoApprove, keep bool, out io.Write
 		return err
 	}
 	defer store.Close()
-	svc := &pipeline.Service{Store: store, Executor: executor.New(executor.Options{Env: commandEnv(os.Environ(), nil)}),
+	svc := &pipeline.Service{Store: store, Executor: newExecutor(commandEnv(os.Environ(), nil)),
 		WorkspacesRoot: filepath.Join(dir, "workspaces"), Log: quiet}
 	token, err := brabohttp.Bootstrap(ctx, store, "you")
 	if err != nil {

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/brabo-dev/brabo"
-	"github.com/brabo-dev/brabo/executor"
 	brabohttp "github.com/brabo-dev/brabo/http"
 	"github.com/brabo-dev/brabo/model"
 	"github.com/brabo-dev/brabo/pipeline"
@@ -134,7 +133,7 @@ func serve(sf storeFlags, addr, workspaces string, env []string, m model.Model, 
 	if err := os.MkdirAll(workspaces, 0o755); err != nil {
 		return fmt.Errorf("--workspaces: %w", err)
 	}
-	svc := &pipeline.Service{Store: store, Executor: executor.New(executor.Options{Env: env}), WorkspacesRoot: workspaces, Log: log}
+	svc := &pipeline.Service{Store: store, Executor: newExecutor(env), WorkspacesRoot: workspaces, Log: log}
 	if isSQLite {
 		// One process owns a SQLite file: what it left running is not
 		// running anymore.

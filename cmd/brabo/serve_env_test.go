@@ -1,8 +1,13 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/brabo-dev/brabo"
 )
 
 func TestCommandEnvKeepsBuildVariablesAndDropsSecrets(t *testing.T) {
@@ -12,5 +17,16 @@ func TestCommandEnvKeepsBuildVariablesAndDropsSecrets(t *testing.T) {
 	want := []string{"PATH=/usr/bin", "HOME=/root", "LC_ALL=C", "GOPATH=/go", "EXTRA=1"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("commandEnv = %q, want %q", got, want)
+	}
+}
+
+func TestTheExecutorRunsTheDevLeadsDecisions(t *testing.T) {
+	ex := newExecutor(nil)
+	for _, typ := range []brabo.ActionType{brabo.ProposeExecutionPlan, brabo.AssessImplementability} {
+		payload := brabo.Payload{Extra: json.RawMessage(`{"plan":"two agents","agents":{"api":2},"story":"s","verdict":"implementable"}`)}
+		res, err := ex.Execute(context.Background(), brabo.ExecRequest{Action: &brabo.ProposedAction{ID: "act_1", Type: typ, Payload: payload}})
+		if err != nil || res == nil || res.Error != "" || !strings.Contains(res.Output, "approved") {
+			t.Errorf("%s: %+v, %v", typ, res, err)
+		}
 	}
 }
