@@ -60,12 +60,21 @@ type agents struct {
 	worker  *wake.Worker
 }
 
-func startAgents(ctx context.Context, store brabo.Store, svc *pipeline.Service, m model.Model, log *slog.Logger) (*agents, error) {
+// soleOwner is true when this process alone uses the store (SQLite): runs
+// left working by a previous process were interrupted mid-turn.
+func startAgents(ctx context.Context, store brabo.Store, svc *pipeline.Service, m model.Model, soleOwner bool, log *slog.Logger) (*agents, error) {
 	a := &agents{worker: &wake.Worker{Store: store, Owner: pipeline.NewID("proc"), Log: log}}
 	if m != nil {
 		a.manager = &devagent.Manager{Store: store, Proposer: svc, Scoper: svc, Model: m, Log: log,
 			Manages: func(ag *brabo.Agent) bool { return ag.IsModuleDev() }}
 		a.worker.Local, a.worker.Resume = a.manager, a.manager
+		if soleOwner {
+			if n, err := a.manager.BlockInterrupted(ctx); err != nil {
+				return nil, fmt.Errorf("blocking interrupted turns: %w", err)
+			} else if n > 0 {
+				log.Warn("tasks whose agent was stopped mid-turn are blocked (origin infra)", "count", n)
+			}
+		}
 		if err := a.manager.Restore(ctx); err != nil {
 			return nil, fmt.Errorf("restoring waiting agents: %w", err)
 		}

@@ -107,7 +107,7 @@ func demo(ctx context.Context, addr string, autoApprove, keep bool, out io.Write
 		return err
 	}
 	actx, stopAgents := context.WithCancel(ctx)
-	ag, err := startAgents(actx, store, svc, m, quiet)
+	ag, err := startAgents(actx, store, svc, m, true, quiet)
 	if err != nil {
 		stopAgents()
 		return err

@@ -151,7 +151,7 @@ func serve(sf storeFlags, addr, workspaces string, env []string, m model.Model, 
 		fmt.Fprintf(stdout, "First start: the admin token is\n\n    %s\n\nIt is shown once; keep it (export BRABO_TOKEN=%s).\n", token, token)
 	}
 	actx, stopAgents := context.WithCancel(ctx)
-	ag, err := startAgents(actx, store, svc, m, log)
+	ag, err := startAgents(actx, store, svc, m, isSQLite, log)
 	if err != nil {
 		stopAgents()
 		return err
