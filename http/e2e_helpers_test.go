@@ -266,16 +266,6 @@ func (e *env) eventsOf(actionID, typ string) []brabo.Event {
 	return out
 }
 
-func (e *env) countActions() int {
-	n := 0
-	e.store.View(context.Background(), func(tx brabo.Tx) error {
-		list, err := tx.Actions(context.Background(), brabo.ActionFilter{})
-		n = len(list)
-		return err
-	})
-	return n
-}
-
 func payloadOf(ev brabo.Event) map[string]any {
 	m := map[string]any{}
 	json.Unmarshal(ev.Payload, &m)

@@ -116,7 +116,7 @@ func Decide(in Input) (d brabo.Decision) {
 
 func decideTyped(d *brabo.Decision, in Input) {
 	if err := in.Rules.Err(); err != nil {
-		d.Policy, d.Reason = brabo.RequireApproval, invalidFileReason(in.Rules, err)
+		d.Policy, d.Reason = brabo.RequireApproval, invalidFileReason(err)
 		return
 	}
 	for _, k := range []listKind{listDeny, listAsk, listAllow} {
@@ -171,7 +171,7 @@ func isProtected(b string) bool {
 
 // invalidFileReason names what is wrong without the file's absolute path,
 // which a reason (stored in events every member reads) must not expose.
-func invalidFileReason(r *Rules, err error) string {
+func invalidFileReason(err error) string {
 	var fe *FileError
 	if errors.As(err, &fe) {
 		local := *fe
@@ -217,7 +217,7 @@ func decideTerminal(d *brabo.Decision, in Input, autoMode bool) {
 		}
 	}
 	if err := rules.Err(); err != nil {
-		d.Policy, d.Reason = brabo.RequireApproval, invalidFileReason(rules, err)
+		d.Policy, d.Reason = brabo.RequireApproval, invalidFileReason(err)
 		return
 	}
 	fileOpinion(d, verdicts, autoMode)

@@ -228,14 +228,12 @@ func describe(a *brabo.ProposedAction) string {
 	case brabo.Terminal:
 		return "terminal `" + a.Payload.Command + "`"
 	case brabo.GitCommit:
-		return "git_commit " + strconvQuote(a.Payload.Message)
+		return fmt.Sprintf("git_commit %q", a.Payload.Message)
 	case brabo.PrOpen:
-		return "pr_open " + a.Payload.Branch + " → " + a.Payload.Base + " " + strconvQuote(a.Payload.Title)
+		return fmt.Sprintf("pr_open %s → %s %q", a.Payload.Branch, a.Payload.Base, a.Payload.Title)
 	}
 	return string(a.Type)
 }
-
-func strconvQuote(s string) string { return fmt.Sprintf("%q", s) }
 
 func indent(s string) string {
 	if s == "" {

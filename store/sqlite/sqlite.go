@@ -346,13 +346,6 @@ func (s *Store) Subscribe(projectID string) (<-chan struct{}, func()) {
 	return s.hub.Subscribe(projectID)
 }
 
-func ignoreDone(err error) error {
-	if errors.Is(err, sql.ErrTxDone) {
-		return nil
-	}
-	return err
-}
-
 // querier adapts *sql.Tx to sqlstore.Querier, through prepared statements.
 type querier struct {
 	tx     *sql.Tx
