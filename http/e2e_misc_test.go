@@ -80,3 +80,24 @@ func TestTasksBacklog(t *testing.T) {
 		e.refused("GET", "/v1/tasks/nope", e.maintainer, nil, 404, "not_found")
 	})
 }
+
+// A permissions.json brabo cannot read makes every decision ask, with a
+// reason that says why and never names the absolute path.
+func TestAnUnreadablePermissionsFileAsks(t *testing.T) {
+	eachStore(t, func(t *testing.T, e *env) {
+		e.setPermissions(`{"allow": ["Terminal(echo)"]}`)
+		path := filepath.Join(e.root, "permissions.json")
+		os.Remove(path)
+		if err := os.Mkdir(path, 0o755); err != nil { // exists, but not a file
+			t.Fatal(err)
+		}
+		a := e.terminal("echo hi")
+		reason, _ := a["reason"].(string)
+		if a["status"] != "pending" || !strings.HasPrefix(reason, "permissions.json invalid: cannot be read: permissions.json is not a regular file") {
+			t.Fatalf("proposal with an unreadable file: %v %q", a["status"], reason)
+		}
+		if strings.Contains(reason, e.root) {
+			t.Fatalf("the reason names the absolute path: %q", reason)
+		}
+	})
+}

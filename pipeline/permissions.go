@@ -32,10 +32,10 @@ func readPermissions(path string) ([]byte, error) {
 		return nil, err
 	}
 	if !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
+		return nil, errors.New("permissions.json is not a regular file")
 	}
 	if info.Size() > MaxPermissionsBytes {
-		return nil, fmt.Errorf("%s is %d bytes, over the %d-byte limit", path, info.Size(), MaxPermissionsBytes)
+		return nil, fmt.Errorf("permissions.json is %d bytes, over the %d-byte limit", info.Size(), MaxPermissionsBytes)
 	}
 	b := make([]byte, info.Size())
 	_, err = f.ReadAt(b, 0)
@@ -52,9 +52,13 @@ func (s *Service) loadRules(root string) *policy.Rules {
 	path := permissionsPath(root)
 	data, err := readPermissions(path)
 	if err != nil {
-		rules, _ := policy.Parse("permissions.json", []byte("not readable"))
 		s.log().Warn("permissions.json unreadable", "err", err)
-		return rules
+		why := err.Error()
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			why = pe.Op + ": " + pe.Err.Error() // the reason never names the absolute path
+		}
+		return policy.Unreadable("permissions.json", why)
 	}
 	// The file is read on every decision (it is the truth, and may change
 	// under brabo's feet); compiling it again is skipped when its bytes

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"encoding/json"
+	"github.com/brabo-dev/brabo"
 	"strings"
 	"testing"
 )
@@ -60,5 +61,20 @@ func TestAppendAllowRefusesWhatParseRefuses(t *testing.T) {
 		if _, _, err := AppendAllow([]byte(tc.in), tc.patterns); err == nil {
 			t.Errorf("%s: no error", name)
 		}
+	}
+}
+
+func TestUnreadableRulesAskEvenInAutoMode(t *testing.T) {
+	r := Unreadable("", "open: permission denied")
+	if r.Err() == nil {
+		t.Fatal("unreadable rules report no error")
+	}
+	d := Decide(Input{Type: brabo.Terminal, Command: "echo hi", Role: brabo.Owner, Rules: r,
+		Autonomy: Autonomy{Wildcard: brabo.AutoApprove}, Scope: Scope{Root: t.TempDir()}})
+	if d.Policy != brabo.RequireApproval || d.Reason != "permissions.json invalid: cannot be read: open: permission denied" {
+		t.Fatalf("decision with unreadable rules: %s %q", d.Policy, d.Reason)
+	}
+	if d := Decide(Input{Type: brabo.Terminal, Command: "rm -rf /", Role: brabo.Owner, Rules: r, Scope: Scope{Root: t.TempDir()}}); d.Policy != brabo.Deny {
+		t.Fatalf("the built-in denies must hold with unreadable rules: %s", d.Policy)
 	}
 }

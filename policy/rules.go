@@ -146,6 +146,18 @@ func NewRules(name string, allow, deny, ask []string) (*Rules, error) {
 
 func invalid(name string, err error) *Rules { return &Rules{file: name, err: err} }
 
+// Unreadable returns the rules of a permissions file that exists but
+// cannot be read: like an invalid file, every decision with them asks a
+// human, and the reason says why ("permissions.json invalid: cannot be
+// read: permission denied"). why must not hold an absolute path: reasons
+// are stored in events every member reads.
+func Unreadable(name, why string) *Rules {
+	if name == "" {
+		name = "permissions.json"
+	}
+	return invalid(name, &FileError{File: name, Entries: []EntryError{{Why: "cannot be read: " + why}}})
+}
+
 func compile(name string, lists [3][]string) (*Rules, error) {
 	r := &Rules{file: name}
 	fe := &FileError{File: name}
