@@ -101,6 +101,14 @@ type Error struct {
 	Message   string
 }
 
+// RetryableStatus reports whether an HTTP status from a provider is worth
+// another try: 408 and 409, 429 (rate limited) and every 5xx (Anthropic's
+// 529 overloaded included). Providers share the rule, so that the tool
+// loop's retries mean the same thing whichever model runs.
+func RetryableStatus(status int) bool {
+	return status == 408 || status == 409 || status == 429 || status >= 500
+}
+
 func (e *Error) Error() string {
 	if e.Status != 0 {
 		return fmt.Sprintf("%s: HTTP %d: %s", e.Provider, e.Status, e.Message)

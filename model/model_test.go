@@ -49,3 +49,12 @@ func TestErrorMessage(t *testing.T) {
 		}
 	}
 }
+
+func TestRetryableStatus(t *testing.T) {
+	for status, want := range map[int]bool{200: false, 400: false, 401: false, 404: false,
+		408: true, 409: true, 429: true, 500: true, 502: true, 503: true, 529: true} {
+		if got := model.RetryableStatus(status); got != want {
+			t.Errorf("RetryableStatus(%d) = %v, want %v", status, got, want)
+		}
+	}
+}

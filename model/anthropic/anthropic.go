@@ -332,7 +332,7 @@ func failure(ctx context.Context, err error, httpResp *http.Response) error {
 		if t := string(apiErr.Type()); t != "" {
 			msg += " (" + t + ")"
 		}
-		return &model.Error{Provider: Provider, Status: apiErr.StatusCode, Retryable: retryableStatus(apiErr.StatusCode), Message: msg}
+		return &model.Error{Provider: Provider, Status: apiErr.StatusCode, Retryable: model.RetryableStatus(apiErr.StatusCode), Message: msg}
 	}
 	if httpResp != nil {
 		// An answer the SDK could not read.
@@ -343,17 +343,10 @@ func failure(ctx context.Context, err error, httpResp *http.Response) error {
 				msg = b
 			}
 		}
-		return &model.Error{Provider: Provider, Status: status, Retryable: retryableStatus(status), Message: msg}
+		return &model.Error{Provider: Provider, Status: status, Retryable: model.RetryableStatus(status), Message: msg}
 	}
 	// No answer at all: connection refused, reset, timeout.
 	return &model.Error{Provider: Provider, Retryable: true, Message: err.Error()}
-}
-
-// retryableStatus: 408 and 409 as the SDK sees them, 429 rate limited,
-// 5xx including Anthropic's 529 overloaded.
-func retryableStatus(status int) bool {
-	return status == http.StatusRequestTimeout || status == http.StatusConflict ||
-		status == http.StatusTooManyRequests || status >= 500
 }
 
 // bodyText reads what is left of an error response's body, shortened.

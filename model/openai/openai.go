@@ -312,7 +312,7 @@ func failure(ctx context.Context, err error, httpResp *http.Response) error {
 			msg += " (" + apiErr.Code + ")"
 		}
 		// A 429 for an exhausted quota will not pass by waiting.
-		retryable := retryableStatus(apiErr.StatusCode) && apiErr.Code != "insufficient_quota"
+		retryable := model.RetryableStatus(apiErr.StatusCode) && apiErr.Code != "insufficient_quota"
 		return &model.Error{Provider: Provider, Status: apiErr.StatusCode, Retryable: retryable, Message: msg}
 	}
 	if httpResp != nil {
@@ -326,15 +326,10 @@ func failure(ctx context.Context, err error, httpResp *http.Response) error {
 				msg = b
 			}
 		}
-		return &model.Error{Provider: Provider, Status: status, Retryable: retryableStatus(status), Message: msg}
+		return &model.Error{Provider: Provider, Status: status, Retryable: model.RetryableStatus(status), Message: msg}
 	}
 	// No answer at all: connection refused, reset, timeout.
 	return &model.Error{Provider: Provider, Retryable: true, Message: err.Error()}
-}
-
-func retryableStatus(status int) bool {
-	return status == http.StatusRequestTimeout || status == http.StatusConflict ||
-		status == http.StatusTooManyRequests || status >= 500
 }
 
 // bodyText reads what is left of an error response's body, shortened.
