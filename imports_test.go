@@ -144,6 +144,17 @@ func houseRuleViolations(module string, pkgs []goPackage) []string {
 		if !ok {
 			continue
 		}
+		// Test-support packages (…test, like store/storetest) are imported
+		// by _test.go files only, and may wire real adapters as tests do;
+		// no other package may import them.
+		for _, d := range p.Imports {
+			if r, ok := rel(d); ok && testSupport(r) && !testSupport(self) {
+				out = append(out, fmt.Sprintf("%s imports the test-support package %s; only tests may", name(self), r))
+			}
+		}
+		if testSupport(self) {
+			continue
+		}
 		// Every package of the module this one depends on, with the
 		// direct import that brings it in, for the message.
 		var ours []string
@@ -204,6 +215,12 @@ func houseRuleViolations(module string, pkgs []goPackage) []string {
 	}
 	sort.Strings(out)
 	return slices.Compact(out)
+}
+
+// testSupport reports whether a package of the module exists for tests
+// only: its last element ends in "test" (store/storetest, engine/enginetest).
+func testSupport(rel string) bool {
+	return strings.HasSuffix(rel[strings.LastIndexByte(rel, '/')+1:], "test") && rel != ""
 }
 
 func describe(list []string, name func(string) string) string {
@@ -326,6 +343,9 @@ func TestHouseRulesCatchViolations(t *testing.T) {
 			[]string{"the adapter executor imports the adapter engine: executor imports engine/wake (indirectly)"}},
 		{"another command wires adapters", []goPackage{pkg("cmd/other", "store/sqlite", "http")},
 			[]string{"cmd/other imports several adapters (http, store/sqlite); only cmd/brabo wires adapters together"}},
+		{"a test-support package wires adapters, as tests do", []goPackage{pkg("engine/enginetest", "store/sqlite", "executor", "pipeline", "")}, nil},
+		{"a package imports test support", []goPackage{pkg("engine/devagent", "engine/enginetest")},
+			[]string{"engine/devagent imports the test-support package engine/enginetest; only tests may"}},
 		{"a helper wires adapters", []goPackage{pkg("internal/wire", "engine/devagent", "executor")},
 			[]string{"internal/wire imports several adapters (engine, executor)"}},
 	} {

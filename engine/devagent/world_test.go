@@ -8,6 +8,7 @@ package devagent_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/brabo-dev/brabo/engine/enginetest"
 	"io"
 	"log/slog"
 	"os"
@@ -26,7 +27,6 @@ import (
 	"github.com/brabo-dev/brabo/model"
 	"github.com/brabo-dev/brabo/model/scripted"
 	"github.com/brabo-dev/brabo/pipeline"
-	"github.com/brabo-dev/brabo/store/sqlite"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -130,7 +130,7 @@ func toolResult(req model.Request, callID string) (model.Message, bool) {
 }
 
 type world struct {
-	store *sqlite.Store
+	store brabo.Store
 	svc   *pipeline.Service
 	root  string
 	owner *brabo.Member
@@ -143,11 +143,7 @@ type world struct {
 func newWorld(t *testing.T) *world {
 	t.Helper()
 	ctx := context.Background()
-	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "brabo.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := enginetest.Store(t)
 	root := t.TempDir()
 	perms := `{"allow":["Terminal(ls)","Terminal(echo)","Terminal(cat)"]}`
 	if err := os.WriteFile(filepath.Join(root, "permissions.json"), []byte(perms), 0o644); err != nil {
@@ -159,22 +155,11 @@ func newWorld(t *testing.T) *world {
 	now := time.Now().UTC()
 	w := &world{store: s, root: root, clock: newClock(),
 		svc: &pipeline.Service{Store: s, Executor: executor.New(executor.Options{}), WorkspacesRoot: t.TempDir(), Log: quiet}}
-	w.owner = &brabo.Member{ID: pipeline.NewID("mem"), Name: "ana", TokenHash: pipeline.NewID("h"), CreatedAt: now}
-	w.prj = &brabo.Project{ID: pipeline.NewID("prj"), Slug: "shop", Name: "Shop", Mode: brabo.ModeLocal, Root: root,
-		WorkspaceDir: "shop-12345678", OwnerID: w.owner.ID, CreatedAt: now}
+	w.owner, w.prj = enginetest.Project(t, s, root)
 	w.agent = w.newAgent(t, "coder", false)
 	w.task = &brabo.Task{ID: pipeline.NewID("tsk"), ProjectID: w.prj.ID, Title: "Create made.txt",
 		Description: "An empty file at the top of the project.", Status: brabo.TaskTodo, CreatedAt: now}
-	err = s.Update(ctx, func(tx brabo.Tx) error {
-		if err := tx.CreateMember(ctx, w.owner); err != nil {
-			return err
-		}
-		if err := tx.CreateProject(ctx, w.prj); err != nil {
-			return err
-		}
-		if err := tx.SetRole(ctx, brabo.Membership{ProjectID: w.prj.ID, MemberID: w.owner.ID, Role: brabo.Owner}); err != nil {
-			return err
-		}
+	err := s.Update(ctx, func(tx brabo.Tx) error {
 		if err := tx.CreateAgent(ctx, w.agent); err != nil {
 			return err
 		}
@@ -318,37 +303,11 @@ func (w *world) taskIn(t *testing.T, status brabo.TaskStatus) *brabo.Task {
 }
 
 func (w *world) action(t *testing.T, id string) *brabo.ProposedAction {
-	t.Helper()
-	ctx := context.Background()
-	var a *brabo.ProposedAction
-	if err := w.store.View(ctx, func(tx brabo.Tx) error {
-		var err error
-		a, err = tx.Action(ctx, id)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return a
+	return enginetest.Action(t, w.store, id)
 }
 
 func (w *world) events(t *testing.T, typ string) []brabo.Event {
-	t.Helper()
-	ctx := context.Background()
-	var evs []brabo.Event
-	if err := w.store.View(ctx, func(tx brabo.Tx) error {
-		var err error
-		evs, err = tx.Events(ctx, w.prj.ID, 0, 10000)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	var out []brabo.Event
-	for _, e := range evs {
-		if e.Type == typ {
-			out = append(out, e)
-		}
-	}
-	return out
+	return enginetest.Events(t, w.store, w.prj.ID, typ)
 }
 
 func storedCtx(t *testing.T, r *brabo.Run) toolloop.Ctx {

@@ -8,9 +8,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/brabo-dev/brabo/engine/enginetest"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -23,7 +23,6 @@ import (
 	"github.com/brabo-dev/brabo/model"
 	"github.com/brabo-dev/brabo/model/scripted"
 	"github.com/brabo-dev/brabo/pipeline"
-	"github.com/brabo-dev/brabo/store/sqlite"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -57,7 +56,7 @@ func newModel(t *testing.T, script string) *counter {
 }
 
 type world struct {
-	store *sqlite.Store
+	store brabo.Store
 	svc   *pipeline.Service
 	owner *brabo.Member
 	prj   *brabo.Project
@@ -67,31 +66,16 @@ type world struct {
 func newWorld(t *testing.T) *world {
 	t.Helper()
 	ctx := context.Background()
-	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "brabo.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := enginetest.Store(t)
 	ex := executor.New(executor.Options{})
 	ex.Register(brabo.ProposeExecutionPlan, devlead.RunPlan)
 	ex.Register(brabo.AssessImplementability, devlead.RunAssessment)
 	now := time.Now().UTC()
 	w := &world{store: s, svc: &pipeline.Service{Store: s, Executor: ex, WorkspacesRoot: t.TempDir(), Log: quiet}}
-	w.owner = &brabo.Member{ID: pipeline.NewID("mem"), Name: "ana", TokenHash: pipeline.NewID("h"), CreatedAt: now}
-	w.prj = &brabo.Project{ID: pipeline.NewID("prj"), Slug: "shop", Name: "Shop", Mode: brabo.ModeLocal, Root: t.TempDir(),
-		WorkspaceDir: "shop-12345678", OwnerID: w.owner.ID, CreatedAt: now}
+	w.owner, w.prj = enginetest.Project(t, s, t.TempDir())
 	w.agent = &brabo.Agent{ID: pipeline.NewID("agt"), ProjectID: w.prj.ID, Name: "dev-lead", PrincipalID: w.owner.ID,
 		TokenHash: pipeline.NewID("h"), CreatedAt: now}
-	err = s.Update(ctx, func(tx brabo.Tx) error {
-		if err := tx.CreateMember(ctx, w.owner); err != nil {
-			return err
-		}
-		if err := tx.CreateProject(ctx, w.prj); err != nil {
-			return err
-		}
-		if err := tx.SetRole(ctx, brabo.Membership{ProjectID: w.prj.ID, MemberID: w.owner.ID, Role: brabo.Owner}); err != nil {
-			return err
-		}
+	err := s.Update(ctx, func(tx brabo.Tx) error {
 		return tx.CreateAgent(ctx, w.agent)
 	})
 	if err != nil {

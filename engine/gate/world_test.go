@@ -9,6 +9,7 @@ package gate_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/brabo-dev/brabo/engine/enginetest"
 	"io"
 	"log/slog"
 	"os"
@@ -108,9 +109,7 @@ func newWorld(t *testing.T) *world {
 		t.Fatal(err)
 	}
 	now := time.Now().UTC()
-	w.owner = &brabo.Member{ID: pipeline.NewID("mem"), Name: "ana", TokenHash: pipeline.NewID("h"), CreatedAt: now}
-	w.prj = &brabo.Project{ID: pipeline.NewID("prj"), Slug: "shop", Name: "Shop", Mode: brabo.ModeLocal, Root: w.root,
-		WorkspaceDir: "shop-12345678", OwnerID: w.owner.ID, CreatedAt: now}
+	w.owner, w.prj = enginetest.Project(t, w.store, w.root)
 	agent := func(name string) *brabo.Agent {
 		return &brabo.Agent{ID: pipeline.NewID("agt"), ProjectID: w.prj.ID, Name: name, PrincipalID: w.owner.ID,
 			TokenHash: pipeline.NewID("h"), CreatedAt: now}
@@ -119,15 +118,6 @@ func newWorld(t *testing.T) *world {
 	w.task = &brabo.Task{ID: pipeline.NewID("tsk"), ProjectID: w.prj.ID, Title: "Checkout page",
 		Description: "The dev finished the checkout page.", Status: brabo.TaskInProgress, CreatedAt: now}
 	err := w.store.Update(ctx, func(tx brabo.Tx) error {
-		if err := tx.CreateMember(ctx, w.owner); err != nil {
-			return err
-		}
-		if err := tx.CreateProject(ctx, w.prj); err != nil {
-			return err
-		}
-		if err := tx.SetRole(ctx, brabo.Membership{ProjectID: w.prj.ID, MemberID: w.owner.ID, Role: brabo.Owner}); err != nil {
-			return err
-		}
 		for _, a := range []*brabo.Agent{w.auto, w.perf} {
 			if err := tx.CreateAgent(ctx, a); err != nil {
 				return err
@@ -248,37 +238,11 @@ func (w *world) awaitingRun(t *testing.T, key, actionID string) (*brabo.Run, err
 }
 
 func (w *world) action(t *testing.T, id string) *brabo.ProposedAction {
-	t.Helper()
-	ctx := context.Background()
-	var a *brabo.ProposedAction
-	if err := w.store.View(ctx, func(tx brabo.Tx) error {
-		var err error
-		a, err = tx.Action(ctx, id)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return a
+	return enginetest.Action(t, w.store, id)
 }
 
 func (w *world) events(t *testing.T, typ string) []brabo.Event {
-	t.Helper()
-	ctx := context.Background()
-	var evs []brabo.Event
-	if err := w.store.View(ctx, func(tx brabo.Tx) error {
-		var err error
-		evs, err = tx.Events(ctx, w.prj.ID, 0, 10000)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	var out []brabo.Event
-	for _, e := range evs {
-		if e.Type == typ {
-			out = append(out, e)
-		}
-	}
-	return out
+	return enginetest.Events(t, w.store, w.prj.ID, typ)
 }
 
 func payload(t *testing.T, e brabo.Event) map[string]any {

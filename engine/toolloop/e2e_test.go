@@ -7,6 +7,7 @@ package toolloop_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/brabo-dev/brabo/engine/enginetest"
 	"io"
 	"log/slog"
 	"os"
@@ -22,7 +23,6 @@ import (
 	"github.com/brabo-dev/brabo/model"
 	"github.com/brabo-dev/brabo/model/scripted"
 	"github.com/brabo-dev/brabo/pipeline"
-	"github.com/brabo-dev/brabo/store/sqlite"
 )
 
 // recorder keeps a JSON copy of every request a model is sent.
@@ -63,7 +63,7 @@ func lastToolResult(t *testing.T, req model.Request) model.Message {
 }
 
 type world struct {
-	store *sqlite.Store
+	store brabo.Store
 	svc   *pipeline.Service
 	root  string
 	owner *brabo.Member
@@ -74,11 +74,7 @@ type world struct {
 func newWorld(t *testing.T) *world {
 	t.Helper()
 	ctx := context.Background()
-	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "brabo.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := enginetest.Store(t)
 	root := t.TempDir()
 	perms := `{"allow":["Terminal(ls)","Terminal(echo)"],"deny":["Terminal(curl)"]}`
 	if err := os.WriteFile(filepath.Join(root, "permissions.json"), []byte(perms), 0o644); err != nil {
@@ -91,21 +87,10 @@ func newWorld(t *testing.T) *world {
 	w := &world{store: s, root: root,
 		svc: &pipeline.Service{Store: s, Executor: executor.New(executor.Options{}), WorkspacesRoot: t.TempDir(),
 			Log: slog.New(slog.NewTextHandler(io.Discard, nil))}}
-	w.owner = &brabo.Member{ID: pipeline.NewID("mem"), Name: "ana", TokenHash: pipeline.NewID("h"), CreatedAt: now}
-	w.prj = &brabo.Project{ID: pipeline.NewID("prj"), Slug: "shop", Name: "Shop", Mode: brabo.ModeLocal, Root: root,
-		WorkspaceDir: "shop-12345678", OwnerID: w.owner.ID, CreatedAt: now}
+	w.owner, w.prj = enginetest.Project(t, s, root)
 	w.agent = &brabo.Agent{ID: pipeline.NewID("agt"), ProjectID: w.prj.ID, Name: "coder", PrincipalID: w.owner.ID,
 		TokenHash: pipeline.NewID("h"), CreatedAt: now}
-	err = s.Update(ctx, func(tx brabo.Tx) error {
-		if err := tx.CreateMember(ctx, w.owner); err != nil {
-			return err
-		}
-		if err := tx.CreateProject(ctx, w.prj); err != nil {
-			return err
-		}
-		if err := tx.SetRole(ctx, brabo.Membership{ProjectID: w.prj.ID, MemberID: w.owner.ID, Role: brabo.Owner}); err != nil {
-			return err
-		}
+	err := s.Update(ctx, func(tx brabo.Tx) error {
 		return tx.CreateAgent(ctx, w.agent)
 	})
 	if err != nil {
