@@ -312,20 +312,31 @@ func (a *actor) capReached(ctx context.Context) {
 // it returns errLeftElsewhere and the caller must not resume.
 func (m *Manager) markWorking(ctx context.Context, st *state) error {
 	prev := *st.run
-	now := m.now()
-	won := false
 	err := m.Store.Update(ctx, func(tx brabo.Tx) error {
-		var err error
-		won, err = tx.LeaveWait(ctx, st.run.ID, st.run.AwaitingActionID, brabo.RunWorking, now)
-		return err
+		return leaveRun(ctx, tx, st.run, brabo.RunWorking, m.now())
 	})
 	if err != nil {
-		return fmt.Errorf("devagent: marking run %s working: %w", st.run.ID, err)
+		*st.run = prev
+		return fmt.Errorf("devagent: marking run %s working: %w", prev.ID, err)
 	}
-	if !won {
-		return fmt.Errorf("devagent: run %s awaiting %s: %w", st.run.ID, prev.AwaitingActionID, errLeftElsewhere)
+	return nil
+}
+
+// leaveRun moves run to state to inside tx. A run that waits leaves its
+// wait only if it still waits on that action (LeaveWait): when another
+// process resumed or blocked it first, it returns errLeftElsewhere and
+// run is left as it was.
+func leaveRun(ctx context.Context, tx brabo.Tx, run *brabo.Run, to brabo.RunState, now time.Time) error {
+	if waiting(run.State) && run.AwaitingActionID != "" {
+		won, err := tx.LeaveWait(ctx, run.ID, run.AwaitingActionID, to, now)
+		if err != nil {
+			return err
+		}
+		if !won {
+			return fmt.Errorf("run %s awaiting %s: %w", run.ID, run.AwaitingActionID, errLeftElsewhere)
+		}
 	}
-	st.run.State, st.run.AwaitingActionID, st.run.UpdatedAt = brabo.RunWorking, "", now
+	run.State, run.AwaitingActionID, run.UpdatedAt = to, "", now
 	return nil
 }
 

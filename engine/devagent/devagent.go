@@ -561,18 +561,9 @@ func (m *Manager) block(ctx context.Context, st *state, why string, origin brabo
 	now := m.now()
 	prev := *st.run
 	err := m.Store.Update(ctx, func(tx brabo.Tx) error {
-		// A run that waits is blocked only if it still waits: another
-		// process may have resumed it meanwhile.
-		if waiting(prev.State) && prev.AwaitingActionID != "" {
-			won, err := tx.LeaveWait(ctx, prev.ID, prev.AwaitingActionID, brabo.RunBlocked, now)
-			if err != nil {
-				return err
-			}
-			if !won {
-				return errLeftElsewhere
-			}
+		if err := leaveRun(ctx, tx, st.run, brabo.RunBlocked, now); err != nil {
+			return err
 		}
-		st.run.State, st.run.AwaitingActionID, st.run.UpdatedAt = brabo.RunBlocked, "", now
 		task, err := tx.Task(ctx, st.task.ID)
 		if err != nil {
 			return err

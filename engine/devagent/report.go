@@ -329,16 +329,9 @@ func (m *Manager) finishPR(ctx context.Context, st *state, p prSettled) error {
 	now := m.now()
 	prev := *st.run
 	err := m.Store.Update(ctx, func(tx brabo.Tx) error {
-		if waiting(prev.State) && prev.AwaitingActionID != "" {
-			won, err := tx.LeaveWait(ctx, prev.ID, prev.AwaitingActionID, brabo.RunDone, now)
-			if err != nil {
-				return err
-			}
-			if !won {
-				return errLeftElsewhere
-			}
+		if err := leaveRun(ctx, tx, st.run, brabo.RunDone, now); err != nil {
+			return err
 		}
-		st.run.State, st.run.AwaitingActionID, st.run.UpdatedAt = brabo.RunDone, "", now
 		task, err := tx.Task(ctx, st.task.ID)
 		if err != nil {
 			return err
