@@ -33,7 +33,7 @@ func suspended(t *testing.T, w *world, rec *recorder) (*brabo.Run, suspension) {
 	c := storedCtx(t, r)
 	must(t, c.Iterations == 2 && c.Awaits(a.ID) && c.PendingToolCallID == "c2", "stored Ctx: %d iterations, awaits %q, call %q",
 		c.Iterations, c.AwaitingActionID, c.PendingToolCallID)
-	must(t, rec.calls() == 2, "the model was called %d times before the suspension; want 2", rec.calls())
+	must(t, rec.Calls() == 2, "the model was called %d times before the suspension; want 2", rec.Calls())
 	evs := w.events(t, devagent.EventAwaitingApproval)
 	must(t, len(evs) >= 1, "no %s event", devagent.EventAwaitingApproval)
 	var p map[string]string
@@ -61,18 +61,18 @@ func TestADR0052TheAgentWaitsForTheApprovalAndResumesWithTheRealOutput(t *testin
 	again := w.agentRun(t)
 	must(t, again.State == brabo.RunAwaitingApproval && again.AwaitingActionID == r.AwaitingActionID &&
 		storedCtx(t, again).Iterations == before.iterations, "after an hour the run is %s awaiting %q", again.State, again.AwaitingActionID)
-	must(t, rec.calls() == 2, "the model was called while waiting (%d calls)", rec.calls())
+	must(t, rec.Calls() == 2, "the model was called while waiting (%d calls)", rec.Calls())
 
 	w.approve(t, r.AwaitingActionID)
 	task := w.taskIn(t, brabo.TaskDone)
 	must(t, task.AgentID == w.agent.ID && task.BlockedReason == "", "done task: %+v", task)
 	must(t, w.exists("made.txt"), "made.txt does not exist after the approval")
-	must(t, rec.calls() == 4, "the model was called %d times; want 4", rec.calls())
-	res, ok := toolResult(rec.req(t, 2), "c2")
+	must(t, rec.Calls() == 4, "the model was called %d times; want 4", rec.Calls())
+	res, ok := toolResult(rec.Req(t, 2), "c2")
 	must(t, ok && strings.Contains(res.Content, "made-it") && strings.Contains(res.Content, "exit code: 0") && !res.IsError,
 		"after the approval the model read %+v", res)
 	for i := range 4 {
-		for _, m := range rec.req(t, i).Messages {
+		for _, m := range rec.Req(t, i).Messages {
 			must(t, !strings.Contains(strings.ToLower(m.Content), "pending"), "request %d says pending: %q", i+1, m.Content)
 		}
 	}
@@ -94,7 +94,7 @@ func TestADenialResumesWithTheReasonAndTheTaskFinishes(t *testing.T) {
 	}
 	w.taskIn(t, brabo.TaskDone)
 	must(t, !w.exists("made.txt"), "made.txt exists after a denial")
-	res, ok := toolResult(rec.req(t, 1), "c1")
+	res, ok := toolResult(rec.Req(t, 1), "c1")
 	must(t, ok && res.IsError && res.Content == "denied by a human: not in this project", "the model read %+v", res)
 	must(t, len(w.events(t, devagent.EventTaskBlocked)) == 0, "a denial blocked the task")
 }
@@ -128,7 +128,7 @@ func TestNobodyDecidingWithinTheWaitCapBlocksTheTaskWithOriginPolicy(t *testing.
 	n, err := w.worker(mgr).Once(context.Background())
 	must(t, err == nil && n >= 1, "the wake worker: %d, %v", n, err)
 	time.Sleep(100 * time.Millisecond)
-	must(t, rec.calls() == 2, "the model was called after the cap (%d calls)", rec.calls())
+	must(t, rec.Calls() == 2, "the model was called after the cap (%d calls)", rec.Calls())
 	task = w.getTask(t)
 	must(t, task.Status == brabo.TaskBlocked && task.BlockedOrigin == brabo.OriginPolicy, "the task after the late decision: %+v", task)
 	must(t, w.agentRun(t).State == brabo.RunBlocked, "the run moved after the late decision")
@@ -154,14 +154,14 @@ func TestAfterARestartTheRestoredActorResumesOnTheDecision(t *testing.T) {
 	must(t, m2.Live(w.agent.ID), "Restore did not bring the waiting agent back")
 	run(t, func(ctx context.Context) { w.worker(m2).Run(ctx) })
 	time.Sleep(30 * time.Millisecond)
-	must(t, rec2.calls() == 0, "the restored agent called the model before the decision")
+	must(t, rec2.Calls() == 0, "the restored agent called the model before the decision")
 
 	w.approve(t, r.AwaitingActionID)
 	w.taskIn(t, brabo.TaskDone)
-	must(t, rec2.calls() == 2, "after the restart the model was called %d times; want 2", rec2.calls())
-	res, ok := toolResult(rec2.req(t, 0), "c2")
+	must(t, rec2.Calls() == 2, "after the restart the model was called %d times; want 2", rec2.Calls())
+	res, ok := toolResult(rec2.Req(t, 0), "c2")
 	must(t, ok && strings.Contains(res.Content, "made-it"), "the resumed model read %+v", res)
-	must(t, rec.calls() == 2, "the stopped manager's model was called again")
+	must(t, rec.Calls() == 2, "the stopped manager's model was called again")
 }
 
 func TestWithNoLiveActorTheWakeWorkerResumesTheStoredRun(t *testing.T) {
@@ -177,8 +177,8 @@ func TestWithNoLiveActorTheWakeWorkerResumesTheStoredRun(t *testing.T) {
 	w.approve(t, r.AwaitingActionID)
 	w.taskIn(t, brabo.TaskDone)
 	must(t, !m2.Live(w.agent.ID), "an actor was started")
-	must(t, rec2.calls() == 2, "the model was called %d times; want 2", rec2.calls())
-	res, ok := toolResult(rec2.req(t, 0), "c2")
+	must(t, rec2.Calls() == 2, "the model was called %d times; want 2", rec2.Calls())
+	res, ok := toolResult(rec2.Req(t, 0), "c2")
 	must(t, ok && strings.Contains(res.Content, "made-it"), "the resumed model read %+v", res)
 	must(t, w.agentRun(t).State == brabo.RunDone, "the run is not done")
 }
@@ -201,7 +201,7 @@ func blockedInfra(t *testing.T, w *world, r *brabo.Run, rec *recorder, mention s
 	must(t, task.BlockedOrigin == brabo.OriginInfra && strings.Contains(task.BlockedReason, r.AwaitingActionID) &&
 		strings.Contains(task.BlockedReason, mention), "blocked task: %+v", task)
 	must(t, w.agentRun(t).State == brabo.RunBlocked, "the run is not blocked")
-	must(t, rec.calls() == 0, "the model was called")
+	must(t, rec.Calls() == 0, "the model was called")
 }
 
 func TestACorruptCtxBlocksTheTaskWithOriginInfraOnRestore(t *testing.T) {
@@ -249,7 +249,7 @@ func TestASettledEventForAnotherActionIsIgnored(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	still := w.agentRun(t)
 	must(t, still.State == brabo.RunAwaitingApproval && still.AwaitingActionID == r.AwaitingActionID, "the run moved: %+v", still)
-	must(t, rec.calls() == 2, "the model was called (%d calls)", rec.calls())
+	must(t, rec.Calls() == 2, "the model was called (%d calls)", rec.Calls())
 
 	w.approve(t, r.AwaitingActionID)
 	w.taskIn(t, brabo.TaskDone)
@@ -259,7 +259,7 @@ func TestASettledEventForAnotherActionIsIgnored(t *testing.T) {
 	must(t, !mgr.Deliver(msg.ActorKey, msg), "the actor took a decision it no longer waits on")
 	must(t, mgr.Resume(context.Background(), r, msg) == nil, "the store path did not ignore a duplicate")
 	time.Sleep(50 * time.Millisecond)
-	must(t, rec.calls() == 4, "a duplicate reached the model (%d calls)", rec.calls())
+	must(t, rec.Calls() == 4, "a duplicate reached the model (%d calls)", rec.Calls())
 }
 
 func TestTheIterationCapBlocksTheTaskAndSaysSo(t *testing.T) {

@@ -31,13 +31,13 @@ func TestTwoProcessesResumeTheRunOnce(t *testing.T) {
 
 	w.approve(t, r.AwaitingActionID)
 	w.taskIn(t, brabo.TaskDone)
-	calls := recA.calls() + recB.calls()
-	must(t, recB.calls() > 0, "B never resumed the run (A: %d calls, B: %d)", recA.calls(), recB.calls())
+	calls := recA.Calls() + recB.Calls()
+	must(t, recB.Calls() > 0, "B never resumed the run (A: %d calls, B: %d)", recA.Calls(), recB.Calls())
 
 	// A's copy wakes at its cap: the run is no longer its to resume or block.
 	w.clock.Advance(3 * time.Hour)
 	time.Sleep(200 * time.Millisecond)
 	must(t, w.getTask(t).Status == brabo.TaskDone, "A's stale wait changed the task: %+v", w.getTask(t))
-	must(t, recA.calls()+recB.calls() == calls, "the run was resumed twice (%d model calls, then %d)", calls, recA.calls()+recB.calls())
+	must(t, recA.Calls()+recB.Calls() == calls, "the run was resumed twice (%d model calls, then %d)", calls, recA.Calls()+recB.Calls())
 	must(t, len(w.events(t, "backlog.task_blocked")) == 0, "a task_blocked event was recorded")
 }

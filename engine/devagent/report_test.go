@@ -79,10 +79,10 @@ func (w *world) awaitingPR(t *testing.T, rec *recorder) (*brabo.Run, *brabo.Prop
 	must(t, len(w.events(t, devagent.EventAwaitingApproval)) == 0, "a pr_open wait was told as awaiting_approval")
 	task := w.getTask(t)
 	must(t, task.Status == brabo.TaskInProgress, "the task while the PR waits: %+v", task)
-	must(t, rec.calls() == 3, "the model was called %d times before the wait; want 3", rec.calls())
+	must(t, rec.Calls() == 3, "the model was called %d times before the wait; want 3", rec.Calls())
 
 	// The early report_done was refused and proposed nothing.
-	res, ok := toolResult(rec.req(t, 1), "r1")
+	res, ok := toolResult(rec.Req(t, 1), "r1")
 	must(t, ok && res.IsError && contains(res.Content, "no terminal command has exited 0") && contains(res.Content, "no pull request was proposed"),
 		"the early report_done answered %+v", res)
 	prOpens := 0
@@ -131,7 +131,7 @@ func (w *world) prDone(t *testing.T, rec *recorder, r *brabo.Run, a *brabo.Propo
 	must(t, final.ID == r.ID && final.AwaitingActionID == "", "the run ended %+v", final)
 	must(t, len(w.events(t, devagent.EventTaskBlocked)) == 0, "the task was blocked")
 	time.Sleep(50 * time.Millisecond) // a stray model call would show now
-	must(t, rec.calls() == 3, "the model was called %d times; want 3", rec.calls())
+	must(t, rec.Calls() == 3, "the model was called %d times; want 3", rec.Calls())
 }
 
 func TestReportDoneIsRefusedBeforeTestsPassThenWaitsForThePRAndAnApprovalFinishesTheTask(t *testing.T) {
@@ -165,7 +165,7 @@ func TestADeniedPRIsAUserDecisionNotAFailure(t *testing.T) {
 	waitFor(t, "the run to be blocked", func() bool { return w.agentRun(t).State == brabo.RunBlocked })
 	must(t, w.agentRun(t).ID == r.ID, "another run")
 	time.Sleep(50 * time.Millisecond)
-	must(t, rec.calls() == 3, "the model was called %d times after the denial; want 3", rec.calls())
+	must(t, rec.Calls() == 3, "the model was called %d times after the denial; want 3", rec.Calls())
 }
 
 func TestAPRDecidedWhileNoActorHoldsTheRunIsFinishedByTheWakeWorker(t *testing.T) {
@@ -235,7 +235,7 @@ func TestAFailedPROpenGoesBackToTheModel(t *testing.T) {
 		t.Fatalf("approve: %+v, %v", d, err)
 	}
 	w.taskIn(t, brabo.TaskDone) // the model ended the conversation
-	res, ok := toolResult(rec.req(t, 2), "r1")
+	res, ok := toolResult(rec.Req(t, 2), "r1")
 	must(t, ok && res.IsError && strings.Contains(res.Content, "feat/local-only"), "the model read %+v", res)
 	must(t, len(w.prs(t)) == 0, "a PR was recorded")
 }

@@ -6,11 +6,15 @@ package enginetest
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/model"
+	"github.com/brabo-dev/brabo/model/scripted"
 	"github.com/brabo-dev/brabo/pipeline"
 	"github.com/brabo-dev/brabo/store/sqlite"
 )
@@ -85,4 +89,65 @@ func Events(t testing.TB, s brabo.Store, projectID, typ string) []brabo.Event {
 		}
 	}
 	return out
+}
+
+// Recorder wraps a model and keeps a JSON copy of every request it is
+// sent: what the model really saw, even if the caller changes its slices
+// afterwards.
+type Recorder struct {
+	Inner model.Model
+	mu    sync.Mutex
+	reqs  []model.Request
+}
+
+// Complete records req and passes it on.
+func (r *Recorder) Complete(ctx context.Context, req model.Request) (*model.Response, error) {
+	raw, _ := json.Marshal(req)
+	var cp model.Request
+	json.Unmarshal(raw, &cp)
+	r.mu.Lock()
+	r.reqs = append(r.reqs, cp)
+	r.mu.Unlock()
+	return r.Inner.Complete(ctx, req)
+}
+
+// Calls is how many times the model was called.
+func (r *Recorder) Calls() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.reqs)
+}
+
+// Req returns request i (from 0), failing the test if there is none.
+func (r *Recorder) Req(t testing.TB, i int) model.Request {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if i < 0 || i >= len(r.reqs) {
+		t.Fatalf("the model was called %d times; want request %d", len(r.reqs), i+1)
+	}
+	return r.reqs[i]
+}
+
+// Last returns the latest request.
+func (r *Recorder) Last(t testing.TB) model.Request {
+	t.Helper()
+	return r.Req(t, r.Calls()-1)
+}
+
+// Scripted is a Recorder around a scripted model parsed from script.
+func Scripted(t testing.TB, name, script string) *Recorder {
+	t.Helper()
+	m, err := scripted.ParseNamed(name, []byte(script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Recorder{Inner: m}
+}
+
+// Requests returns every request so far, in order.
+func (r *Recorder) Requests() []model.Request {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]model.Request(nil), r.reqs...)
 }

@@ -51,7 +51,7 @@ func suspended(t *testing.T, w *world, res gate.Result, perf *recorder) gate.Sus
 	task := w.getTask(t)
 	must(t, task.Status == brabo.TaskInProgress && task.BlockedOrigin == "", "the task while waiting: %+v", task)
 	must(t, !w.exists("qa-report.txt"), "qa-report.txt exists before the approval")
-	must(t, perf.calls() == 0, "qa-performance-security ran while qa-automation waited")
+	must(t, perf.Calls() == 0, "qa-performance-security ran while qa-automation waited")
 	return s
 }
 
@@ -87,17 +87,17 @@ func TestADR0057TheAreaWaitsForTheApprovalAndCompletesWithBothVerdicts(t *testin
 	must(t, err == nil && d.Action.Status == brabo.StatusExecuted, "approve: %+v, %v", d, err)
 	bothVerdicts(t, w, "qa-automation: PASS, report written")
 	must(t, w.exists("qa-report.txt"), "qa-report.txt does not exist after the approval")
-	res1, ok := toolResult(auto.req(t, 1), "a1")
+	res1, ok := toolResult(auto.Req(t, 1), "a1")
 	must(t, ok && contains(res1.Content, "README.md") && contains(res1.Content, "exit code: 0") && !res1.IsError,
 		"after the approval qa-automation read %+v", res1)
-	for i := range auto.calls() {
-		for _, m := range auto.req(t, i).Messages {
+	for i := range auto.Calls() {
+		for _, m := range auto.Req(t, i).Messages {
 			must(t, !contains(strings.ToLower(m.Content), "pending"), "request %d says pending: %q", i+1, m.Content)
 		}
 	}
-	pres, ok := toolResult(perf.req(t, 1), "p1")
+	pres, ok := toolResult(perf.Req(t, 1), "p1")
 	must(t, ok && contains(pres.Content, "1") && !pres.IsError, "qa-performance-security read %+v", pres)
-	must(t, contains(perf.req(t, 0).Messages[0].Content, "qa-automation: PASS"), "the second delegation was not told the first verdict")
+	must(t, contains(perf.Req(t, 0).Messages[0].Content, "qa-automation: PASS"), "the second delegation was not told the first verdict")
 	r := w.getRun(t, s.RunID)
 	must(t, r.State == brabo.RunDone && r.AwaitingActionID == "", "the run ended %+v", r)
 	_, err = w.awaitingRun(t, s.ActorKey, s.ActionID)
@@ -126,7 +126,7 @@ func TestADenialResumesTheSubAgentWithTheReasonAndTheAreaGoesOn(t *testing.T) {
 	}
 	bothVerdicts(t, w, "qa-automation: PASS without a report")
 	must(t, !w.exists("qa-report.txt"), "qa-report.txt exists after a denial")
-	res1, ok := toolResult(auto.req(t, 1), "a1")
+	res1, ok := toolResult(auto.Req(t, 1), "a1")
 	must(t, ok && res1.IsError && res1.Content == "denied by a human: no files in the dev's tree", "qa-automation read %+v", res1)
 	must(t, w.getTask(t).Status == brabo.TaskInProgress, "a denial blocked the task: %+v", w.getTask(t))
 }
@@ -159,10 +159,10 @@ func TestARestartedLeadCompletesTheAreaAfterTheApproval(t *testing.T) {
 	d, err := w.svc.Approve(context.Background(), s.ActionID, w.owner)
 	must(t, err == nil && d.Action.Status == brabo.StatusExecuted, "approve: %+v, %v", d, err)
 	bothVerdicts(t, w, "qa-automation: PASS, report written")
-	must(t, auto.calls() == 1 && auto2.calls() == 1, "qa-automation was called %d then %d times; want 1 and 1", auto.calls(), auto2.calls())
-	res1, ok := toolResult(auto2.req(t, 0), "a1")
+	must(t, auto.Calls() == 1 && auto2.Calls() == 1, "qa-automation was called %d then %d times; want 1 and 1", auto.Calls(), auto2.Calls())
+	res1, ok := toolResult(auto2.Req(t, 0), "a1")
 	must(t, ok && contains(res1.Content, "README.md"), "after the restart qa-automation read %+v", res1)
-	must(t, perf.calls() == 0 && perf2.calls() == 2, "qa-performance-security calls: %d, %d", perf.calls(), perf2.calls())
+	must(t, perf.Calls() == 0 && perf2.Calls() == 2, "qa-performance-security calls: %d, %d", perf.Calls(), perf2.Calls())
 }
 
 func TestASubAgentHaltedByItsModelFailsTheDelegationWithOriginModel(t *testing.T) {
@@ -190,7 +190,7 @@ func TestASubAgentHaltedByItsModelFailsTheDelegationWithOriginModel(t *testing.T
 	must(t, task.Status == brabo.TaskBlocked && task.BlockedOrigin == brabo.OriginModel, "the task: %+v", task)
 	must(t, len(w.events(t, gate.EventGateCompleted)) == 0, "the area consolidated after a failure")
 	must(t, len(w.events(t, gate.EventDelegationAwaiting)) == 0, "an awaiting event for a halted loop")
-	must(t, perf.calls() == 0, "qa-performance-security ran after qa-automation failed")
+	must(t, perf.Calls() == 0, "qa-performance-security ran after qa-automation failed")
 }
 
 func TestTheStoredStateIsAGateStateWithTheSubAgentsLoop(t *testing.T) {
@@ -239,7 +239,7 @@ func TestTheSecondDelegationWaitsTooAndTheFirstVerdictIsKept(t *testing.T) {
 	vs, _ := w.completedVerdicts(t)
 	must(t, len(vs) == 2 && vs[0].Verdict == "qa-automation: PASS" && vs[1].Verdict == "qa-performance-security: no findings",
 		"the verdicts are %+v", vs)
-	must(t, auto.calls() == 1, "qa-automation ran again (%d calls)", auto.calls())
+	must(t, auto.Calls() == 1, "qa-automation ran again (%d calls)", auto.Calls())
 }
 
 func TestASecondDeliveryOfTheSettledEventResumesNothing(t *testing.T) {
@@ -264,5 +264,5 @@ func TestASecondDeliveryOfTheSettledEventResumesNothing(t *testing.T) {
 		}
 	}
 	bothVerdicts(t, w, "qa-automation: PASS, report written")
-	must(t, auto.calls() == 2 && perf.calls() == 2, "calls after two deliveries: %d, %d", auto.calls(), perf.calls())
+	must(t, auto.Calls() == 2 && perf.Calls() == 2, "calls after two deliveries: %d, %d", auto.Calls(), perf.Calls())
 }

@@ -15,7 +15,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,53 +23,18 @@ import (
 	"github.com/brabo-dev/brabo/engine/wake"
 	"github.com/brabo-dev/brabo/executor"
 	"github.com/brabo-dev/brabo/model"
-	"github.com/brabo-dev/brabo/model/scripted"
 	"github.com/brabo-dev/brabo/pipeline"
 	"github.com/brabo-dev/brabo/store/sqlite"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-// recorder keeps a JSON copy of every request a model is sent.
-type recorder struct {
-	inner model.Model
-	mu    sync.Mutex
-	reqs  []model.Request
-}
-
-func (r *recorder) Complete(ctx context.Context, req model.Request) (*model.Response, error) {
-	raw, _ := json.Marshal(req)
-	var cp model.Request
-	json.Unmarshal(raw, &cp)
-	r.mu.Lock()
-	r.reqs = append(r.reqs, cp)
-	r.mu.Unlock()
-	return r.inner.Complete(ctx, req)
-}
-
-func (r *recorder) calls() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.reqs)
-}
-
-func (r *recorder) req(t *testing.T, i int) model.Request {
-	t.Helper()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if i >= len(r.reqs) {
-		t.Fatalf("the model was called %d times; want request %d", len(r.reqs), i+1)
-	}
-	return r.reqs[i]
-}
+// recorder keeps what the model was sent.
+type recorder = enginetest.Recorder
 
 func newRecorder(t *testing.T, name, script string) *recorder {
 	t.Helper()
-	m, err := scripted.ParseNamed(t.Name()+"/"+name, []byte(script))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &recorder{inner: m}
+	return enginetest.Scripted(t, t.Name()+"/"+name, script)
 }
 
 // toolResult finds the result of a tool call in a request.

@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,32 +24,8 @@ import (
 	"github.com/brabo-dev/brabo/pipeline"
 )
 
-// recorder keeps a JSON copy of every request a model is sent.
-type recorder struct {
-	inner model.Model
-	mu    sync.Mutex
-	reqs  []model.Request
-}
-
-func (r *recorder) Complete(ctx context.Context, req model.Request) (*model.Response, error) {
-	raw, _ := json.Marshal(req)
-	var cp model.Request
-	json.Unmarshal(raw, &cp)
-	r.mu.Lock()
-	r.reqs = append(r.reqs, cp)
-	r.mu.Unlock()
-	return r.inner.Complete(ctx, req)
-}
-
-func (r *recorder) last(t *testing.T) model.Request {
-	t.Helper()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(r.reqs) == 0 {
-		t.Fatal("the model was never called")
-	}
-	return r.reqs[len(r.reqs)-1]
-}
+// recorder keeps what the model was sent.
+type recorder = enginetest.Recorder
 
 // lastToolResult is the content of the last tool result of a request.
 func lastToolResult(t *testing.T, req model.Request) model.Message {
@@ -135,7 +110,7 @@ func (w *world) loop(t *testing.T, script string) (*toolloop.Loop, *recorder) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := &recorder{inner: m}
+	rec := &recorder{Inner: m}
 	return &toolloop.Loop{Model: rec, Proposer: w.svc, ProjectID: w.prj.ID, Actor: pipeline.Actor{Agent: w.agent},
 		System: "You are a dev agent.", Tools: toolloop.StandardTools(), MaxIterations: 8,
 		// One failure would halt: denials must not count.
@@ -162,10 +137,10 @@ func TestADR0052PendingSuspendsAndResumesOnTheRealPipeline(t *testing.T) {
 	// touch needs approval: the loop stops after two model calls.
 	out := toolloop.Run(ctx, loop, "create made.txt")
 	aw := mustAwait(t, out)
-	if aw.Ctx.Iterations != 2 || len(rec.reqs) != 2 {
-		t.Fatalf("suspended after %d iterations and %d model calls; want 2", aw.Ctx.Iterations, len(rec.reqs))
+	if aw.Ctx.Iterations != 2 || rec.Calls() != 2 {
+		t.Fatalf("suspended after %d iterations and %d model calls; want 2", aw.Ctx.Iterations, rec.Calls())
 	}
-	first := lastToolResult(t, rec.last(t))
+	first := lastToolResult(t, rec.Last(t))
 	if first.ToolCallID != "c1" || !strings.Contains(first.Content, "README.md") || !strings.Contains(first.Content, "exit code: 0") {
 		t.Fatalf("the model read %+v for ls", first)
 	}
@@ -211,7 +186,7 @@ func TestADR0052PendingSuspendsAndResumesOnTheRealPipeline(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(w.root, "made.txt")); err != nil {
 		t.Fatalf("made.txt after the approval: %v", err)
 	}
-	req := rec.last(t) // the first model call after resuming
+	req := rec.Last(t) // the first model call after resuming
 	res := toolResults(req)
 	if len(res) != 3 || res[1].ToolCallID != "c2" || !strings.Contains(res[1].Content, "made-it") || res[1].IsError ||
 		res[2].ToolCallID != "c3" || !strings.Contains(res[2].Content, "queued-after") {
@@ -236,14 +211,14 @@ func TestADR0052PendingSuspendsAndResumesOnTheRealPipeline(t *testing.T) {
 	if done.Final != "Done: made.txt exists." || done.Ctx.Iterations != 4 || done.Ctx.ConsecutiveFailures != 0 {
 		t.Fatalf("done = %q after %d iterations, %d failures", done.Final, done.Ctx.Iterations, done.Ctx.ConsecutiveFailures)
 	}
-	last := lastToolResult(t, rec.last(t))
+	last := lastToolResult(t, rec.Last(t))
 	if last.ToolCallID != "c5" || last.Content != "denied by a human: use made.txt" || !last.IsError {
 		t.Fatalf("the human denial reads %+v", last)
 	}
 	if _, err := os.Stat(filepath.Join(w.root, "other.txt")); !os.IsNotExist(err) {
 		t.Fatalf("other.txt exists after a denial: %v", err)
 	}
-	for _, r := range rec.reqs {
+	for _, r := range rec.Requests() {
 		noPending(t, r.Messages)
 	}
 
