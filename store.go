@@ -102,6 +102,10 @@ type Tx interface {
 	// AppendEvent numbers e in its project's log and stores it.
 	AppendEvent(ctx context.Context, e *Event) error
 	Events(ctx context.Context, projectID string, after int64, limit int) ([]Event, error)
+	// LastEventSeq is the sequence number of the project's newest event, 0
+	// for an empty log: where a reader that wants only what comes next
+	// starts.
+	LastEventSeq(ctx context.Context, projectID string) (int64, error)
 
 	Enqueue(ctx context.Context, m *OutboxMessage) error
 	// ClaimOutbox leases up to limit undelivered messages whose lease has

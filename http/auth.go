@@ -70,32 +70,7 @@ func (s *Server) authenticated(h func(http.ResponseWriter, *http.Request) error)
 			s.writeError(w, r, errorf(http.StatusUnauthorized, "unauthorized", "a bearer token is required (Authorization: Bearer <token>)"))
 			return
 		}
-		var c caller
-		hash := HashToken(token)
-		if cached, ok := s.tokens.get(hash); ok {
-			c = cached
-		}
-		err := error(nil)
-		if c.member == nil && c.agent == nil {
-			err = s.Store.View(r.Context(), func(tx brabo.Tx) error {
-				m, err := tx.MemberByTokenHash(r.Context(), hash)
-				if err == nil {
-					c.member = m
-					return nil
-				}
-				if !errors.Is(err, brabo.ErrNotFound) {
-					return err
-				}
-				a, err := tx.AgentByTokenHash(r.Context(), hash)
-				if err == nil {
-					c.agent = a
-				}
-				return err
-			})
-			if err == nil {
-				s.tokens.put(hash, c)
-			}
-		}
+		c, err := s.lookupToken(r.Context(), token)
 		if errors.Is(err, brabo.ErrNotFound) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="brabo", error="invalid_token"`)
 			s.writeError(w, r, errorf(http.StatusUnauthorized, "unauthorized", "the bearer token is not valid"))
@@ -109,6 +84,36 @@ func (s *Server) authenticated(h func(http.ResponseWriter, *http.Request) error)
 			s.writeError(w, r, err)
 		}
 	})
+}
+
+// lookupToken resolves a token to its member or agent, through the short
+// cache; brabo.ErrNotFound when the token is nobody's.
+func (s *Server) lookupToken(ctx context.Context, token string) (caller, error) {
+	hash := HashToken(token)
+	if c, ok := s.tokens.get(hash); ok {
+		return c, nil
+	}
+	var c caller
+	err := s.Store.View(ctx, func(tx brabo.Tx) error {
+		m, err := tx.MemberByTokenHash(ctx, hash)
+		if err == nil {
+			c.member = m
+			return nil
+		}
+		if !errors.Is(err, brabo.ErrNotFound) {
+			return err
+		}
+		a, err := tx.AgentByTokenHash(ctx, hash)
+		if err == nil {
+			c.agent = a
+		}
+		return err
+	})
+	if err != nil {
+		return caller{}, err
+	}
+	s.tokens.put(hash, c)
+	return c, nil
 }
 
 // member returns the calling member, or 403 for an agent: agents propose

@@ -88,6 +88,7 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("/v1/", s.authenticated(func(w http.ResponseWriter, r *http.Request) error {
 		return &apiError{status: http.StatusNotFound, code: brabo.CodeNotFound, msg: "no such endpoint: " + r.Method + " " + r.URL.Path}
 	}))
+	s.mountWeb(mux)
 	mux.HandleFunc("GET /openapi.json", serveOpenAPI)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
 	return http.NewCrossOriginProtection().Handler(mux)
@@ -130,6 +131,17 @@ var codeStatus = map[brabo.Code]int{
 // writeError answers {code, message}; an unexpected error is a 500 whose
 // detail goes to the log, not to the client.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	ae := s.classify(r, err)
+	body := map[string]any{"code": ae.code, "message": ae.msg}
+	if ae.detail != nil {
+		body["detail"] = ae.detail
+	}
+	writeJSON(w, ae.status, body)
+}
+
+// classify gives an error its status and stable code, for the API and the
+// web page alike; an unexpected error is logged and becomes "internal".
+func (s *Server) classify(r *http.Request, err error) *apiError {
 	var ae *apiError
 	var mbe *http.MaxBytesError
 	switch {
@@ -153,11 +165,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			ae = errorf(http.StatusInternalServerError, "internal", "internal error; see the server log")
 		}
 	}
-	body := map[string]any{"code": ae.code, "message": ae.msg}
-	if ae.detail != nil {
-		body["detail"] = ae.detail
-	}
-	writeJSON(w, ae.status, body)
+	return ae
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

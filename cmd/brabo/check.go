@@ -9,10 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/brabo-dev/brabo"
 	"github.com/brabo-dev/brabo/policy"
@@ -155,48 +152,15 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 func printDecision(w io.Writer, d brabo.Decision) {
-	fmt.Fprintf(w, "%s: %s\n", d.Policy, printable(d.Reason))
+	fmt.Fprintf(w, "%s: %s\n", d.Policy, brabo.Printable(d.Reason))
 	for i, s := range d.Segments {
-		fmt.Fprintf(w, "  %d. %-7s %s  — %s", i+1, s.Verdict, printable(s.Text), printable(s.Rule))
+		fmt.Fprintf(w, "  %d. %-7s %s  — %s", i+1, s.Verdict, brabo.Printable(s.Text), brabo.Printable(s.Rule))
 		if len(s.Notes) > 0 {
-			fmt.Fprintf(w, " [%s]", printable(strings.Join(s.Notes, "; ")))
+			fmt.Fprintf(w, " [%s]", brabo.Printable(strings.Join(s.Notes, "; ")))
 		}
 		fmt.Fprintln(w)
 	}
 	for _, warn := range d.Warnings {
-		fmt.Fprintf(w, "warning: %s\n", printable(warn))
+		fmt.Fprintf(w, "warning: %s\n", brabo.Printable(warn))
 	}
-}
-
-// printable escapes what a terminal would not show as written: control
-// characters (a newline, a carriage return, an escape sequence), format
-// characters such as bidi overrides, and invalid UTF-8. The command comes
-// from an agent and a human reads the result: a segment stays on one line,
-// and no byte of it can rewrite or hide what is shown.
-func printable(s string) string {
-	clean := true
-	for _, r := range s {
-		if r == utf8.RuneError || (r != ' ' && !unicode.IsPrint(r)) {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size <= 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r == ' ' || (r != utf8.RuneError && unicode.IsPrint(r)):
-			b.WriteString(s[i : i+size])
-		default:
-			q := strconv.QuoteRuneToASCII(r) // '\n', '\x1b', '\u202e'
-			b.WriteString(q[1 : len(q)-1])
-		}
-		i += size
-	}
-	return b.String()
 }

@@ -555,6 +555,12 @@ func (t *Tx) Events(ctx context.Context, projectID string, after int64, limit in
 	return out, rows.Err()
 }
 
+func (t *Tx) LastEventSeq(ctx context.Context, projectID string) (int64, error) {
+	var seq int64
+	err := t.q.QueryRow(ctx, `SELECT COALESCE(MAX(seq), 0) FROM events WHERE project_id = $1`, projectID).Scan(&seq)
+	return seq, err
+}
+
 func (t *Tx) Enqueue(ctx context.Context, m *brabo.OutboxMessage) error {
 	if m.CreatedAt.IsZero() {
 		m.CreatedAt = time.Now().UTC()

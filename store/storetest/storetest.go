@@ -385,6 +385,12 @@ func testEventsNumbered(t *testing.T, s brabo.Store) {
 		if len(after) != 3 || after[0].Seq != 76 {
 			t.Errorf("events after 75, limit 3: %v", after)
 		}
+		if last, err := tx.LastEventSeq(ctx, p.ID); err != nil || last != writers*each {
+			t.Errorf("LastEventSeq = %d, %v; want %d", last, err, writers*each)
+		}
+		if last, err := tx.LastEventSeq(ctx, "no-such-project"); err != nil || last != 0 {
+			t.Errorf("LastEventSeq of an empty log = %d, %v; want 0", last, err)
+		}
 		return nil
 	}))
 }

@@ -1,0 +1,300 @@
+package http
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"embed"
+	"encoding/base64"
+	"errors"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/brabo-dev/brabo"
+)
+
+// The web approval queue: server-rendered pages and fragments, embedded,
+// with a vendored htmx (web/static/htmx.min.js, 2.0.11, see
+// web/static/VERSIONS). A person logs in with a member token, kept in an
+// HttpOnly cookie; every state-changing request carries a CSRF token
+// derived from that cookie, on top of the cross-origin protection the
+// whole handler has.
+
+//go:embed web/templates/*.html
+var webTemplates embed.FS
+
+//go:embed web/static
+var webStatic embed.FS
+
+const (
+	sessionCookie = "brabo_session"
+	loginCookie   = "brabo_login"
+	csrfHeader    = "X-CSRF-Token"
+	csrfField     = "csrf"
+	// maxFormBytes bounds the web's form bodies: a deny reason, a token.
+	maxFormBytes = 64 << 10
+)
+
+var pages = template.Must(template.New("").Funcs(template.FuncMap{
+	"sentence": brabo.DecisionSentence,
+	"shortID":  shortID,
+	"visible":  brabo.Printable,
+}).ParseFS(webTemplates, "web/templates/*.html"))
+
+// viewer is the member looking at the web page.
+type viewer struct {
+	Member *brabo.Member
+	CSRF   string
+}
+
+// page is what every full page's layout reads.
+type page struct {
+	Title  string
+	Viewer *viewer
+	// Nav lists the projects the viewer has a role in.
+	Nav  []navProject
+	Body any
+}
+
+type navProject struct {
+	ID, Slug string
+	Role     brabo.Role
+}
+
+// webRoute is one route of the web page. Page routes redirect a visitor
+// without a session to the login page; fragment routes answer 401.
+type webRoute struct {
+	method, pattern string
+	page            bool
+	handle          func(*Server, http.ResponseWriter, *http.Request, *viewer) error
+}
+
+var webRoutes = []webRoute{
+	{"GET", "/{$}", true, (*Server).queuePage},
+	{"GET", "/ui/queue", false, (*Server).queueFragment},
+	{"GET", "/ui/stream", false, (*Server).webStream},
+	{"GET", "/ui/cards/{action}", false, (*Server).cardFragment},
+	{"POST", "/ui/actions/{action}/approve", false, (*Server).webApprove},
+	{"GET", "/ui/actions/{action}/deny", false, (*Server).denyForm},
+	{"POST", "/ui/actions/{action}/deny", false, (*Server).webDeny},
+	{"GET", "/ui/actions/{action}/always", false, (*Server).alwaysPreview},
+	{"POST", "/ui/actions/{action}/always", false, (*Server).webAlways},
+	{"GET", "/ui/projects/{project}/agents", true, (*Server).agentsPage},
+	{"POST", "/ui/projects/{project}/agents/{agent}/mode", false, (*Server).webSetMode},
+	{"GET", "/ui/tasks/{task}", true, (*Server).sessionLogPage},
+	{"GET", "/ui/projects/{project}/permissions", true, (*Server).permissionsPage},
+	{"GET", "/ui/projects/{project}/check", false, (*Server).webCheck},
+	{"POST", "/logout", false, (*Server).logout},
+}
+
+func (s *Server) mountWeb(mux *http.ServeMux) {
+	for _, r := range webRoutes {
+		mux.Handle(r.method+" "+r.pattern, s.webHandler(r))
+	}
+	mux.HandleFunc("GET /login", s.loginPage)
+	mux.HandleFunc("POST /login", s.login)
+	static, _ := fs.Sub(webStatic, "web/static")
+	files := http.StripPrefix("/static/", http.FileServerFS(static))
+	mux.Handle("GET /static/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-cache")
+		files.ServeHTTP(w, r)
+	}))
+}
+
+// secureHeaders keeps the page from being framed (a click on Approve must
+// be a click on brabo) and from running any script it did not ship.
+func secureHeaders(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "same-origin")
+}
+
+func (s *Server) webHandler(rt webRoute) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		secureHeaders(w)
+		v, c, err := s.session(r)
+		if err != nil {
+			if rt.page {
+				http.Redirect(w, r, "/login", http.StatusSeeOther)
+				return
+			}
+			w.Header().Set("HX-Redirect", "/login")
+			s.webError(w, r, errorf(http.StatusUnauthorized, "unauthorized", "your session has ended: log in again"))
+			return
+		}
+		if r.Method != http.MethodGet {
+			r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+		}
+		if r.Method != http.MethodGet && !validCSRF(r, v.CSRF) {
+			s.webError(w, r, errorf(http.StatusForbidden, "csrf", "the request carries no valid CSRF token; reload the page and try again"))
+			return
+		}
+		r = r.WithContext(context.WithValue(r.Context(), callerKey{}, c))
+		if err := rt.handle(s, w, r, v); err != nil {
+			s.webError(w, r, err)
+		}
+	})
+}
+
+// session resolves the session cookie to a member; agents never hold one.
+func (s *Server) session(r *http.Request) (*viewer, caller, error) {
+	ck, err := r.Cookie(sessionCookie)
+	if err != nil || ck.Value == "" {
+		return nil, caller{}, errors.New("no session")
+	}
+	c, err := s.lookupToken(r.Context(), ck.Value)
+	if err != nil {
+		return nil, caller{}, err
+	}
+	if c.member == nil {
+		return nil, caller{}, errors.New("an agent token holds no web session")
+	}
+	return &viewer{Member: c.member, CSRF: csrfFor(ck.Value)}, c, nil
+}
+
+// csrfFor derives the CSRF token from the session token: only a page that
+// could read the session (brabo's own, served to its holder) knows it, it
+// needs no server-side state, and it is the same on every instance.
+func csrfFor(sessionToken string) string {
+	mac := hmac.New(sha256.New, []byte(sessionToken))
+	mac.Write([]byte("brabo csrf v1"))
+	return base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
+}
+
+// validCSRF accepts the token in the X-CSRF-Token header (htmx sends it on
+// every request) or in a form field named csrf (plain forms).
+func validCSRF(r *http.Request, want string) bool {
+	got := r.Header.Get(csrfHeader)
+	if got == "" {
+		if err := r.ParseForm(); err == nil {
+			got = r.PostForm.Get(csrfField)
+		}
+	}
+	return got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
+}
+
+// webError answers an error as a small HTML fragment with the API's status;
+// an unexpected error's detail goes to the log only.
+func (s *Server) webError(w http.ResponseWriter, r *http.Request, err error) {
+	ae := s.classify(r, err)
+	s.render(w, ae.status, "error", map[string]any{"Code": ae.code, "Message": ae.msg})
+}
+
+func (s *Server) render(w http.ResponseWriter, status int, name string, data any) {
+	var buf bytes.Buffer
+	if err := pages.ExecuteTemplate(&buf, name, data); err != nil {
+		s.log().Error("rendering a page failed", "template", name, "err", err)
+		http.Error(w, "internal error; see the server log", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	w.Write(buf.Bytes())
+}
+
+// renderPage renders a full page in the layout, with the viewer's projects
+// in the navigation.
+func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, v *viewer, title, body string, data any) error {
+	nav, err := s.navFor(r.Context(), v.Member)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := pages.ExecuteTemplate(&buf, body, data); err != nil {
+		return err
+	}
+	s.render(w, http.StatusOK, "layout", page{Title: title, Viewer: v, Nav: nav, Body: template.HTML(buf.String())})
+	return nil
+}
+
+func (s *Server) navFor(ctx context.Context, m *brabo.Member) ([]navProject, error) {
+	var out []navProject
+	err := s.Store.View(ctx, func(tx brabo.Tx) error {
+		ms, err := tx.Memberships(ctx, m.ID)
+		if err != nil {
+			return err
+		}
+		for _, x := range ms {
+			p, err := tx.Project(ctx, x.ProjectID)
+			if err != nil {
+				return err
+			}
+			out = append(out, navProject{ID: p.ID, Slug: p.Slug, Role: x.Role})
+		}
+		return nil
+	})
+	return out, err
+}
+
+func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) {
+	secureHeaders(w)
+	nonce := make([]byte, 24)
+	rand.Read(nonce)
+	value := base64.RawURLEncoding.EncodeToString(nonce)
+	http.SetCookie(w, &http.Cookie{Name: loginCookie, Value: value, Path: "/login", HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: 3600})
+	s.render(w, http.StatusOK, "login", map[string]any{"CSRF": value, "Error": r.URL.Query().Get("error")})
+}
+
+// login checks the login form's double-submitted nonce (login CSRF), then
+// the token; only a member's token opens a session.
+func (s *Server) login(w http.ResponseWriter, r *http.Request) {
+	secureHeaders(w)
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	if err := r.ParseForm(); err != nil {
+		s.webError(w, r, badRequest("the login form could not be read: %v", err))
+		return
+	}
+	ck, err := r.Cookie(loginCookie)
+	if err != nil || ck.Value == "" || subtle.ConstantTimeCompare([]byte(ck.Value), []byte(r.PostForm.Get(csrfField))) != 1 {
+		s.webError(w, r, errorf(http.StatusForbidden, "csrf", "the login form carries no valid CSRF token; reload the login page"))
+		return
+	}
+	fail := func(msg string) {
+		http.Redirect(w, r, "/login?error="+url.QueryEscape(msg), http.StatusSeeOther)
+	}
+	token := strings.TrimSpace(r.PostForm.Get("token"))
+	if token == "" {
+		fail("Paste a member token to log in.")
+		return
+	}
+	c, err := s.lookupToken(r.Context(), token)
+	switch {
+	case errors.Is(err, brabo.ErrNotFound):
+		fail("That token is not valid.")
+		return
+	case err != nil:
+		s.webError(w, r, err)
+		return
+	case c.member == nil:
+		fail("That is an agent's token: agents never decide. Log in with a member's token.")
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: token, Path: "/", HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+	http.SetCookie(w, &http.Cookie{Name: loginCookie, Value: "", Path: "/login", MaxAge: -1})
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+func (s *Server) logout(w http.ResponseWriter, r *http.Request, _ *viewer) error {
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true})
+	w.Header().Set("HX-Redirect", "/login")
+	http.Redirect(w, r, "/login", http.StatusSeeOther)
+	return nil
+}
+
+// shortID is the tail of an id, enough to tell actions apart on a card.
+func shortID(id string) string {
+	if len(id) <= 8 {
+		return id
+	}
+	return id[len(id)-8:]
+}

@@ -1,0 +1,113 @@
+// The approval queue, live: a stream of action events adds the card of a
+// new pending action and drops the card of one decided elsewhere. No
+// reload and no polling: after each (re)connection the list is merged once,
+// to cover what happened while the stream was away.
+(function () {
+  "use strict";
+  var queue = document.getElementById("queue");
+  if (!queue) return;
+  var base = "brabo — approval queue";
+
+  function cards() { return queue.querySelectorAll("article.card"); }
+
+  function recount() {
+    var n = cards().length;
+    document.title = n ? "(" + n + ") " + base : base;
+    var count = document.getElementById("queue-count");
+    if (count) count.textContent = String(n);
+    var empty = document.getElementById("queue-empty");
+    if (n === 0 && !empty) {
+      empty = document.createElement("p");
+      empty.id = "queue-empty";
+      empty.className = "empty";
+      empty.textContent = "Nothing waits for a decision.";
+      queue.appendChild(empty);
+    } else if (n > 0 && empty) {
+      empty.remove();
+    }
+  }
+
+  function parse(html) {
+    var t = document.createElement("template");
+    t.innerHTML = html;
+    return t.content;
+  }
+
+  function get(url) {
+    return fetch(url, { credentials: "same-origin", headers: { "HX-Request": "true" } }).then(function (r) {
+      if (r.status === 401) { window.location.href = "/login"; return null; }
+      return r.ok ? r.text() : null;
+    });
+  }
+
+  function place(el, before) {
+    queue.insertBefore(el, before);
+    htmx.process(el);
+  }
+
+  // olderThan finds the first card older than the one with this id: ids
+  // begin with their time, so newest first is descending id order, whatever
+  // order the cards' fetches finish in.
+  function olderThan(id) {
+    var all = cards();
+    for (var i = 0; i < all.length; i++) {
+      if (all[i].id < id) return all[i];
+    }
+    var empty = document.getElementById("queue-empty");
+    return empty || null;
+  }
+
+  function addCard(id) {
+    if (document.getElementById("card-" + id)) return;
+    get("/ui/cards/" + encodeURIComponent(id)).then(function (html) {
+      if (!html) return;
+      var el = parse(html).querySelector("article.card");
+      if (!el || el.dataset.status !== "pending" || document.getElementById(el.id)) return;
+      place(el, olderThan(el.id));
+      recount();
+    });
+  }
+
+  // dropCard removes the card of an action decided elsewhere. A card whose
+  // own decision is in flight stays: its answer (the real result) replaces
+  // it.
+  function dropCard(id) {
+    var el = document.getElementById("card-" + id);
+    if (el && !el.querySelector(".htmx-request")) { el.remove(); recount(); }
+  }
+
+  function merge() {
+    get("/ui/queue").then(function (html) {
+      if (html === null) return;
+      var fresh = Array.prototype.slice.call(parse(html).querySelectorAll("article.card"));
+      var keep = {};
+      fresh.forEach(function (el) { keep[el.id] = true; });
+      Array.prototype.forEach.call(cards(), function (el) { if (!keep[el.id]) el.remove(); });
+      var prev = null;
+      fresh.forEach(function (el) {
+        var have = document.getElementById(el.id);
+        if (have) { prev = have; return; }
+        place(el, prev ? prev.nextSibling : queue.firstChild);
+        prev = el;
+      });
+      recount();
+    });
+  }
+
+  var settled = {
+    "proposed_action.approved": true, "proposed_action.denied": true,
+    "action.executed": true, "action.failed": true
+  };
+  var stream = new EventSource("/ui/stream");
+  stream.addEventListener("open", merge);
+  stream.addEventListener("action", function (ev) {
+    var d = JSON.parse(ev.data);
+    if (d.type === "proposed_action.created" && d.status === "pending") addCard(d.actionId);
+    else if (settled[d.type]) dropCard(d.actionId);
+  });
+  // Any change of the list (a decision's answer, a card fetched, one
+  // dropped) recounts; htmx's own events do not reach the page from a card
+  // that its swap removed.
+  new MutationObserver(recount).observe(queue, { childList: true });
+  window.braboStream = stream;
+})();

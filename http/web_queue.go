@@ -1,0 +1,441 @@
+package http
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/brabo-dev/brabo"
+)
+
+// card is one approval card: everything a person needs to decide, and
+// only the buttons they may use.
+type card struct {
+	A       *brabo.ProposedAction
+	Project string // slug
+	Actor   string // the proposing agent's or member's name
+	// Subject is what the action would touch: the command, the path, the
+	// branch, the PR.
+	Subject string
+	// Where is the cwd (terminal) relative to the scope root.
+	Where    string
+	Sentence string
+	// CanDecide is false for a role below the type's minimum: the card is
+	// shown without buttons.
+	CanDecide bool
+	MinRole   brabo.Role
+	// CanAlways is false for the types and commands always allow refuses
+	// (the pipeline's own preview says so; the page keeps no copy of the
+	// list).
+	CanAlways bool
+	// Error is a refusal to show on the card (a 409's sentence).
+	Error string
+}
+
+// queueView is the queue page's and fragment's data.
+type queueView struct {
+	Cards []card
+}
+
+// pendingCards lists the pending actions of every project the member has a
+// role in, newest first.
+func (s *Server) pendingCards(ctx context.Context, m *brabo.Member) ([]card, error) {
+	var actions []*brabo.ProposedAction
+	err := s.Store.View(ctx, func(tx brabo.Tx) error {
+		ms, err := tx.Memberships(ctx, m.ID)
+		if err != nil || len(ms) == 0 {
+			return err
+		}
+		f := brabo.ActionFilter{Status: brabo.StatusPending, Limit: 500}
+		for _, x := range ms {
+			f.ProjectIDs = append(f.ProjectIDs, x.ProjectID)
+		}
+		actions, err = tx.Actions(ctx, f)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]card, 0, len(actions))
+	for _, a := range actions {
+		c, err := s.cardFor(ctx, m, a)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// cardFor builds the card of one action for one member.
+func (s *Server) cardFor(ctx context.Context, m *brabo.Member, a *brabo.ProposedAction) (card, error) {
+	c := card{A: a, MinRole: a.Type.MinRole(), Subject: subject(a), Where: a.Payload.Cwd,
+		Sentence: brabo.DecisionSentence(brabo.StatusPending, a.Reason, a.Decision.ScopeRoot)}
+	if a.Status != brabo.StatusPending {
+		c.Sentence = brabo.DecisionSentence(a.Status, a.Reason, a.Decision.ScopeRoot)
+	}
+	if a.Type == brabo.Terminal && c.Where == "" {
+		c.Where = "."
+	}
+	var role brabo.Role
+	err := s.Store.View(ctx, func(tx brabo.Tx) error {
+		p, err := tx.Project(ctx, a.ProjectID)
+		if err != nil {
+			return err
+		}
+		c.Project = p.Slug
+		if role, err = tx.Role(ctx, a.ProjectID, m.ID); err != nil {
+			return err
+		}
+		c.Actor = a.ActorID
+		if a.ActorKind == "agent" {
+			if ag, err := tx.Agent(ctx, a.ActorID); err == nil {
+				c.Actor = ag.Name
+			}
+		} else if mm, err := tx.Member(ctx, a.ActorID); err == nil {
+			c.Actor = mm.Name
+		}
+		return nil
+	})
+	if err != nil {
+		return c, err
+	}
+	c.CanDecide = a.Status == brabo.StatusPending && role.AtLeast(c.MinRole)
+	if c.CanDecide {
+		_, err := s.Pipeline.AlwaysAllowPreview(ctx, a.ID, m)
+		c.CanAlways = err == nil
+	}
+	return c, nil
+}
+
+// subject is the line a card shows in monospace for each type.
+func subject(a *brabo.ProposedAction) string {
+	p := a.Payload
+	switch a.Type {
+	case brabo.Terminal:
+		return p.Command
+	case brabo.WriteFile:
+		return p.Path
+	case brabo.GitCommit:
+		return p.Message
+	case brabo.GitBranchCreate:
+		if p.From != "" {
+			return p.Branch + " from " + p.From
+		}
+		return p.Branch
+	case brabo.GitPush:
+		remote := p.Remote
+		if remote == "" {
+			remote = "origin"
+		}
+		return p.Branch + " → " + remote
+	case brabo.PrOpen:
+		return fmt.Sprintf("%s → %s: %s", p.Branch, p.Base, p.Title)
+	case brabo.GitMerge:
+		if p.TargetBranch != "" {
+			return fmt.Sprintf("PR #%d into %s", p.PR, p.TargetBranch)
+		}
+		return fmt.Sprintf("PR #%d", p.PR)
+	}
+	if len(p.Extra) > 0 {
+		return string(p.Extra)
+	}
+	return ""
+}
+
+func (s *Server) queuePage(w http.ResponseWriter, r *http.Request, v *viewer) error {
+	cards, err := s.pendingCards(r.Context(), v.Member)
+	if err != nil {
+		return err
+	}
+	return s.renderPage(w, r, v, queueTitle(len(cards)), "queue", queueView{Cards: cards})
+}
+
+// queueTitle puts the count first, so it shows in a narrow browser tab.
+func queueTitle(n int) string {
+	if n == 0 {
+		return "brabo — approval queue"
+	}
+	return "(" + strconv.Itoa(n) + ") brabo — approval queue"
+}
+
+// queueFragment is the list alone: the page merges it after its stream
+// (re)connects, so nothing proposed while it was away is missed.
+func (s *Server) queueFragment(w http.ResponseWriter, r *http.Request, v *viewer) error {
+	cards, err := s.pendingCards(r.Context(), v.Member)
+	if err != nil {
+		return err
+	}
+	s.render(w, http.StatusOK, "cards", queueView{Cards: cards})
+	return nil
+}
+
+func (s *Server) cardFragment(w http.ResponseWriter, r *http.Request, v *viewer) error {
+	a, err := s.visibleAction(r)
+	if err != nil {
+		return err
+	}
+	c, err := s.cardFor(r.Context(), v.Member, a)
+	if err != nil {
+		return err
+	}
+	s.render(w, http.StatusOK, "card", c)
+	return nil
+}
+
+// decided answers a decision that left the queue: the card's place is
+// emptied (htmx removes it) and the status line says what happened.
+func (s *Server) decided(w http.ResponseWriter, msg string) {
+	s.render(w, http.StatusOK, "decided", map[string]any{"Message": msg})
+}
+
+// refused re-renders the card with the refusal's sentence on it, with the
+// refusal's status (a 409 stays a 409).
+func (s *Server) refused(w http.ResponseWriter, r *http.Request, v *viewer, err error) error {
+	ae := s.classify(r, err)
+	if ae.status >= 500 || ae.status == http.StatusNotFound {
+		return err
+	}
+	if cerr := s.cardWithError(w, r, v, ae.status, ae.msg); cerr != nil {
+		return err
+	}
+	return nil
+}
+
+// cardWithError re-renders the action's card with msg on it.
+func (s *Server) cardWithError(w http.ResponseWriter, r *http.Request, v *viewer, status int, msg string) error {
+	a, err := s.visibleAction(r)
+	if err != nil {
+		return err
+	}
+	c, err := s.cardFor(r.Context(), v.Member, a)
+	if err != nil {
+		return err
+	}
+	c.Error = msg
+	s.render(w, status, "card", c)
+	return nil
+}
+
+func outcomeText(a *brabo.ProposedAction) string {
+	switch {
+	case a == nil:
+		return ""
+	case a.Status == brabo.StatusExecuted && a.Result != nil:
+		return fmt.Sprintf("executed, exit %d", a.Result.ExitCode)
+	case a.Status == brabo.StatusFailed && a.Result != nil && a.Result.Error != "":
+		return "failed: " + a.Result.Error
+	case a.Status == brabo.StatusFailed && a.Result != nil:
+		return fmt.Sprintf("failed, exit %d", a.Result.ExitCode)
+	}
+	return string(a.Status)
+}
+
+func (s *Server) webApprove(w http.ResponseWriter, r *http.Request, v *viewer) error {
+	d, err := s.Pipeline.Approve(r.Context(), r.PathValue("action"), v.Member)
+	if err != nil {
+		return s.refused(w, r, v, err)
+	}
+	s.decided(w, fmt.Sprintf("Approved %s %q: %s.", d.Action.Type, clip(subject(d.Action), 120), outcomeText(d.Action)))
+	return nil
+}
+
+func (s *Server) denyForm(w http.ResponseWriter, r *http.Request, v *viewer) error {
+	a, err := s.visibleAction(r)
+	if err != nil {
+		return err
+	}
+	c, err := s.cardFor(r.Context(), v.Member, a)
+	if err != nil {
+		return err
+	}
+	if !c.CanDecide {
+		return errorf(http.StatusForbidden, brabo.CodeForbiddenRole, "deciding a %s needs the role %s", a.Type, c.MinRole)
+	}
+	s.render(w, http.StatusOK, "deny-form", map[string]any{"A": a})
+	return nil
+}
+
+func (s *Server) webDeny(w http.ResponseWriter, r *http.Request, v *viewer) error {
+	reason := strings.TrimSpace(r.PostFormValue("reason"))
+	if reason == "" {
+		return s.cardWithError(w, r, v, http.StatusBadRequest, "Say why you deny it: the agent reads the reason. Nothing was decided.")
+	}
+	a, err := s.Pipeline.Deny(r.Context(), r.PathValue("action"), v.Member, reason)
+	if err != nil {
+		return s.refused(w, r, v, err)
+	}
+	s.decided(w, fmt.Sprintf("Denied %s %q: %s", a.Type, clip(subject(a), 120), reason))
+	return nil
+}
+
+// alwaysPreview shows the exact patterns (or the autonomy rule) a click
+// would record, before anything is recorded.
+func (s *Server) alwaysPreview(w http.ResponseWriter, r *http.Request, v *viewer) error {
+	d, err := s.Pipeline.AlwaysAllowPreview(r.Context(), r.PathValue("action"), v.Member)
+	if err != nil {
+		return s.refused(w, r, v, err)
+	}
+	s.render(w, http.StatusOK, "always-preview", map[string]any{"A": d.Action, "Patterns": d.Patterns, "Autonomy": d.Autonomy})
+	return nil
+}
+
+// webAlways records what the preview showed. The form carries the previewed
+// patterns; if the preview would now say something else (the file changed
+// in between), nothing is recorded and the new preview is shown instead.
+func (s *Server) webAlways(w http.ResponseWriter, r *http.Request, v *viewer) error {
+	if err := r.ParseForm(); err != nil {
+		return badRequest("the form could not be read: %v", err)
+	}
+	shown := r.PostForm["pattern"]
+	now, err := s.Pipeline.AlwaysAllowPreview(r.Context(), r.PathValue("action"), v.Member)
+	if err != nil {
+		return s.refused(w, r, v, err)
+	}
+	if !slices.Equal(shown, now.Patterns) || (now.Autonomy != nil) != (r.PostFormValue("autonomy") != "") {
+		return s.cardWithError(w, r, v, http.StatusConflict,
+			"What always allow would record changed since it was shown; nothing was recorded. Click Always allow again to see it.")
+	}
+	d, err := s.Pipeline.ApproveAlways(r.Context(), r.PathValue("action"), v.Member)
+	if err != nil {
+		return s.refused(w, r, v, err)
+	}
+	what := "nothing new (already recorded)"
+	switch {
+	case len(d.Patterns) > 0:
+		what = strings.Join(d.Patterns, ", ")
+	case d.Autonomy != nil:
+		what = fmt.Sprintf("agent_autonomy %s: %s", d.Autonomy.ActionType, d.Autonomy.Mode)
+	}
+	s.decided(w, fmt.Sprintf("Always allowed (recorded %s) and approved %s %q: %s.", what, d.Action.Type, clip(subject(d.Action), 120), outcomeText(d.Action)))
+	return nil
+}
+
+// streamItem is what the page's stream sends per action event: enough to
+// fetch a new card or drop a decided one, nothing more.
+type streamItem struct {
+	ActionID string `json:"actionId"`
+	Type     string `json:"type"`
+	Status   string `json:"status,omitempty"`
+}
+
+// webStream is the queue's live feed: the action events of every project
+// the member has a role in, from the moment it connects (the page merges
+// the list once per connection to cover the gap before). A store signal is
+// the fast path; a short poll catches what a missed signal would hide.
+func (s *Server) webStream(w http.ResponseWriter, r *http.Request, v *viewer) error {
+	ctx := r.Context()
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		return errors.New("streaming unsupported by the response writer")
+	}
+	after := map[string]int64{}
+	err := s.Store.View(ctx, func(tx brabo.Tx) error {
+		ms, err := tx.Memberships(ctx, v.Member.ID)
+		if err != nil {
+			return err
+		}
+		for _, m := range ms {
+			if after[m.ProjectID], err = tx.LastEventSeq(ctx, m.ProjectID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	signal := make(chan struct{}, 1)
+	for id := range after {
+		ch, cancel := s.Store.Subscribe(id)
+		defer cancel()
+		go func() {
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case _, ok := <-ch:
+					if !ok {
+						return
+					}
+					select {
+					case signal <- struct{}{}:
+					default:
+					}
+				}
+			}
+		}()
+	}
+	heartbeat, poll := s.Heartbeat, s.Poll
+	if heartbeat <= 0 {
+		heartbeat = 15 * time.Second
+	}
+	if poll <= 0 {
+		poll = 2 * time.Second
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprint(w, "retry: 2000\n\n")
+	flusher.Flush()
+	beat := time.NewTicker(heartbeat)
+	defer beat.Stop()
+	tick := time.NewTicker(poll)
+	defer tick.Stop()
+	for {
+		sent := false
+		for id, seq := range after {
+			var evs []brabo.Event
+			err := s.Store.View(ctx, func(tx brabo.Tx) error {
+				var err error
+				evs, err = tx.Events(ctx, id, seq, 500)
+				return err
+			})
+			if err != nil {
+				return nil // the client went away or the store did; the page reconnects
+			}
+			for _, e := range evs {
+				after[id] = e.Seq
+				if e.ActionID == "" {
+					continue
+				}
+				item := streamItem{ActionID: e.ActionID, Type: e.Type}
+				if e.Type == brabo.EventActionCreated {
+					item.Status = payloadStatus(e.Payload)
+				}
+				fmt.Fprintf(w, "event: action\ndata: %s\n\n", jsonLine(item))
+				sent = true
+			}
+		}
+		if sent {
+			flusher.Flush()
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-signal:
+		case <-tick.C:
+		case <-beat.C:
+			fmt.Fprint(w, ": ping\n\n")
+			flusher.Flush()
+		}
+	}
+}
+
+// clip shortens s to n bytes at a rune boundary, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,397 @@
+package http
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/policy"
+)
+
+// agentCard is one agent: what it is doing and whether it asks.
+type agentCard struct {
+	Project   string // project id
+	Agent     *brabo.Agent
+	State     string // working, awaiting approval, awaiting PR, blocked, idle
+	Detail    string // the task, the awaited action, the block's reason
+	ActionID  string // the awaited action, for the link to its card
+	Origin    brabo.Origin
+	Auto      bool // the wildcard is auto_approve
+	Wildcard  bool // a wildcard rule exists: the toggle edits it
+	CanToggle bool // maintainer and above
+	Error     string
+}
+
+type agentsView struct {
+	ProjectID, Slug string
+	Agents          []agentCard
+	Tasks           []*brabo.Task
+}
+
+// agentKey is the key settled events are routed by (DESIGN §7.3).
+func agentKey(agentID string) string { return "agent:" + agentID }
+
+// agentCardFor reads an agent's state from its runs and tasks: the run is
+// the truth of a wait, the task of work and blocks.
+func (s *Server) agentCardFor(ctx context.Context, tx brabo.Tx, p *brabo.Project, role brabo.Role, a *brabo.Agent, tasks []*brabo.Task) (agentCard, error) {
+	c := agentCard{Project: p.ID, Agent: a, State: "idle", CanToggle: role.AtLeast(brabo.Maintainer)}
+	rules, err := tx.Autonomy(ctx, a.ID)
+	if err != nil {
+		return c, err
+	}
+	for _, r := range rules {
+		if r.ActionType == brabo.AnyActionType {
+			c.Wildcard, c.Auto = true, r.Mode == brabo.AutoApprove
+		}
+	}
+	run, err := tx.WaitingRun(ctx, agentKey(a.ID))
+	switch {
+	case err == nil && run.State == brabo.RunAwaitingApproval:
+		c.State, c.ActionID = "awaiting approval", run.AwaitingActionID
+		c.Detail = "on action " + shortID(run.AwaitingActionID)
+		return c, nil
+	case err == nil:
+		c.State, c.ActionID = "awaiting PR", run.AwaitingActionID
+		c.Detail = "pull request proposed by action " + shortID(run.AwaitingActionID)
+		return c, nil
+	case !errors.Is(err, brabo.ErrNotFound):
+		return c, err
+	}
+	var latest *brabo.Task
+	for _, t := range tasks {
+		if t.AgentID != a.ID {
+			continue
+		}
+		if t.Status == brabo.TaskInProgress {
+			c.State, c.Detail = "working", "on “"+t.Title+"”"
+			return c, nil
+		}
+		if latest == nil || t.UpdatedAt.After(latest.UpdatedAt) {
+			latest = t
+		}
+	}
+	if latest != nil && latest.Status == brabo.TaskBlocked {
+		c.State, c.Origin = "blocked", latest.BlockedOrigin
+		c.Detail = "“" + latest.Title + "”: " + latest.BlockedReason
+	}
+	return c, nil
+}
+
+func (s *Server) agentsView(ctx context.Context, p *brabo.Project, role brabo.Role) (agentsView, error) {
+	v := agentsView{ProjectID: p.ID, Slug: p.Slug}
+	err := s.Store.View(ctx, func(tx brabo.Tx) error {
+		agents, err := tx.Agents(ctx, p.ID)
+		if err != nil {
+			return err
+		}
+		tasks, err := tx.Tasks(ctx, p.ID)
+		if err != nil {
+			return err
+		}
+		v.Tasks = recentFirst(tasks)
+		for _, a := range agents {
+			c, err := s.agentCardFor(ctx, tx, p, role, a, v.Tasks)
+			if err != nil {
+				return err
+			}
+			v.Agents = append(v.Agents, c)
+		}
+		return nil
+	})
+	return v, err
+}
+
+func (s *Server) agentsPage(w http.ResponseWriter, r *http.Request, v *viewer) error {
+	p, role, err := s.projectAccess(r.Context(), callerOf(r), r.PathValue("project"))
+	if err != nil {
+		return err
+	}
+	view, err := s.agentsView(r.Context(), p, role)
+	if err != nil {
+		return err
+	}
+	return s.renderPage(w, r, v, p.Slug+" · agents — brabo", "agents", view)
+}
+
+// webSetMode is the agent card's manual/auto toggle: auto mode is the
+// wildcard "*": auto_approve; manual rewrites the same wildcard as
+// require_approval (seed 003, RN-153). Maintainer only, as every autonomy
+// rule.
+func (s *Server) webSetMode(w http.ResponseWriter, r *http.Request, v *viewer) error {
+	p, role, err := s.projectAccess(r.Context(), callerOf(r), r.PathValue("project"))
+	if err != nil {
+		return err
+	}
+	a, err := s.projectAgent(r, p)
+	if err != nil {
+		return err
+	}
+	mode := brabo.RequireApproval
+	switch r.PostFormValue("mode") {
+	case "auto":
+		mode = brabo.AutoApprove
+	case "manual":
+	default:
+		return badRequest("mode %q: want auto or manual", r.PostFormValue("mode"))
+	}
+	if err := requireRole(role, brabo.Maintainer, "changing an agent's mode"); err != nil {
+		return err
+	}
+	var c agentCard
+	err = s.Store.Update(r.Context(), func(tx brabo.Tx) error {
+		if err := tx.PutAutonomy(r.Context(), brabo.AgentAutonomy{AgentID: a.ID, ActionType: brabo.AnyActionType, Mode: mode}); err != nil {
+			return err
+		}
+		tasks, err := tx.Tasks(r.Context(), p.ID)
+		if err != nil {
+			return err
+		}
+		c, err = s.agentCardFor(r.Context(), tx, p, role, a, tasks)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	s.render(w, http.StatusOK, "agent-card", c)
+	return nil
+}
+
+// logLine is one event of a session log.
+type logLine struct {
+	E        brabo.Event
+	Actor    string
+	Sentence string
+}
+
+type sessionView struct {
+	Task  *brabo.Task
+	Slug  string
+	Lines []logLine
+}
+
+// sessionLogPage is a task's events in order: the events that name the
+// task, and those of the actions proposed for it, each with its actor and
+// its sentence.
+func (s *Server) sessionLogPage(w http.ResponseWriter, r *http.Request, v *viewer) error {
+	ctx := r.Context()
+	var task *brabo.Task
+	err := s.Store.View(ctx, func(tx brabo.Tx) error {
+		var err error
+		task, err = tx.Task(ctx, r.PathValue("task"))
+		return err
+	})
+	if errors.Is(err, brabo.ErrNotFound) {
+		return notFound("task " + r.PathValue("task"))
+	}
+	if err != nil {
+		return err
+	}
+	p, _, err := s.projectAccess(ctx, callerOf(r), task.ProjectID)
+	if err != nil {
+		return notFound("task " + r.PathValue("task"))
+	}
+	view := sessionView{Task: task, Slug: p.Slug}
+	err = s.Store.View(ctx, func(tx brabo.Tx) error {
+		actions, err := tx.Actions(ctx, brabo.ActionFilter{ProjectIDs: []string{p.ID}, Limit: 1000})
+		if err != nil {
+			return err
+		}
+		ofTask := map[string]bool{}
+		for _, a := range actions {
+			if a.Payload.TaskID == task.ID || (task.AgentID != "" && a.ActorID == task.AgentID && !a.CreatedAt.Before(task.CreatedAt)) {
+				ofTask[a.ID] = true
+			}
+		}
+		names := s.actorNames(ctx, tx, p.ID)
+		for after := int64(0); ; {
+			evs, err := tx.Events(ctx, p.ID, after, 1000)
+			if err != nil {
+				return err
+			}
+			for _, e := range evs {
+				after = e.Seq
+				if ofTask[e.ActionID] || payloadTask(e.Payload) == task.ID {
+					view.Lines = append(view.Lines, logLine{E: e, Actor: names(e.ActorID), Sentence: eventSentence(e)})
+				}
+			}
+			if len(evs) < 1000 {
+				return nil
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	return s.renderPage(w, r, v, "“"+task.Title+"” · session log — brabo", "session", view)
+}
+
+// actorNames resolves event actors to names: agents and members of the
+// project, and "system".
+func (s *Server) actorNames(ctx context.Context, tx brabo.Tx, projectID string) func(string) string {
+	names := map[string]string{brabo.SystemActor: "system"}
+	if agents, err := tx.Agents(ctx, projectID); err == nil {
+		for _, a := range agents {
+			names[a.ID] = a.Name
+		}
+	}
+	return func(id string) string {
+		if n, ok := names[id]; ok {
+			return n
+		}
+		if m, err := tx.Member(ctx, id); err == nil {
+			names[id] = m.Name
+			return m.Name
+		}
+		names[id] = id
+		return id
+	}
+}
+
+func payloadTask(raw json.RawMessage) string {
+	var p struct {
+		TaskID string `json:"taskId"`
+	}
+	_ = json.Unmarshal(raw, &p)
+	return p.TaskID
+}
+
+func payloadStatus(raw json.RawMessage) string {
+	var p struct {
+		Status string `json:"status"`
+	}
+	_ = json.Unmarshal(raw, &p)
+	return p.Status
+}
+
+// eventSentence is what the session log says of an event. A created event
+// reads the same sentence as the approval card (brabo.DecisionSentence).
+func eventSentence(e brabo.Event) string {
+	var p struct {
+		Status    brabo.ActionStatus `json:"status"`
+		Reason    string             `json:"reason"`
+		ScopeRoot brabo.ScopeRoot    `json:"scopeRoot"`
+		Pattern   string             `json:"pattern"`
+		ActionTyp string             `json:"actionType"`
+		ExitCode  *int               `json:"exitCode"`
+		Error     string             `json:"error"`
+		Origin    string             `json:"origin"`
+		ToolName  string             `json:"toolName"`
+	}
+	_ = json.Unmarshal(e.Payload, &p)
+	switch e.Type {
+	case brabo.EventActionCreated:
+		return brabo.DecisionSentence(p.Status, p.Reason, p.ScopeRoot)
+	case brabo.EventActionDenied:
+		if p.Reason == "" {
+			return "denied: not recorded"
+		}
+		return "denied: " + p.Reason
+	case brabo.EventActionApproved:
+		return "approved by a human"
+	case brabo.EventPermissionGranted:
+		if p.Pattern != "" {
+			return "always allow recorded " + p.Pattern
+		}
+		return "always allow recorded agent_autonomy for " + p.ActionTyp
+	case brabo.EventActionExecuted, brabo.EventActionFailed:
+		if p.Error != "" {
+			return p.Error
+		}
+		if p.ExitCode != nil {
+			return fmt.Sprintf("exit %d", *p.ExitCode)
+		}
+	case "backlog.task_blocked":
+		return fmt.Sprintf("blocked (origin %s): %s", p.Origin, p.Reason)
+	case "dev.awaiting_approval":
+		return "suspended, waiting for a decision on " + p.ToolName
+	}
+	if p.Reason != "" {
+		return p.Reason
+	}
+	return ""
+}
+
+type permissionsView struct {
+	ProjectID, Slug string
+	Content         string
+	Valid           bool
+	Errors          []policy.EntryError
+	Warnings        []string
+	CanEdit         bool
+}
+
+// permissionsPage shows permissions.json as it is on disk, each invalid
+// entry with its error, and a box that explains a command as brabo check
+// does.
+func (s *Server) permissionsPage(w http.ResponseWriter, r *http.Request, v *viewer) error {
+	p, role, err := s.projectAccess(r.Context(), callerOf(r), r.PathValue("project"))
+	if err != nil {
+		return err
+	}
+	scope, err := s.Pipeline.ScopeRoot(p)
+	if err != nil {
+		return err
+	}
+	data, err := s.Pipeline.ReadPermissions(scope.Root)
+	if err != nil {
+		return err
+	}
+	rules, perr := policy.Parse("permissions.json", data)
+	view := permissionsView{ProjectID: p.ID, Slug: p.Slug, Content: string(data), Valid: perr == nil,
+		Warnings: rules.Warnings(), CanEdit: role.AtLeast(brabo.Maintainer)}
+	var fe *policy.FileError
+	if errors.As(perr, &fe) {
+		view.Errors = fe.Entries
+	} else if perr != nil {
+		view.Errors = []policy.EntryError{{Why: perr.Error()}}
+	}
+	return s.renderPage(w, r, v, p.Slug+" · permissions — brabo", "permissions", view)
+}
+
+// webCheck decides a typed command as brabo check would: offline, with the
+// project's file and scope root, as a developer's agent with no autonomy
+// rule. Nothing runs and nothing is recorded.
+func (s *Server) webCheck(w http.ResponseWriter, r *http.Request, v *viewer) error {
+	p, _, err := s.projectAccess(r.Context(), callerOf(r), r.PathValue("project"))
+	if err != nil {
+		return err
+	}
+	command := r.URL.Query().Get("command")
+	if strings.TrimSpace(command) == "" {
+		s.render(w, http.StatusOK, "check", map[string]any{"Empty": true})
+		return nil
+	}
+	if len(command) > policy.MaxCommandBytes {
+		return badRequest("the command is over %d bytes", policy.MaxCommandBytes)
+	}
+	scope, err := s.Pipeline.ScopeRoot(p)
+	if err != nil {
+		return err
+	}
+	data, err := s.Pipeline.ReadPermissions(scope.Root)
+	if err != nil {
+		return err
+	}
+	rules, fileErr := policy.Parse("permissions.json", data)
+	in := policy.Input{Type: brabo.Terminal, Command: command, Role: brabo.Developer, Rules: rules,
+		Scope: scope, ContainerRunning: p.ContainerRunning, Cwd: strings.TrimSpace(r.URL.Query().Get("cwd"))}
+	d := policy.Decide(in)
+	view := map[string]any{"Command": command, "D": d}
+	if fileErr != nil {
+		view["FileError"] = fileErr.Error()
+	}
+	s.render(w, http.StatusOK, "check", view)
+	return nil
+}
+
+// recentFirst orders tasks for the agents page: the newest work on top.
+func recentFirst(ts []*brabo.Task) []*brabo.Task {
+	out := slices.Clone(ts)
+	slices.SortFunc(out, func(a, b *brabo.Task) int { return b.UpdatedAt.Compare(a.UpdatedAt) })
+	return out
+}
