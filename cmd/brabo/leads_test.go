@@ -285,3 +285,49 @@ func TestLeadsNeedAModel(t *testing.T) {
 		}
 	}
 }
+
+// After a restart the dev lead does not take back its suspended turn
+// (DESIGN §7.5, declared gap): the decision made after the restart is
+// recorded and executed once, unnarrated; the next message is not refused,
+// it closes the orphaned turn and starts from the turns that had ended.
+func TestTheDevLeadAfterARestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts and kills real servers")
+	}
+	script := filepath.Join(t.TempDir(), "lead.json")
+	os.WriteFile(script, []byte(leadScript), 0o644)
+	data := t.TempDir()
+	srv := startServe(t, data, "--model", "scripted:"+script)
+	admin := srv.token
+	project, _ := newLocalProject(t, srv, admin)
+	srv.must(t, "POST", "/v1/projects/"+project+"/agents", admin, map[string]any{"name": "dev-lead"}, 201)
+	msgs := "/v1/projects/" + project + "/lead/messages"
+	first := srv.must(t, "POST", msgs, admin, map[string]any{"text": "Plan the checkout work."}, 200)["actionId"].(string)
+
+	srv.cmd.Process.Signal(syscall.SIGKILL)
+	srv.cmd.Wait()
+	srv = startServe(t, data, "--model", "scripted:"+script)
+	srv.must(t, "POST", "/v1/actions/"+first+"/approve", admin, nil, 200)
+	waitFor(t, "the approved plan to execute", func() string {
+		if a := srv.must(t, "GET", "/v1/actions/"+first, admin, nil, 200); a["status"] == "executed" {
+			return "ok"
+		}
+		return ""
+	})
+	// The lead does not narrate the decision: the orphaned turn stays as
+	// it was left.
+	if c := srv.must(t, "GET", msgs, admin, nil, 200); len(asList(c["messages"])) != 2 {
+		t.Fatalf("the orphaned turn changed: %v", c)
+	}
+	turn := srv.must(t, "POST", msgs, admin, map[string]any{"text": "Plan it again."}, 200)
+	if turn["status"] != "awaiting_approval" || turn["actionId"] == first {
+		t.Fatalf("the message after the restart: %v; want a new turn (the script proposes again)", turn)
+	}
+	ms := asList(srv.must(t, "GET", msgs, admin, nil, 200)["messages"])
+	if len(ms) != 2 || ms[0]["content"] != "Plan it again." {
+		t.Fatalf("the conversation %v: want the new turn only, without the orphaned one", ms)
+	}
+	if n := countEvents(eventsOf(t, srv, admin, project)); n["action.executed"] != 1 || n["agent.status"] != 2 {
+		t.Fatalf("events %v: want the first plan executed once and two suspensions", n)
+	}
+}
