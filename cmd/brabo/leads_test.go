@@ -65,9 +65,9 @@ func countEvents(evs []map[string]any) map[string]int {
 // the allow list), so the area suspends — no verdict, no failure, the task
 // not blocked. The server is killed and restarted while it waits.
 // Approving the action through the API resumes it with the
-// real output, and the area goes on to qa-performance-security (which
-// follows the same script, so it suspends and is approved the same way)
-// and completes with both verdicts. No delegation.failed is recorded.
+// real output, and the area goes on to qa-performance-security (in auto
+// mode, so the same command runs at once for it) and completes with both
+// verdicts. No delegation.failed is recorded.
 func TestAGateSuspendsAndResumesThroughServe(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real server")
@@ -88,6 +88,11 @@ func TestAGateSuspendsAndResumesThroughServe(t *testing.T) {
 	perf := srv.must(t, "POST", "/v1/projects/"+project+"/agents", admin, map[string]any{"name": "qa-performance-security"}, 201)
 	qaID := qa["agent"].(map[string]any)["id"].(string)
 	perfID := perf["agent"].(map[string]any)["id"].(string)
+	// qa-performance-security runs in auto mode, so the same command
+	// (one model serves both, replaying one script) runs at once for it:
+	// only qa-automation waits for a human.
+	srv.must(t, "PUT", "/v1/projects/"+project+"/agents/"+perfID+"/autonomy", admin,
+		map[string]any{"actionType": "*", "mode": "auto_approve"}, 200)
 	dev := srv.must(t, "POST", "/v1/projects/"+project+"/members", admin, map[string]any{"name": "dev", "role": "developer"}, 201)["token"].(string)
 
 	// Agents may not trigger a gate; a developer may.
@@ -137,13 +142,7 @@ func TestAGateSuspendsAndResumesThroughServe(t *testing.T) {
 	}
 	// qa-automation resumes with the real output (its script checks that
 	// the result holds README.md) and gives its verdict; then
-	// qa-performance-security runs the same script.
-	second := pendingOf(t, srv, admin, perfID, "qa-performance-security to suspend")
-	if _, err := os.Stat(filepath.Join(root, "qa-ran.txt")); err != nil {
-		t.Fatal("the approved command did not run")
-	}
-	srv.must(t, "POST", "/v1/actions/"+second+"/approve", admin, nil, 200)
-
+	// qa-performance-security runs the same script, auto-approved.
 	var completed map[string]any
 	waitFor(t, "gate.completed", func() string {
 		for _, e := range eventsOf(t, srv, admin, project) {
@@ -159,10 +158,18 @@ func TestAGateSuspendsAndResumesThroughServe(t *testing.T) {
 		verdicts[0]["verdict"] != "verdict: pass" || verdicts[1]["verdict"] != "verdict: pass" {
 		t.Fatalf("gate.completed verdicts %v: want both, in order", verdicts)
 	}
+	if _, err := os.Stat(filepath.Join(root, "qa-ran.txt")); err != nil {
+		t.Fatal("the approved command did not run")
+	}
 	n = countEvents(eventsOf(t, srv, admin, project))
-	if n["delegation.failed"] != 0 || n["backlog.task_blocked"] != 0 || n["delegation.awaiting_approval"] != 2 ||
-		n["delegation.completed"] != 2 || n["gate.completed"] != 1 {
-		t.Fatalf("events %v: want two suspensions, two verdicts, one completion, no failure", n)
+	if n["delegation.failed"] != 0 || n["backlog.task_blocked"] != 0 || n["delegation.awaiting_approval"] != 1 ||
+		n["delegation.completed"] != 2 || n["gate.completed"] != 1 || n["proposed_action.approved"] != 1 {
+		t.Fatalf("events %v: want one suspension, one human approval, two verdicts, one completion, no failure", n)
+	}
+	for _, a := range asList(srv.must(t, "GET", "/v1/projects/"+project+"/actions", admin, nil, 200)["actions"]) {
+		if a["actorId"] == perfID && a["status"] != "executed" {
+			t.Fatalf("qa-performance-security's action %v: want it auto-approved and executed", a)
+		}
 	}
 	if tk := srv.must(t, "GET", "/v1/tasks/"+task, admin, nil, 200); tk["status"] == "blocked" {
 		t.Fatalf("the task was blocked: %v", tk)
