@@ -75,13 +75,9 @@ func (r *Router) Resume(ctx context.Context, run *brabo.Run, msg brabo.OutboxMes
 	return rc.Resume(ctx, run, msg)
 }
 
-// Receiver returns the receiver of actorKey's messages in this process,
+// receiver returns the receiver of actorKey's messages in this process,
 // nil when there is none (a key that names no agent, or an agent of a
 // kind nothing here runs).
-func (r *Router) Receiver(ctx context.Context, actorKey string) (Receiver, error) {
-	return r.receiver(ctx, actorKey)
-}
-
 func (r *Router) receiver(ctx context.Context, actorKey string) (Receiver, error) {
 	ag, err := r.agent(ctx, actorKey)
 	if err != nil || ag == nil {
