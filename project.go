@@ -53,9 +53,25 @@ type Agent struct {
 }
 
 // IsModuleDev reports whether the agent is a dev-<module> agent, whose
-// always-allow clicks write agent_autonomy instead of patterns.
+// always-allow clicks write agent_autonomy instead of patterns. The dev
+// lead (DevLeadName) is not one: it has no module, task or worktree.
 func (a *Agent) IsModuleDev() bool {
-	return len(a.Name) > len("dev-") && a.Name[:len("dev-")] == "dev-"
+	return len(a.Name) > len("dev-") && a.Name[:len("dev-")] == "dev-" && a.Name != DevLeadName
+}
+
+// DevLeadName is the name of a project's dev lead agent (DESIGN §7.5): the
+// conversational agent of the lead API. A project has one when a
+// maintainer creates an agent with this name.
+const DevLeadName = "dev-lead"
+
+// IsDevLead reports whether the agent is its project's dev lead.
+func (a *Agent) IsDevLead() bool { return a.Name == DevLeadName }
+
+// IsQASubAgent reports whether the agent is a qa-<role> sub-agent the QA
+// lead delegates gate areas to (DESIGN §7.4): qa-automation,
+// qa-performance-security.
+func (a *Agent) IsQASubAgent() bool {
+	return len(a.Name) > len("qa-") && a.Name[:len("qa-")] == "qa-"
 }
 
 // AnyActionType is the agent_autonomy wildcard: auto mode when its mode is

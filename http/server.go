@@ -36,6 +36,12 @@ type Server struct {
 	Heartbeat time.Duration
 	// Poll is the SSE fallback poll period (2 s when 0).
 	Poll time.Duration
+	// Conversations is the dev lead's conversation (lead.go); nil answers
+	// 501 not_configured.
+	Conversations brabo.Conversations
+	// Gates runs the QA gate on a task (gate.go); nil answers 501
+	// not_configured.
+	Gates brabo.Gates
 
 	tokens tokenCache
 }
@@ -74,6 +80,9 @@ var routes = []route{
 	{"POST", "/v1/actions/{action}/deny", (*Server).deny},
 	{"GET", "/v1/actions/{action}/approve-always", (*Server).previewAlways},
 	{"POST", "/v1/actions/{action}/approve-always", (*Server).approveAlways},
+	{"POST", "/v1/projects/{project}/lead/messages", (*Server).postLeadMessage},
+	{"GET", "/v1/projects/{project}/lead/messages", (*Server).getLeadMessages},
+	{"POST", "/v1/tasks/{task}/gate", (*Server).triggerGate},
 }
 
 // Handler returns the API's handler: every /v1 route needs a bearer token.

@@ -51,23 +51,28 @@ func openModel(spec string) (model.Model, error) {
 	return nil, fmt.Errorf("model %q: unknown provider %q (openai, anthropic or scripted)", spec, kind)
 }
 
-// agents runs the dev agents (dev-<module> agents of every project) on m
-// and the wake worker that resumes them, until ctx ends. Without a model
-// only the wake worker runs: settled actions nobody waits for are marked
-// delivered.
+// agents runs, on m, the dev agents (dev-<module> agents of every
+// project), each project's QA lead and dev lead, and the wake worker that
+// resumes them through a router by actor key, until ctx ends. Without a
+// model only the wake worker runs: settled actions nobody waits for are
+// marked delivered, and a waiting run's message stays for a process that
+// runs agents.
 type agents struct {
 	manager *devagent.Manager
+	leads   *leads
 	worker  *wake.Worker
 }
 
 // soleOwner is true when this process alone uses the store (SQLite): runs
 // left working by a previous process were interrupted mid-turn.
 func startAgents(ctx context.Context, store brabo.Store, svc *pipeline.Service, m model.Model, soleOwner bool, log *slog.Logger) (*agents, error) {
-	a := &agents{worker: &wake.Worker{Store: store, Owner: pipeline.NewID("proc"), Log: log}}
+	router := &wake.Router{Store: store}
+	a := &agents{worker: &wake.Worker{Store: store, Owner: pipeline.NewID("proc"), Local: router, Resume: router, Log: log}}
 	if m != nil {
 		a.manager = &devagent.Manager{Store: store, Proposer: svc, Scoper: svc, Model: m, Log: log,
 			Manages: func(ag *brabo.Agent) bool { return ag.IsModuleDev() }}
-		a.worker.Local, a.worker.Resume = a.manager, a.manager
+		a.leads = newLeads(ctx, store, svc, m, log)
+		router.Dev, router.Gate, router.Lead = a.manager, a.leads.gateReceiver, a.leads.leadReceiver
 		if soleOwner {
 			if n, err := a.manager.BlockInterrupted(ctx); err != nil {
 				return nil, fmt.Errorf("blocking interrupted turns: %w", err)
@@ -77,6 +82,9 @@ func startAgents(ctx context.Context, store brabo.Store, svc *pipeline.Service, 
 		}
 		if err := a.manager.Restore(ctx); err != nil {
 			return nil, fmt.Errorf("restoring waiting agents: %w", err)
+		}
+		if err := a.leads.restore(ctx); err != nil {
+			return nil, fmt.Errorf("restoring the QA leads' waiting areas: %w", err)
 		}
 		if err := a.startAll(ctx, store); err != nil {
 			return nil, err
@@ -140,5 +148,8 @@ func (a *agents) startAll(ctx context.Context, store brabo.Store) error {
 func (a *agents) wait() {
 	if a.manager != nil {
 		a.manager.Wait()
+	}
+	if a.leads != nil {
+		a.leads.wait()
 	}
 }

@@ -85,7 +85,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	addr := fl.String("addr", envOr("BRABO_ADDR", "127.0.0.1:8080"), "the address to listen on (env BRABO_ADDR)")
 	workspaces := fl.String("workspaces", os.Getenv("BRABO_WORKSPACES"), "the folder of container and runner projects (default <data>/workspaces; env BRABO_WORKSPACES)")
 	logLevel := fl.String("log-level", envOr("BRABO_LOG_LEVEL", "info"), "debug, info, warn or error (env BRABO_LOG_LEVEL)")
-	modelSpec := fl.String("model", os.Getenv("BRABO_MODEL"), "the model the dev agents run on: openai:<model>, anthropic:<model> or scripted:<path>; empty runs no agent (env BRABO_MODEL)")
+	modelSpec := fl.String("model", os.Getenv("BRABO_MODEL"), "the model the agents (dev agents, QA leads, dev leads) run on: openai:<model>, anthropic:<model> or scripted:<path>; empty runs no agent (env BRABO_MODEL)")
 	passEnv := fl.String("pass-env", os.Getenv("BRABO_PASS_ENV"), "comma-separated names of more variables approved commands may see (env BRABO_PASS_ENV)")
 	if err := fl.Parse(args); err != nil {
 		return exitUsage
@@ -158,6 +158,9 @@ func serve(sf storeFlags, addr, workspaces string, env []string, m model.Model, 
 	}
 	defer func() { stopAgents(); ag.wait() }()
 	api := &brabohttp.Server{Pipeline: svc, Store: store, Log: log, OwnPaths: []string{dataAbs}, DirProbe: probeDir}
+	if ag.leads != nil {
+		api.Conversations, api.Gates = ag.leads, ag.leads
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
