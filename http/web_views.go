@@ -305,6 +305,10 @@ func eventSentence(e brabo.Event) string {
 		if p.ExitCode != nil {
 			return fmt.Sprintf("exit %d", *p.ExitCode)
 		}
+	case brabo.EventTaskStatusChanged:
+		if p.Status != "" {
+			return "the task is now " + string(p.Status)
+		}
 	case "backlog.task_blocked":
 		return fmt.Sprintf("blocked (origin %s): %s", p.Origin, p.Reason)
 	case "dev.awaiting_approval":

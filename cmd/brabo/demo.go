@@ -170,6 +170,7 @@ func narrate(ctx context.Context, out io.Writer, store brabo.Store, svc *pipelin
 	case "dev.awaiting_approval":
 		id, _ := p["actionId"].(string)
 		fmt.Fprintf(out, "\n⏸ The agent is suspended, waiting for a human. Nothing runs, no iteration is spent.\n")
+		fmt.Fprintf(out, "  In the browser: %s/  (log in with the token %s)\n", base, token)
 		fmt.Fprintf(out, "  See the queue:  curl -s %s/v1/queue -H 'Authorization: Bearer %s'\n", base, token)
 		fmt.Fprintf(out, "  Approve:        curl -s -XPOST %s/v1/actions/%s/approve -H 'Authorization: Bearer %s'\n", base, id, token)
 		fmt.Fprintf(out, "  Deny:           curl -s -XPOST %s/v1/actions/%s/deny -H 'Authorization: Bearer %s' -d '{\"reason\":\"not now\"}'\n\n", base, id, token)
@@ -179,6 +180,7 @@ func narrate(ctx context.Context, out io.Writer, store brabo.Store, svc *pipelin
 	case "dev.awaiting_pr":
 		id, _ := p["actionId"].(string)
 		fmt.Fprintf(out, "\n⏸ The agent reports the task done: a pull request waits for your approval.\n")
+		fmt.Fprintf(out, "  In the browser: %s/\n", base)
 		fmt.Fprintf(out, "  Approve it:     curl -s -XPOST %s/v1/actions/%s/approve -H 'Authorization: Bearer %s'\n\n", base, id, token)
 		if !autoApprove {
 			fmt.Fprintf(out, "The demo ends here, with the pull request waiting (run it with --approve to see it opened).\n")

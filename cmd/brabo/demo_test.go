@@ -26,6 +26,7 @@ func TestDemoSuspendsAndResumes(t *testing.T) {
 		"pending: compound: the segment \"touch CHANGELOG.md\" has no rule",
 		"The agent is suspended",
 		"/approve -H 'Authorization: Bearer brb_",
+		"In the browser: http://127.0.0.1:",
 		"Approved by a human",
 		"changelog created",
 		"auto_approved: agent_autonomy: auto_approve (specific)", // the seeded git_commit

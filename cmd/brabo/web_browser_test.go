@@ -138,7 +138,7 @@ func waitJS(t *testing.T, ctx context.Context, what, expr string) {
 // is made).
 func screenshot(t *testing.T, ctx context.Context, dir, name string) string {
 	t.Helper()
-	png := get(t, ctx, "screenshot "+name, chromedp.FullScreenshot(90))
+	png := get(t, ctx, "screenshot "+name, chromedp.FullScreenshot(100))
 	if len(png) < 1000 {
 		t.Fatalf("screenshot %s is %d bytes", name, len(png))
 	}
