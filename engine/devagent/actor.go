@@ -406,8 +406,23 @@ func (m *Manager) claim(ctx context.Context, agent *brabo.Agent) (*state, error)
 	if err != nil {
 		return nil, err
 	}
-	if st != nil {
-		st.loop, st.hist = m.buildLoop(agent, st.project, st.task)
+	if st == nil {
+		return nil, nil
+	}
+	var rootErr error
+	st.loop, st.hist, st.wt, rootErr = m.buildLoop(agent, st.project, st.task)
+	err = rootErr
+	if err == nil {
+		err = st.wt.hold(ctx)
+	}
+	if err != nil {
+		// The claim stands (the task is the agent's), but there is nowhere
+		// to work it: say so on the task rather than retry forever.
+		why := fmt.Sprintf("the agent's worktree %s on branch %s could not be made: %v", st.wt.rel, st.wt.branch, err)
+		if berr := m.block(ctx, st, why, brabo.OriginInfra, nil); berr != nil {
+			return nil, errors.Join(err, berr)
+		}
+		return nil, nil
 	}
 	return st, nil
 }

@@ -11,8 +11,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/brabo-dev/brabo"
 	"github.com/brabo-dev/brabo/engine/toolloop"
 	"github.com/brabo-dev/brabo/model"
+	"github.com/brabo-dev/brabo/pipeline"
 )
 
 // MaxReadBytes bounds what read_file returns of one file.
@@ -85,4 +87,63 @@ func inScope(root, path string) (string, error) {
 		return "", fmt.Errorf("%s is outside the project folder", path)
 	}
 	return full, nil
+}
+
+// inWorktree makes a pipeline tool act in the agent's worktree: the
+// terminal's cwd and write_file's path, which the model gives relative to
+// its folder, are rebased onto the worktree (relative to the scope root,
+// as the pipeline reads them), and git_commit commits there. A path that
+// leaves the worktree is refused as a bad argument.
+func inWorktree(t toolloop.Tool, wt worktree) toolloop.Tool {
+	if t.Kind != toolloop.Pipeline || t.Action == nil {
+		return t
+	}
+	inner := t.Action
+	t.Action = func(args json.RawMessage) (brabo.ActionType, brabo.Payload, error) {
+		typ, p, err := inner(args)
+		if err != nil {
+			return typ, p, err
+		}
+		switch typ {
+		case brabo.Terminal:
+			p.Cwd, err = wt.rebase("cwd", p.Cwd)
+		case brabo.WriteFile:
+			if p.Path, err = wt.rebase("path", p.Path); err == nil && p.Path == wt.rel {
+				err = errors.New("path names your folder itself, not a file in it")
+			}
+		case brabo.GitCommit:
+			p.Cwd = wt.rel
+		}
+		return typ, p, err
+	}
+	return t
+}
+
+// buildLoop is the agent's tool loop for the task, working in the agent's
+// worktree (see WorktreeRel): the standard pipeline tools, their paths rebased into the worktree, a read_file confined to it and
+// report_done for the task's branch. Its model and proposer feed the
+// history report_done's gate reads. It touches no file: the worktree is
+// made by hold, when the task is claimed.
+func (m *Manager) buildLoop(agent *brabo.Agent, p *brabo.Project, task *brabo.Task) (*toolloop.Loop, *history, worktree, error) {
+	var root string
+	var rootErr error
+	if m.Scoper == nil {
+		rootErr = errors.New("no scope is configured")
+	} else {
+		sc, err := m.Scoper.ScopeRoot(p)
+		root, rootErr = sc.Root, err
+	}
+	wt := newWorktree(root, agent.ID, task.ID)
+	hist := &history{}
+	var tools []toolloop.Tool
+	for _, t := range toolloop.StandardTools() {
+		tools = append(tools, inWorktree(t, wt))
+	}
+	tools = append(tools, ReadFileTool(wt.dir(), rootErr), ReportDoneTool(task.ID))
+	var prop toolloop.Proposer
+	if m.Proposer != nil {
+		prop = reportGate{inner: m.Proposer, hist: hist}
+	}
+	return &toolloop.Loop{Model: historyModel{inner: m.Model, hist: hist}, Proposer: prop, ProjectID: p.ID,
+		Actor: pipeline.Actor{Agent: agent}, System: m.System, Tools: tools, MaxIterations: m.MaxIterations}, hist, wt, rootErr
 }
