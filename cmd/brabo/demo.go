@@ -29,8 +29,8 @@ import (
 // demoScript is what the demo's dev agent does, in its worktree on the
 // task's branch: it looks, reads, runs the tests (all auto-approved by the
 // seeded list), then runs a command the list does not cover, which
-// suspends it until a human decides; then it commits, pushes (a push always
-// asks) and reports the task done, which asks for the pull request.
+// suspends it until a human decides; then it commits, pushes with git_push
+// (a push always asks) and reports the task done, which asks for the pull request.
 const demoScript = `{"turns": [
   {"content": "Let me look around first.",
    "toolCalls": [{"id": "c1", "name": "terminal", "arguments": {"command": "ls"}}]},
@@ -40,7 +40,7 @@ const demoScript = `{"turns": [
   {"content": "Tests pass. Adding the changelog.",
    "toolCalls": [{"id": "c4", "name": "terminal", "arguments": {"command": "touch CHANGELOG.md && echo changelog created"}}]},
   {"toolCalls": [{"id": "c5", "name": "git_commit", "arguments": {"message": "Add a CHANGELOG"}}]},
-  {"toolCalls": [{"id": "c6", "name": "terminal", "arguments": {"command": "git push origin HEAD"}}]},
+  {"toolCalls": [{"id": "c6", "name": "git_push", "arguments": {}}]},
   {"toolCalls": [{"id": "c7", "name": "report_done", "arguments": {"title": "Add a CHANGELOG", "summary": "CHANGELOG.md added; make test passes."}}]}
 ]}`
 
@@ -231,6 +231,12 @@ func describe(a *brabo.ProposedAction) string {
 		return "terminal `" + a.Payload.Command + "`"
 	case brabo.GitCommit:
 		return fmt.Sprintf("git_commit %q", a.Payload.Message)
+	case brabo.GitPush:
+		remote := a.Payload.Remote
+		if remote == "" {
+			remote = "origin"
+		}
+		return fmt.Sprintf("git_push %s to %s", a.Payload.Branch, remote)
 	case brabo.PrOpen:
 		return fmt.Sprintf("pr_open %s → %s %q", a.Payload.Branch, a.Payload.Base, a.Payload.Title)
 	}

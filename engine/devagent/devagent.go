@@ -28,7 +28,8 @@
 // on the agent alone, so the restored agent finds it. The tools act there:
 // the terminal's cwd and write_file's path are rebased onto it (a path
 // that leaves it is refused), git_commit commits there, read_file reads
-// there. When the pull request
+// there, and git_push pushes the task's branch (a pipeline action, capped,
+// so it waits for a human like any pending action). When the pull request
 // is opened the task is done and the worktree is removed; the branch
 // stays. A task that ends otherwise (blocked, or done without a pull
 // request) keeps its worktree for a human to look at, until the agent

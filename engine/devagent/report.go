@@ -31,7 +31,7 @@ func ReportDoneTool(taskID string) toolloop.Tool {
 			Name: ReportDone,
 			Description: "Report the task done and ask for a pull request of your branch " + TaskBranch(taskID) + " into " + BaseBranch + ". " +
 				"Run the tests with the terminal tool first: report_done is refused until a terminal command has exited 0. " +
-				"Commit your work and push the branch first: the pull request needs it on the remote.",
+				"Commit your work and push the branch (git_push) first: the pull request needs it on the remote.",
 			Parameters: json.RawMessage(`{"type":"object","properties":{` +
 				`"title":{"type":"string","description":"the pull request's title"},` +
 				`"summary":{"type":"string","description":"what was done and how it was tested"}},` +

@@ -89,6 +89,39 @@ func inScope(root, path string) (string, error) {
 	return full, nil
 }
 
+// GitPush is the name of the dev agent's push tool.
+const GitPush = "git_push"
+
+// GitPushTool is the git_push pipeline tool {remote?}: it proposes a
+// git_push of branch (the agent's task branch; the model cannot name
+// another) to remote, origin when not given. A push leaves the machine,
+// so the pipeline's cap makes it wait for a human whatever the
+// permissions say: the loop suspends on it like on any pending action.
+func GitPushTool(branch string) toolloop.Tool {
+	return toolloop.Tool{
+		Spec: model.Tool{
+			Name: GitPush,
+			Description: "Push your branch " + branch + " to the remote (never forced), so a pull request can be opened from it. " +
+				"A push always waits for a human's approval. Commit first: only committed work is pushed.",
+			Parameters: json.RawMessage(`{"type":"object","properties":{` +
+				`"remote":{"type":"string","description":"the remote's name (default origin)"}},` +
+				`"additionalProperties":false}`),
+		},
+		Kind: toolloop.Pipeline,
+		Action: func(args json.RawMessage) (brabo.ActionType, brabo.Payload, error) {
+			var a struct {
+				Remote string `json:"remote"`
+			}
+			if len(bytes.TrimSpace(args)) > 0 {
+				if err := decodeStrict(args, &a); err != nil {
+					return "", brabo.Payload{}, err
+				}
+			}
+			return brabo.GitPush, brabo.Payload{Branch: branch, Remote: strings.TrimSpace(a.Remote)}, nil
+		},
+	}
+}
+
 // inWorktree makes a pipeline tool act in the agent's worktree: the
 // terminal's cwd and write_file's path, which the model gives relative to
 // its folder, are rebased onto the worktree (relative to the scope root,
@@ -120,7 +153,8 @@ func inWorktree(t toolloop.Tool, wt worktree) toolloop.Tool {
 }
 
 // buildLoop is the agent's tool loop for the task, working in the agent's
-// worktree (see WorktreeRel): the standard pipeline tools, their paths rebased into the worktree, a read_file confined to it and
+// worktree (see WorktreeRel): the standard pipeline tools and git_push,
+// their paths rebased into the worktree, a read_file confined to it and
 // report_done for the task's branch. Its model and proposer feed the
 // history report_done's gate reads. It touches no file: the worktree is
 // made by hold, when the task is claimed.
@@ -136,7 +170,7 @@ func (m *Manager) buildLoop(agent *brabo.Agent, p *brabo.Project, task *brabo.Ta
 	wt := newWorktree(root, agent.ID, task.ID)
 	hist := &history{}
 	var tools []toolloop.Tool
-	for _, t := range toolloop.StandardTools() {
+	for _, t := range append(toolloop.StandardTools(), GitPushTool(wt.branch)) {
 		tools = append(tools, inWorktree(t, wt))
 	}
 	tools = append(tools, ReadFileTool(wt.dir(), rootErr), ReportDoneTool(task.ID))

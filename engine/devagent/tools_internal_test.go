@@ -15,7 +15,7 @@ import (
 func TestToolsActInTheWorktree(t *testing.T) {
 	wt := newWorktree("/srv/shop", "agt_1", "tsk_1")
 	tools := map[string]toolloop.Tool{}
-	for _, tool := range toolloop.StandardTools() {
+	for _, tool := range append(toolloop.StandardTools(), GitPushTool(wt.branch)) {
 		tools[tool.Spec.Name] = inWorktree(tool, wt)
 	}
 	for _, tc := range []struct {
@@ -34,6 +34,9 @@ func TestToolsActInTheWorktree(t *testing.T) {
 		{"write_file", `{"path":"../../../README.md","content":"x"}`, brabo.Payload{}, "outside your worktree"},
 		{"write_file", `{"path":".","content":"x"}`, brabo.Payload{}, "not a file"},
 		{"git_commit", `{"message":"m"}`, brabo.Payload{Message: "m", Cwd: ".brabo/worktrees/agt_1"}, ""},
+		{"git_push", `{}`, brabo.Payload{Branch: "brabo/tsk_1"}, ""},
+		{"git_push", `{"remote":"upstream"}`, brabo.Payload{Branch: "brabo/tsk_1", Remote: "upstream"}, ""},
+		{"git_push", `{"branch":"main"}`, brabo.Payload{}, "do not fit the schema"},
 	} {
 		typ, p, err := tools[tc.tool].Action(json.RawMessage(tc.args))
 		if tc.err != "" {

@@ -153,6 +153,61 @@ func TestTwoAgentsOfOneProjectGetTwoWorktrees(t *testing.T) {
 	must(t, strings.Count(list, "worktree ") == 3, "want the main checkout and two worktrees:\n%s", list)
 }
 
+// The whole way of a task's branch: committed in the worktree, pushed by
+// git_push (which waits for a human), opened as the pull request; then
+// the worktree is removed and the branch stays.
+func TestTheTaskBranchIsCommittedPushedAndOpenedFromTheWorktree(t *testing.T) {
+	w := newWorld(t)
+	remote := w.gitRoot(t)
+	ctx := context.Background()
+	// git_commit is auto-approved (the seeded autonomy of dev agents); even
+	// a permissions file that allows every push cannot lift the push's cap.
+	if err := w.store.Update(ctx, func(tx brabo.Tx) error {
+		return tx.PutAutonomy(ctx, brabo.AgentAutonomy{AgentID: w.agent.ID, ActionType: brabo.GitCommit, Mode: brabo.AutoApprove})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	perms := `{"allow":["Terminal(echo)","Terminal(cat)","GitPush()"]}`
+	if err := os.WriteFile(filepath.Join(w.root, "permissions.json"), []byte(perms), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rec := newRecorder(t, `{"turns": [
+  {"toolCalls": [{"id": "t1", "name": "terminal", "arguments": {"command": "echo made > made.txt"}}]},
+  {"expectToolResult": "exit code: 0", "toolCalls": [{"id": "g1", "name": "git_commit", "arguments": {"message": "Make made.txt"}}]},
+  {"expectToolResult": "commit", "toolCalls": [{"id": "p1", "name": "git_push", "arguments": {}}]},
+  {"expectToolResult": "exit code: 0", "toolCalls": [{"id": "t2", "name": "terminal", "arguments": {"command": "cat made.txt"}}]},
+  {"expectToolResult": "made", "toolCalls": [{"id": "r1", "name": "report_done", "arguments": {"title": "Make made.txt", "summary": "done"}}]}
+]}`)
+	w.startAgent(t, w.manager(rec, time.Hour))
+	push := w.action(t, w.awaiting(t).AwaitingActionID)
+	branch := devagent.TaskBranch(w.task.ID)
+	must(t, push.Type == brabo.GitPush && push.Payload.Branch == branch && push.Payload.Remote == "" &&
+		push.Status == brabo.StatusPending && strings.HasPrefix(push.Reason, "cap:"), "the run awaits %+v", push)
+	head := gitIn(t, w.worktree(w.agent), "rev-parse", "HEAD")
+	must(t, gitIn(t, w.root, "rev-parse", "refs/heads/"+branch) == head, "the commit is not on the task's branch")
+	must(t, gitIn(t, w.root, "rev-parse", "main") != head, "the commit went to main")
+	w.approve(t, push.ID)
+	must(t, gitIn(t, remote, "rev-parse", "refs/heads/"+branch) == head, "the push did not reach the remote")
+
+	var r *brabo.Run
+	waitFor(t, "the run to await its pull request", func() bool {
+		r = w.agentRun(t)
+		return r != nil && r.State == brabo.RunAwaitingPR
+	})
+	w.checkHeld(t, w.agent, w.task)
+	pr := w.action(t, r.AwaitingActionID)
+	must(t, pr.Type == brabo.PrOpen && pr.Payload.Branch == branch, "the pull request: %+v", pr)
+	w.approve(t, pr.ID)
+	w.taskIn(t, brabo.TaskDone)
+	prs := w.prs(t)
+	must(t, len(prs) == 1 && prs[0].Head == branch, "PRs: %+v", prs)
+	waitFor(t, "the worktree to be removed", func() bool {
+		_, err := os.Stat(w.worktree(w.agent))
+		return os.IsNotExist(err)
+	})
+	must(t, gitIn(t, w.root, "rev-parse", "refs/heads/"+branch) == head, "the branch did not stay")
+}
+
 // A task left with uncommitted work in the worktree is not lost when the
 // agent claims its next task: that worktree is moved aside.
 func TestTheNextTaskSetsAsideAWorktreeWithUncommittedWork(t *testing.T) {
