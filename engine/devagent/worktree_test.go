@@ -267,3 +267,43 @@ func TestAProjectWithNoGitCommitBlocksTheClaimWithOriginInfra(t *testing.T) {
 		})
 	}
 }
+
+// A blocked task keeps its worktree; reopened and claimed by another agent,
+// the task takes that worktree along, uncommitted work included.
+func TestAReopenedTaskTakesItsWorktreeToTheAgentThatClaimsIt(t *testing.T) {
+	w := newWorld(t)
+	recA := newRecorder(t, `{"turns": [
+  {"toolCalls": [{"id": "t1", "name": "terminal", "arguments": {"command": "echo left > left.txt"}}]},
+  {"toolCalls": [{"id": "t2", "name": "terminal", "arguments": {"command": "touch more.txt"}}]}
+]}`)
+	stopA := w.startAgent(t, w.manager(recA, time.Hour))
+	w.awaiting(t)
+	w.clock.Advance(2 * time.Hour) // nobody decides: blocked, origin policy
+	w.taskIn(t, brabo.TaskBlocked)
+	stopA()
+	w.checkHeld(t, w.agent, w.task)
+	must(t, w.exists("left.txt"), "the blocked task's worktree lost its work")
+
+	ctx := context.Background()
+	task := w.getTask(t)
+	task.Status, task.BlockedReason, task.BlockedOrigin = brabo.TaskTodo, "", ""
+	if err := w.store.Update(ctx, func(tx brabo.Tx) error { return tx.UpdateTask(ctx, task) }); err != nil {
+		t.Fatal(err)
+	}
+	second := w.newAgent(t, "coder-2", true)
+	recB := newRecorder(t, `{"turns": [
+  {"toolCalls": [{"id": "c1", "name": "terminal", "arguments": {"command": "cat left.txt"}}]},
+  {"expectToolResult": "left", "content": "Found the earlier work."}
+]}`)
+	mB := w.manager(recB, time.Hour)
+	actx, cancel := context.WithCancel(ctx)
+	t.Cleanup(func() { cancel(); mB.Wait() })
+	if err := mB.Start(actx, second); err != nil {
+		t.Fatal(err)
+	}
+	done := w.taskIn(t, brabo.TaskDone)
+	must(t, done.AgentID == second.ID, "the task went to %q", done.AgentID)
+	w.checkHeld(t, second, w.task)
+	_, err := os.Stat(w.worktree(w.agent))
+	must(t, os.IsNotExist(err), "the first agent's worktree is still there: %v", err)
+}
