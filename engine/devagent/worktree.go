@@ -122,7 +122,10 @@ func git(ctx context.Context, dir string, args ...string) (string, error) {
 //   - else the branch is checked out (it exists when the task was worked
 //     before), or created from BaseBranch (HEAD when there is none).
 //
-// The scope root must be the top of a git repository with a commit.
+// A worktree whose folder was deleted by hand is pruned and made again on
+// the task's branch (its commits are on the branch; its uncommitted work
+// went with the folder). The scope root must be the top of a git
+// repository with a commit.
 func (w worktree) hold(ctx context.Context) error {
 	mu, _ := worktreeLocks.LoadOrStore(filepath.Clean(w.root), &sync.Mutex{})
 	mu.(*sync.Mutex).Lock()
@@ -139,6 +142,11 @@ func (w worktree) hold(ctx context.Context) error {
 		return errors.New("the project's git repository has no commit yet: there is nothing to branch the task from")
 	}
 	if err := excludeBrabo(ctx, w.root); err != nil {
+		return err
+	}
+	// A worktree whose folder was deleted by hand is still registered (and
+	// its branch still counts as checked out) until pruned.
+	if _, err := git(ctx, w.root, "worktree", "prune"); err != nil {
 		return err
 	}
 	trees, err := listWorktrees(ctx, w.root)

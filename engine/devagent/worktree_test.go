@@ -307,3 +307,28 @@ func TestAReopenedTaskTakesItsWorktreeToTheAgentThatClaimsIt(t *testing.T) {
 	_, err := os.Stat(w.worktree(w.agent))
 	must(t, os.IsNotExist(err), "the first agent's worktree is still there: %v", err)
 }
+
+// A worktree deleted while its agent was stopped is made again, on the
+// task's branch, when the agent is restored.
+func TestARestoredAgentRemakesAWorktreeDeletedWhileItWasStopped(t *testing.T) {
+	w := newWorld(t)
+	rec := newRecorder(t, adrScript)
+	stop := w.startAgent(t, w.manager(rec, time.Hour))
+	r := w.awaiting(t)
+	stop()
+	if err := os.RemoveAll(w.worktree(w.agent)); err != nil {
+		t.Fatal(err)
+	}
+	m2 := w.manager(newRecorder(t, adrScript), time.Hour)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(func() { cancel(); m2.Wait() })
+	if err := m2.Restore(ctx); err != nil {
+		t.Fatal(err)
+	}
+	run(t, func(ctx context.Context) { w.worker(m2).Run(ctx) })
+	waitFor(t, "the worktree to be made again", func() bool { return w.exists("README.md") })
+	w.checkHeld(t, w.agent, w.task)
+	w.approve(t, r.AwaitingActionID)
+	w.taskIn(t, brabo.TaskDone)
+	must(t, w.exists("made.txt"), "the approved command did not run in the remade worktree")
+}
