@@ -122,12 +122,20 @@ func GitPushTool(branch string) toolloop.Tool {
 	}
 }
 
-// inWorktree makes a pipeline tool act in the agent's worktree: the
-// terminal's cwd and write_file's path, which the model gives relative to
-// its folder, are rebased onto the worktree (relative to the scope root,
-// as the pipeline reads them), and git_commit commits there. A path that
-// leaves the worktree is refused as a bad argument.
+// inWorktree makes a tool act in the agent's worktree: its description
+// names the worktree and its branch where it spoke of the project folder,
+// and for a pipeline tool the terminal's cwd and write_file's path, which
+// the model gives relative to its folder, are rebased onto the worktree
+// (relative to the scope root, as the pipeline reads them), and git_commit
+// commits there. A path that leaves the worktree is refused as a bad
+// argument.
 func inWorktree(t toolloop.Tool, wt worktree) toolloop.Tool {
+	// The model's folder is its worktree: say so where the tools speak of
+	// the project folder.
+	where := "your git worktree of the project (on branch " + wt.branch + ")"
+	t.Spec.Description = strings.ReplaceAll(t.Spec.Description, "the project folder", where)
+	t.Spec.Description = strings.ReplaceAll(t.Spec.Description, "the project's git repository", where)
+	t.Spec.Parameters = json.RawMessage(strings.ReplaceAll(string(t.Spec.Parameters), "relative to the project folder", "relative to your worktree"))
 	if t.Kind != toolloop.Pipeline || t.Action == nil {
 		return t
 	}
@@ -173,7 +181,7 @@ func (m *Manager) buildLoop(agent *brabo.Agent, p *brabo.Project, task *brabo.Ta
 	for _, t := range append(toolloop.StandardTools(), GitPushTool(wt.branch)) {
 		tools = append(tools, inWorktree(t, wt))
 	}
-	tools = append(tools, ReadFileTool(wt.dir(), rootErr), ReportDoneTool(task.ID))
+	tools = append(tools, inWorktree(ReadFileTool(wt.dir(), rootErr), wt), ReportDoneTool(task.ID))
 	var prop toolloop.Proposer
 	if m.Proposer != nil {
 		prop = reportGate{inner: m.Proposer, hist: hist}

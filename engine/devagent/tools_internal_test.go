@@ -51,6 +51,20 @@ func TestToolsActInTheWorktree(t *testing.T) {
 	}
 }
 
+// The model is told that its folder is its worktree, on the task's branch.
+func TestToolDescriptionsNameTheWorktree(t *testing.T) {
+	wt := newWorktree("/srv/shop", "agt_1", "tsk_1")
+	for _, tool := range append(toolloop.StandardTools(), ReadFileTool(wt.dir(), nil)) {
+		spec := inWorktree(tool, wt).Spec
+		if !strings.Contains(spec.Description, "worktree") || !strings.Contains(spec.Description, "brabo/tsk_1") {
+			t.Errorf("%s: %q", spec.Name, spec.Description)
+		}
+		if !json.Valid(spec.Parameters) || strings.Contains(string(spec.Parameters), "project folder") {
+			t.Errorf("%s parameters: %s", spec.Name, spec.Parameters)
+		}
+	}
+}
+
 func TestReportDoneNamesTheTaskBranch(t *testing.T) {
 	typ, p, err := ReportDoneTool("tsk_1").Action(json.RawMessage(`{"title":"T","summary":"S"}`))
 	if err != nil || typ != brabo.PrOpen || p.Branch != "brabo/tsk_1" || p.Base != BaseBranch || p.TaskID != "tsk_1" {
