@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"sync/atomic"
 	"time"
 
@@ -104,13 +106,15 @@ func (a *actor) restore(ctx context.Context) {
 		}
 		return
 	}
-	// The worktree is normally there as the agent left it, and hold leaves
-	// it so; one deleted while nobody ran is made again on the task's
+	// The worktree is normally there as the agent left it, and is not
+	// touched; one deleted while nobody ran is made again on the task's
 	// branch, so the approved action and the rest of the task have a place
 	// to run. Failing that, the wait goes on: the action's own result will
 	// say what is missing.
-	if err := st.wt.hold(ctx); err != nil {
-		a.m.log().Error("devagent: the restored run's worktree", "run", st.run.ID, "worktree", st.wt.rel, "err", err)
+	if _, err := os.Stat(st.wt.dir()); errors.Is(err, fs.ErrNotExist) {
+		if err := st.wt.hold(ctx); err != nil {
+			a.m.log().Error("devagent: remaking the restored run's worktree", "run", st.run.ID, "worktree", st.wt.rel, "err", err)
+		}
 	}
 	// The wait cap counts from the suspension, not from the restart.
 	left := st.run.UpdatedAt.Add(a.m.waitCap()).Sub(a.m.now())

@@ -108,7 +108,7 @@ func git(ctx context.Context, dir string, args ...string) (string, error) {
 }
 
 // hold makes sure the agent's worktree exists and has the task's branch
-// checked out, and returns it. It never resets or cleans a worktree that
+// checked out. It never resets or cleans a worktree that
 // already holds the task's branch (an agent that waited, or was restored,
 // finds its work as it left it). Otherwise:
 //
