@@ -226,6 +226,12 @@ func BenchmarkSuspendedAgentsMemory(b *testing.B) {
 				if _, err := tx.ClaimTask(ctx, fmt.Sprintf("task_%05d", i), a.ID, time.Now()); err != nil {
 					return err
 				}
+				// The folder of the agent's worktree, so that restoring it
+				// finds it there and leaves it (a missing one would be made
+				// again with git: not what this measures).
+				if err := os.MkdirAll(filepath.Join(w.project.Root, filepath.FromSlash(devagent.WorktreeRel(a.ID))), 0o755); err != nil {
+					return err
+				}
 				actionID := fmt.Sprintf("act_%05d", i)
 				ctxJSON := suspendedCtx(convo, actionID)
 				if err := tx.SaveRun(ctx, &brabo.Run{ID: fmt.Sprintf("run_%05d", i), ProjectID: w.project.ID,
