@@ -93,11 +93,25 @@ func (w worktree) rebase(field, p string) (string, error) {
 // git's worktree bookkeeping.
 var worktreeLocks sync.Map // scope root → *sync.Mutex
 
+// gitEnvDrop are inherited variables that would point git at another
+// repository than the one in dir.
+var gitEnvDrop = map[string]bool{"GIT_DIR": true, "GIT_WORK_TREE": true, "GIT_INDEX_FILE": true,
+	"GIT_OBJECT_DIRECTORY": true, "GIT_ALTERNATE_OBJECT_DIRECTORIES": true, "GIT_COMMON_DIR": true,
+	"GIT_NAMESPACE": true, "GIT_PREFIX": true}
+
 // git runs git in dir and returns its trimmed standard output; the error
-// carries git's standard error.
+// carries git's standard error. These are brabo's own bookkeeping, not an
+// approved action, so they run no hook of the repository (core.hooksPath
+// points nowhere): a post-checkout hook the agent wrote never runs on a
+// worktree add.
 func git(ctx context.Context, dir string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
-	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir, "-c", "core.hooksPath=" + os.DevNull}, args...)...)
+	for _, kv := range os.Environ() {
+		if name, _, _ := strings.Cut(kv, "="); !gitEnvDrop[name] {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

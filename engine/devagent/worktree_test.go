@@ -332,3 +332,20 @@ func TestARestoredAgentRemakesAWorktreeDeletedWhileItWasStopped(t *testing.T) {
 	w.taskIn(t, brabo.TaskDone)
 	must(t, w.exists("made.txt"), "the approved command did not run in the remade worktree")
 }
+
+// Making the worktree is brabo's bookkeeping, not an approved action: the
+// repository's hooks do not run.
+func TestMakingTheWorktreeRunsNoHook(t *testing.T) {
+	w := newWorld(t)
+	marker := filepath.Join(t.TempDir(), "hook-ran")
+	hook := "#!/bin/sh\ntouch " + marker + "\n"
+	if err := os.WriteFile(filepath.Join(w.root, ".git", "hooks", "post-checkout"), []byte(hook), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rec := newRecorder(t, `{"turns": [{"content": "Done."}]}`)
+	w.startAgent(t, w.manager(rec, time.Hour))
+	w.taskIn(t, brabo.TaskDone)
+	w.checkHeld(t, w.agent, w.task)
+	_, err := os.Stat(marker)
+	must(t, os.IsNotExist(err), "the post-checkout hook ran: %v", err)
+}
