@@ -53,6 +53,7 @@ func TestAgentCommandOnAnOpenAICompatibleServer(t *testing.T) {
 	data, root := t.TempDir(), t.TempDir()
 	os.WriteFile(filepath.Join(root, "README.md"), []byte("# shop\n"), 0o644)
 	os.WriteFile(filepath.Join(root, "permissions.json"), []byte(`{"allow": ["Terminal(ls)"]}`), 0o644)
+	gitProject(t, root)
 	srv := startServe(t, data)
 	admin := srv.token
 	project := srv.must(t, "POST", "/v1/projects", admin, map[string]any{"slug": "shop", "mode": "local", "root": root}, 201)["id"].(string)

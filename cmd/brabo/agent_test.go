@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/brabo-dev/brabo/engine/devagent"
 )
 
 // The script a dev agent follows: look, then a command that needs approval,
@@ -32,14 +34,12 @@ func TestAWaitingAgentSurvivesARestart(t *testing.T) {
 	os.WriteFile(script, []byte(agentScript), 0o644)
 	os.WriteFile(filepath.Join(root, "README.md"), []byte("# shop\n"), 0o644)
 	os.WriteFile(filepath.Join(root, "permissions.json"), []byte(`{"allow": ["Terminal(ls)", "Terminal(echo)"]}`), 0o644)
-	if out, err := exec.Command("git", "-C", root, "init", "-q").CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v %s", err, out)
-	}
+	gitProject(t, root)
 
 	srv := startServe(t, data, "--model", "scripted:"+script)
 	admin := srv.token
 	project := srv.must(t, "POST", "/v1/projects", admin, map[string]any{"slug": "shop", "mode": "local", "root": root}, 201)["id"].(string)
-	srv.must(t, "POST", "/v1/projects/"+project+"/agents", admin, map[string]any{"name": "dev-api"}, 201)
+	agent := srv.must(t, "POST", "/v1/projects/"+project+"/agents", admin, map[string]any{"name": "dev-api"}, 201)["agent"].(map[string]any)["id"].(string)
 	task := srv.must(t, "POST", "/v1/projects/"+project+"/tasks", admin, map[string]any{"title": "Create made.txt"}, 201)["id"].(string)
 
 	// dev-api was created after the server started: it is picked up live.
@@ -52,7 +52,7 @@ func TestAWaitingAgentSurvivesARestart(t *testing.T) {
 		}
 		return ""
 	})
-	if _, err := os.Stat(filepath.Join(root, "made.txt")); err == nil {
+	if _, err := os.Stat(filepath.Join(worktreeOf(root, agent), "made.txt")); err == nil {
 		t.Fatal("the pending command ran")
 	}
 
@@ -60,6 +60,9 @@ func TestAWaitingAgentSurvivesARestart(t *testing.T) {
 	srv.cmd.Process.Signal(syscall.SIGKILL)
 	srv.cmd.Wait()
 	srv = startServe(t, data, "--model", "scripted:"+script)
+	if _, err := os.Stat(filepath.Join(worktreeOf(root, agent), "README.md")); err != nil {
+		t.Fatalf("the waiting agent's worktree is gone after the restart: %v", err)
+	}
 	d := srv.must(t, "POST", "/v1/actions/"+pending+"/approve", admin, nil, 200)
 	if d["outcome"] != "approved" {
 		t.Fatalf("approve: %v", d)
@@ -74,7 +77,7 @@ func TestAWaitingAgentSurvivesARestart(t *testing.T) {
 		}
 		return ""
 	})
-	if _, err := os.Stat(filepath.Join(root, "made.txt")); err != nil {
+	if _, err := os.Stat(filepath.Join(worktreeOf(root, agent), "made.txt")); err != nil {
 		t.Fatal("the approved command did not run")
 	}
 	_, evs, _ := srv.call("GET", "/v1/projects/"+project+"/events", admin, nil)
@@ -87,6 +90,23 @@ func TestAWaitingAgentSurvivesARestart(t *testing.T) {
 	if awaiting != 1 {
 		t.Fatalf("%d dev.awaiting_approval events, want 1", awaiting)
 	}
+}
+
+// gitProject makes root a git repository with its files committed on
+// main: the dev agent works in a git worktree of it.
+func gitProject(t *testing.T, root string) {
+	t.Helper()
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"},
+		{"-c", "user.name=t", "-c", "user.email=t@x", "commit", "-q", "-m", "initial"}} {
+		if out, err := exec.Command("git", append([]string{"-C", root}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+}
+
+// worktreeOf is where the agent works in the project at root.
+func worktreeOf(root, agentID string) string {
+	return filepath.Join(root, filepath.FromSlash(devagent.WorktreeRel(agentID)))
 }
 
 func asList(v any) []map[string]any {

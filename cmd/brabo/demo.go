@@ -26,20 +26,22 @@ import (
 	"github.com/brabo-dev/brabo/store/sqlite"
 )
 
-// demoScript is what the demo's dev agent does: it looks, reads, runs the
-// tests (all auto-approved by the seeded list), then runs a command the
-// list does not cover, which suspends it until a human decides.
+// demoScript is what the demo's dev agent does, in its worktree on the
+// task's branch: it looks, reads, runs the tests (all auto-approved by the
+// seeded list), then runs a command the list does not cover, which
+// suspends it until a human decides; then it commits, pushes with git_push
+// (a push always asks) and reports the task done, which asks for the pull request.
 const demoScript = `{"turns": [
   {"content": "Let me look around first.",
    "toolCalls": [{"id": "c1", "name": "terminal", "arguments": {"command": "ls"}}]},
   {"toolCalls": [{"id": "c2", "name": "read_file", "arguments": {"path": "README.md"}}]},
   {"content": "Now the tests.",
    "toolCalls": [{"id": "c3", "name": "terminal", "arguments": {"command": "make test"}}]},
-  {"content": "Tests pass. Adding the changelog on a branch of its own.",
-   "toolCalls": [{"id": "c4", "name": "terminal", "arguments": {"command": "git checkout -b changelog && touch CHANGELOG.md && echo changelog created"}}]},
+  {"content": "Tests pass. Adding the changelog.",
+   "toolCalls": [{"id": "c4", "name": "terminal", "arguments": {"command": "touch CHANGELOG.md && echo changelog created"}}]},
   {"toolCalls": [{"id": "c5", "name": "git_commit", "arguments": {"message": "Add a CHANGELOG"}}]},
-  {"toolCalls": [{"id": "c6", "name": "terminal", "arguments": {"command": "git push origin changelog"}}]},
-  {"toolCalls": [{"id": "c7", "name": "report_done", "arguments": {"title": "Add a CHANGELOG", "summary": "CHANGELOG.md added; make test passes.", "branch": "changelog"}}]}
+  {"toolCalls": [{"id": "c6", "name": "git_push", "arguments": {}}]},
+  {"toolCalls": [{"id": "c7", "name": "report_done", "arguments": {"title": "Add a CHANGELOG", "summary": "CHANGELOG.md added; make test passes."}}]}
 ]}`
 
 func runDemo(args []string, stdout, stderr io.Writer) int {
@@ -231,6 +233,12 @@ func describe(a *brabo.ProposedAction) string {
 		return "terminal `" + a.Payload.Command + "`"
 	case brabo.GitCommit:
 		return fmt.Sprintf("git_commit %q", a.Payload.Message)
+	case brabo.GitPush:
+		remote := a.Payload.Remote
+		if remote == "" {
+			remote = "origin"
+		}
+		return fmt.Sprintf("git_push %s to %s", a.Payload.Branch, remote)
 	case brabo.PrOpen:
 		return fmt.Sprintf("pr_open %s → %s %q", a.Payload.Branch, a.Payload.Base, a.Payload.Title)
 	}
@@ -255,8 +263,8 @@ func demoRepo(root string) error {
 		"README.md": "# shop\n\nA tiny project for the brabo demo.\n",
 		"Makefile":  "test:\n\t@echo 'ok: 3 tests passed'\n",
 	}
-	// The seeded list (what activating execution writes), and branching.
-	perms, _ := json.MarshalIndent(map[string]any{"allow": append(policy.SeedAllow(), "Terminal(git checkout -b)")}, "", "  ")
+	// The seeded list (what activating execution writes).
+	perms, _ := json.MarshalIndent(map[string]any{"allow": policy.SeedAllow()}, "", "  ")
 	files["permissions.json"] = string(perms) + "\n"
 	for name, content := range files {
 		if err := os.WriteFile(filepath.Join(root, name), []byte(content), 0o644); err != nil {

@@ -30,7 +30,8 @@ func TestDemoSuspendsAndResumes(t *testing.T) {
 		"Approved by a human",
 		"changelog created",
 		"auto_approved: agent_autonomy: auto_approve (specific)", // the seeded git_commit
-		"* [new branch]      changelog -> changelog",
+		"→ the agent proposes: git_push brabo/task_",
+		"* [new branch]      brabo/task_", // the task's branch, pushed by the typed git_push
 		"a pull request waits for your approval",
 		"The task is done: pull request #1 is open.",
 	} {

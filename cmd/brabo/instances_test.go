@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -47,9 +46,7 @@ func TestTwoServersOnOnePostgresDatabase(t *testing.T) {
 	os.WriteFile(script, []byte(agentScript), 0o644)
 	os.WriteFile(filepath.Join(root, "README.md"), []byte("# shop\n"), 0o644)
 	os.WriteFile(filepath.Join(root, "permissions.json"), []byte(`{"allow": ["Terminal(ls)", "Terminal(echo)"]}`), 0o644)
-	if out, err := exec.Command("git", "-C", root, "init", "-q").CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v %s", err, out)
-	}
+	gitProject(t, root)
 
 	a := startServe(t, t.TempDir(), "--db", db, "--model", "scripted:"+script)
 	b := startServe(t, t.TempDir(), "--db", db, "--model", "scripted:"+script)
@@ -58,7 +55,7 @@ func TestTwoServersOnOnePostgresDatabase(t *testing.T) {
 		t.Fatalf("the first server must print the admin token, the second none (a=%q b=%q)", a.token, b.token)
 	}
 	project := a.must(t, "POST", "/v1/projects", admin, map[string]any{"slug": "shop", "mode": "local", "root": root}, 201)["id"].(string)
-	a.must(t, "POST", "/v1/projects/"+project+"/agents", admin, map[string]any{"name": "dev-api"}, 201)
+	agent := a.must(t, "POST", "/v1/projects/"+project+"/agents", admin, map[string]any{"name": "dev-api"}, 201)["agent"].(map[string]any)["id"].(string)
 	task := a.must(t, "POST", "/v1/projects/"+project+"/tasks", admin, map[string]any{"title": "Create made.txt"}, 201)["id"].(string)
 
 	pending := waitFor(t, "the agent to suspend on a pending action", func() string {
@@ -83,7 +80,7 @@ func TestTwoServersOnOnePostgresDatabase(t *testing.T) {
 		}
 		return ""
 	})
-	if _, err := os.Stat(filepath.Join(root, "made.txt")); err != nil {
+	if _, err := os.Stat(filepath.Join(worktreeOf(root, agent), "made.txt")); err != nil {
 		t.Fatal("the approved command did not run")
 	}
 	// Exactly one suspension and one resumption: the log has one awaiting

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"sync/atomic"
 	"time"
 
@@ -103,6 +105,16 @@ func (a *actor) restore(ctx context.Context) {
 			a.m.log().Error("devagent: blocking an unrestorable run", "run", st.run.ID, "err", err)
 		}
 		return
+	}
+	// The worktree is normally there as the agent left it, and is not
+	// touched; one deleted while nobody ran is made again on the task's
+	// branch, so the approved action and the rest of the task have a place
+	// to run. Failing that, the wait goes on: the action's own result will
+	// say what is missing.
+	if _, err := os.Stat(st.wt.dir()); errors.Is(err, fs.ErrNotExist) {
+		if err := st.wt.hold(ctx); err != nil {
+			a.m.log().Error("devagent: remaking the restored run's worktree", "run", st.run.ID, "worktree", st.wt.rel, "err", err)
+		}
 	}
 	// The wait cap counts from the suspension, not from the restart.
 	left := st.run.UpdatedAt.Add(a.m.waitCap()).Sub(a.m.now())
@@ -406,8 +418,23 @@ func (m *Manager) claim(ctx context.Context, agent *brabo.Agent) (*state, error)
 	if err != nil {
 		return nil, err
 	}
-	if st != nil {
-		st.loop, st.hist = m.buildLoop(agent, st.project, st.task)
+	if st == nil {
+		return nil, nil
+	}
+	var rootErr error
+	st.loop, st.hist, st.wt, rootErr = m.buildLoop(agent, st.project, st.task)
+	err = rootErr
+	if err == nil {
+		err = st.wt.hold(ctx)
+	}
+	if err != nil {
+		// The claim stands (the task is the agent's), but there is nowhere
+		// to work it: say so on the task rather than retry forever.
+		why := fmt.Sprintf("the agent's worktree %s on branch %s could not be made: %v", st.wt.rel, st.wt.branch, err)
+		if berr := m.block(ctx, st, why, brabo.OriginInfra, nil); berr != nil {
+			return nil, errors.Join(err, berr)
+		}
+		return nil, nil
 	}
 	return st, nil
 }

@@ -18,13 +18,32 @@
 // blocks the task with origin infra and a diagnostic naming the action; the
 // action itself stays as the pipeline recorded it.
 //
-// The agent ends a task with report_done {title, summary, branch?}. It is
-// refused (the tool result says so, nothing is proposed) until a terminal
+// Each agent works in its own git worktree of the project's repository,
+// <scope root>/.brabo/worktrees/<agent id> (WorktreeRel; WorktreesDir says
+// why there), on a branch per task, brabo/<task id> (TaskBranch). The
+// worktree is made when the agent claims the task (a claim that cannot
+// make it blocks the task with origin infra), and it is held as it is,
+// never removed or reset, while the agent works, waits in
+// awaiting_approval or awaiting_pr, and across a restart: its path depends
+// on the agent alone, so the restored agent finds it. The tools act there:
+// the terminal's cwd and write_file's path are rebased onto it (a path
+// that leaves it is refused), git_commit commits there, read_file reads
+// there, and git_push pushes the task's branch (a pipeline action, capped,
+// so it waits for a human like any pending action). When the pull request
+// is opened the task is done and the worktree is removed; the branch
+// stays. A task that ends otherwise (blocked, or done without a pull
+// request) keeps its worktree for a human to look at, until the agent
+// claims its next task: then a clean one is removed and one holding
+// uncommitted work is moved aside, to <agent id>-<task id>.
+//
+// The agent ends a task with report_done {title, summary}. It is refused
+// (the tool result says so, nothing is proposed, and it counts as a
+// failing tool result toward the loop's circuit breaker) until a terminal
 // command has exited 0 in the conversation; then it proposes, through the
-// pipeline, a pr_open of the branch (the project folder's current branch
-// when not given) into main for the task. pr_open is capped, so it waits
-// for a human: the run is stored awaiting_pr with the action id and the
-// Ctx, dev.awaiting_pr is appended, and the task stays in_progress. The
+// pipeline, a pr_open of the task's branch into main for the task. pr_open
+// is capped, so it waits for a human: the run is stored awaiting_pr with
+// the action id and the Ctx, dev.awaiting_pr is appended, and the task
+// stays in_progress. The
 // action's task.pr_settled releases it without calling the model again:
 //
 //   - opened: the task is done and its backlog.task_status_changed names
@@ -41,9 +60,6 @@
 // branch is not on the remote): the model reads the error and may push and
 // report again. The wait cap applies to awaiting_pr as to
 // awaiting_approval.
-//
-// TODO(§7.2): the worktree the agent holds: today the agent works in the
-// project's scope root directly.
 package devagent
 
 import (
@@ -383,6 +399,8 @@ type state struct {
 	// hist is what the loop's conversation showed of its terminal
 	// commands (report_done's gate).
 	hist *history
+	// wt is the agent's worktree for the task.
+	wt worktree
 }
 
 // loadRun reads a run with its task, agent and project, and builds its
@@ -410,59 +428,8 @@ func (m *Manager) loadRun(ctx context.Context, runID string) (*state, error) {
 	if err != nil {
 		return nil, fmt.Errorf("devagent: loading run %s: %w", runID, err)
 	}
-	st.loop, st.hist = m.buildLoop(st.agent, st.project, st.task)
+	st.loop, st.hist, st.wt, _ = m.buildLoop(st.agent, st.project, st.task)
 	return st, nil
-}
-
-// buildLoop is the agent's tool loop: the standard pipeline tools, a
-// read_file confined to the project's scope root and report_done for the
-// task. Its model and proposer feed the history report_done's gate reads.
-func (m *Manager) buildLoop(agent *brabo.Agent, p *brabo.Project, task *brabo.Task) (*toolloop.Loop, *history) {
-	var root string
-	var rootErr error
-	if m.Scoper == nil {
-		rootErr = errors.New("no scope is configured")
-	} else {
-		sc, err := m.Scoper.ScopeRoot(p)
-		root, rootErr = sc.Root, err
-	}
-	hist := &history{}
-	tools := append(toolloop.StandardTools(), ReadFileTool(root, rootErr), ReportDoneTool(task.ID))
-	var prop toolloop.Proposer
-	if m.Proposer != nil {
-		prop = reportGate{inner: m.Proposer, hist: hist,
-			branch: func(ctx context.Context) (string, error) { return currentBranch(ctx, root, rootErr) }}
-	}
-	return &toolloop.Loop{Model: historyModel{inner: m.Model, hist: hist}, Proposer: prop, ProjectID: p.ID,
-		Actor: pipeline.Actor{Agent: agent}, System: m.System, Tools: tools, MaxIterations: m.MaxIterations}, hist
-}
-
-// restoreCtx decodes a stored Ctx, refusing what Resume would refuse for
-// its version.
-func (m *Manager) restoreCtx(r *brabo.Run) (toolloop.Ctx, error) {
-	var c toolloop.Ctx
-	if len(r.Ctx) == 0 {
-		return c, errors.New("the run has no stored Ctx")
-	}
-	if err := json.Unmarshal(r.Ctx, &c); err != nil {
-		return c, fmt.Errorf("the stored Ctx is unreadable: %v", err)
-	}
-	if c.Version != toolloop.CtxVersion {
-		return c, fmt.Errorf("the stored Ctx has version %d; this build reads version %d only", c.Version, toolloop.CtxVersion)
-	}
-	if !c.Awaits(r.AwaitingActionID) {
-		return c, fmt.Errorf("the stored Ctx awaits action %q, the run action %q", c.AwaitingActionID, r.AwaitingActionID)
-	}
-	return c, nil
-}
-
-// blockUnrestorable blocks a run whose Ctx cannot be restored: origin
-// infra, a diagnostic naming the action. The action is left as it is.
-func (m *Manager) blockUnrestorable(ctx context.Context, st *state, cause error) error {
-	why := fmt.Sprintf("the suspended conversation could not be restored, so the decision on action %s cannot reach it: %v (the action stays recorded)",
-		st.run.AwaitingActionID, cause)
-	m.log().Error("devagent: blocking a run", "run", st.run.ID, "task", st.task.ID, "err", cause)
-	return m.block(ctx, st, why, brabo.OriginInfra, nil)
 }
 
 // resume marks the run working, resumes the loop with settled and applies

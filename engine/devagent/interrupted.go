@@ -2,10 +2,12 @@ package devagent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
 	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/engine/toolloop"
 )
 
 // BlockInterrupted blocks the tasks whose runs a stopped process left
@@ -49,4 +51,32 @@ func (m *Manager) BlockInterrupted(ctx context.Context) (int, error) {
 		n++
 	}
 	return n, errors.Join(errs...)
+}
+
+// restoreCtx decodes a stored Ctx, refusing what Resume would refuse for
+// its version.
+func (m *Manager) restoreCtx(r *brabo.Run) (toolloop.Ctx, error) {
+	var c toolloop.Ctx
+	if len(r.Ctx) == 0 {
+		return c, errors.New("the run has no stored Ctx")
+	}
+	if err := json.Unmarshal(r.Ctx, &c); err != nil {
+		return c, fmt.Errorf("the stored Ctx is unreadable: %v", err)
+	}
+	if c.Version != toolloop.CtxVersion {
+		return c, fmt.Errorf("the stored Ctx has version %d; this build reads version %d only", c.Version, toolloop.CtxVersion)
+	}
+	if !c.Awaits(r.AwaitingActionID) {
+		return c, fmt.Errorf("the stored Ctx awaits action %q, the run action %q", c.AwaitingActionID, r.AwaitingActionID)
+	}
+	return c, nil
+}
+
+// blockUnrestorable blocks a run whose Ctx cannot be restored: origin
+// infra, a diagnostic naming the action. The action is left as it is.
+func (m *Manager) blockUnrestorable(ctx context.Context, st *state, cause error) error {
+	why := fmt.Sprintf("the suspended conversation could not be restored, so the decision on action %s cannot reach it: %v (the action stays recorded)",
+		st.run.AwaitingActionID, cause)
+	m.log().Error("devagent: blocking a run", "run", st.run.ID, "task", st.task.ID, "err", cause)
+	return m.block(ctx, st, why, brabo.OriginInfra, nil)
 }

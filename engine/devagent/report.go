@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os/exec"
 	"strings"
 	"sync"
 
@@ -21,22 +20,21 @@ const ReportDone = "report_done"
 // BaseBranch is the branch report_done opens its pull request against.
 const BaseBranch = "main"
 
-// ReportDoneTool is the report_done pipeline tool {title, summary,
-// branch?}: it becomes a pr_open of branch (the project folder's current
-// branch when not given) against BaseBranch, for taskID. Whether a terminal
-// command passed first is not its business: the loop's reportGate refuses
-// the proposal otherwise (see buildLoop).
+// ReportDoneTool is the report_done pipeline tool {title, summary}: it
+// becomes a pr_open of the task's branch (TaskBranch), the one the agent's
+// worktree has checked out, against BaseBranch, for taskID. Whether a
+// terminal command passed first is not its business: the loop's reportGate
+// refuses the proposal otherwise (see buildLoop).
 func ReportDoneTool(taskID string) toolloop.Tool {
 	return toolloop.Tool{
 		Spec: model.Tool{
 			Name: ReportDone,
-			Description: "Report the task done and ask for a pull request of your branch into " + BaseBranch + ". " +
+			Description: "Report the task done and ask for a pull request of your branch " + TaskBranch(taskID) + " into " + BaseBranch + ". " +
 				"Run the tests with the terminal tool first: report_done is refused until a terminal command has exited 0. " +
-				"Push the branch first: the pull request needs it on the remote.",
+				"Commit your work and push the branch (git_push) first: the pull request needs it on the remote.",
 			Parameters: json.RawMessage(`{"type":"object","properties":{` +
 				`"title":{"type":"string","description":"the pull request's title"},` +
-				`"summary":{"type":"string","description":"what was done and how it was tested"},` +
-				`"branch":{"type":"string","description":"the branch to open the pull request from (default: the current branch)"}},` +
+				`"summary":{"type":"string","description":"what was done and how it was tested"}},` +
 				`"required":["title","summary"],"additionalProperties":false}`),
 		},
 		Kind: toolloop.Pipeline,
@@ -44,7 +42,6 @@ func ReportDoneTool(taskID string) toolloop.Tool {
 			var a struct {
 				Title   string `json:"title"`
 				Summary string `json:"summary"`
-				Branch  string `json:"branch"`
 			}
 			if err := decodeStrict(args, &a); err != nil {
 				return "", brabo.Payload{}, err
@@ -55,9 +52,7 @@ func ReportDoneTool(taskID string) toolloop.Tool {
 			if strings.TrimSpace(a.Summary) == "" {
 				return "", brabo.Payload{}, errors.New("summary is required")
 			}
-			// The branch, when not given, is filled in by reportGate, after
-			// the tests are checked.
-			return brabo.PrOpen, brabo.Payload{Branch: strings.TrimSpace(a.Branch), Base: BaseBranch,
+			return brabo.PrOpen, brabo.Payload{Branch: TaskBranch(taskID), Base: BaseBranch,
 				Title: strings.TrimSpace(a.Title), TaskID: taskID}, nil
 		},
 	}
@@ -139,12 +134,12 @@ func (h historyModel) Complete(ctx context.Context, req model.Request) (*model.R
 
 // reportGate is the loop's Proposer: it passes everything to the pipeline,
 // noting the terminal commands that passed, and refuses a pr_open (only
-// report_done makes one) before any did, so nothing is proposed then.
+// report_done makes one) before any did, so nothing is proposed then. The
+// refusal is an invalid_action, which the loop counts as a failing tool
+// result toward its circuit breaker.
 type reportGate struct {
 	inner toolloop.Proposer
 	hist  *history
-	// branch gives the project folder's current branch.
-	branch func(ctx context.Context) (string, error)
 }
 
 // ErrTestsFirst is what report_done answers before a terminal command
@@ -152,43 +147,17 @@ type reportGate struct {
 const ErrTestsFirst = "no terminal command has exited 0 in this conversation yet: run the tests with the terminal tool " +
 	"(and make them pass) first, then call report_done again; no pull request was proposed"
 
+// Propose refuses a pr_open before a terminal command passed, and passes
+// everything else to the pipeline.
 func (g reportGate) Propose(ctx context.Context, req pipeline.ProposeRequest) (*brabo.ProposedAction, error) {
-	if req.Type == brabo.PrOpen {
-		if !g.hist.testsPassed() {
-			return nil, brabo.Errorf(brabo.CodeInvalidAction, ErrTestsFirst)
-		}
-		if req.Payload.Branch == "" {
-			b, err := g.branch(ctx)
-			if err != nil {
-				return nil, brabo.Errorf(brabo.CodeInvalidAction, "the current branch is unknown ("+err.Error()+"); give the branch")
-			}
-			req.Payload.Branch = b
-		}
-		if req.Payload.Branch == req.Payload.Base {
-			return nil, brabo.Errorf(brabo.CodeInvalidAction, fmt.Sprintf("the branch %q is the base itself: work on a branch of your own and push it", req.Payload.Branch))
-		}
+	if req.Type == brabo.PrOpen && !g.hist.testsPassed() {
+		return nil, brabo.Errorf(brabo.CodeInvalidAction, ErrTestsFirst)
 	}
 	a, err := g.inner.Propose(ctx, req)
 	if err == nil {
 		g.hist.sawAction(a)
 	}
 	return a, err
-}
-
-// currentBranch is the branch checked out in root.
-func currentBranch(ctx context.Context, root string, rootErr error) (string, error) {
-	if rootErr != nil {
-		return "", fmt.Errorf("the project folder is not available: %v", rootErr)
-	}
-	out, err := exec.CommandContext(ctx, "git", "-C", root, "rev-parse", "--abbrev-ref", "HEAD").Output()
-	if err != nil {
-		return "", fmt.Errorf("git rev-parse in the project folder: %v", err)
-	}
-	b := strings.TrimSpace(string(out))
-	if b == "" || b == "HEAD" {
-		return "", errors.New("no branch is checked out (detached HEAD)")
-	}
-	return b, nil
 }
 
 // prSettled is the payload of task.pr_settled.
@@ -355,6 +324,11 @@ func (m *Manager) finishPR(ctx context.Context, st *state, p prSettled) error {
 	if err != nil {
 		*st.run = prev
 		return fmt.Errorf("devagent: finishing task %s with PR #%d: %w", st.task.ID, p.PR, err)
+	}
+	// The work is on the task's branch and in the pull request: the
+	// worktree is no longer needed.
+	if err := st.wt.release(ctx); err != nil {
+		m.log().Warn("devagent: the done task's worktree stays", "task", st.task.ID, "worktree", st.wt.rel, "err", err)
 	}
 	return nil
 }

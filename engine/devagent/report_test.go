@@ -3,7 +3,6 @@ package devagent_test
 import (
 	"context"
 	"encoding/json"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -12,33 +11,23 @@ import (
 	"github.com/brabo-dev/brabo/engine/devagent"
 )
 
-// gitRoot makes the world's project folder a git repository: main with one
-// commit, pushed to a bare origin, and the branch feat/made checked out,
-// with a commit of its own, pushed too (so a pr_open of it can execute).
+// gitRoot gives the world's repository a bare origin with main pushed to
+// it, so that a pr_open of the task's branch can execute once the branch
+// is pushed too.
 func (w *world) gitRoot(t *testing.T) (remote string) {
 	t.Helper()
 	remote = t.TempDir() + "/origin.git"
-	git := func(dir string, args ...string) {
-		t.Helper()
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = append(cmd.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@x", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@x")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	git(w.root, "init", "--quiet", "--bare", "--initial-branch=main", remote)
-	git(w.root, "init", "--quiet", "--initial-branch=main", ".")
-	git(w.root, "config", "user.name", "Test")
-	git(w.root, "config", "user.email", "test@example.com")
-	git(w.root, "add", "-A")
-	git(w.root, "commit", "--quiet", "-m", "initial")
-	git(w.root, "remote", "add", "origin", remote)
-	git(w.root, "push", "--quiet", "origin", "main")
-	git(w.root, "checkout", "--quiet", "-b", "feat/made")
-	git(w.root, "commit", "--quiet", "--allow-empty", "-m", "made")
-	git(w.root, "push", "--quiet", "origin", "feat/made")
+	gitIn(t, w.root, "init", "--quiet", "--bare", "--initial-branch=main", remote)
+	gitIn(t, w.root, "remote", "add", "origin", remote)
+	gitIn(t, w.root, "push", "--quiet", "origin", "main")
 	return remote
+}
+
+// pushTaskBranch pushes the task's branch to origin by hand (the scripts
+// here do not push it with git_push), so that its pr_open can execute.
+func (w *world) pushTaskBranch(t *testing.T) {
+	t.Helper()
+	gitIn(t, w.root, "push", "--quiet", "origin", devagent.TaskBranch(w.task.ID))
 }
 
 // reportScript reports done too early (refused), runs the tests (echo,
@@ -65,7 +54,7 @@ func (w *world) awaitingPR(t *testing.T, rec *recorder) (*brabo.Run, *brabo.Prop
 		return r != nil && r.State == brabo.RunAwaitingPR
 	})
 	a := w.action(t, r.AwaitingActionID)
-	must(t, a.Type == brabo.PrOpen && a.Status == brabo.StatusPending && a.Payload.Branch == "feat/made" &&
+	must(t, a.Type == brabo.PrOpen && a.Status == brabo.StatusPending && a.Payload.Branch == devagent.TaskBranch(w.task.ID) &&
 		a.Payload.Base == "main" && a.Payload.Title == "Make made.txt" && a.Payload.TaskID == w.task.ID,
 		"the run awaits %+v", a)
 	c := storedCtx(t, r)
@@ -115,7 +104,7 @@ func (w *world) prDone(t *testing.T, rec *recorder, r *brabo.Run, a *brabo.Propo
 	task := w.taskIn(t, brabo.TaskDone)
 	must(t, task.BlockedReason == "" && task.BlockedOrigin == "", "done task: %+v", task)
 	prs := w.prs(t)
-	must(t, len(prs) == 1 && prs[0].Head == "feat/made" && prs[0].Base == "main" && prs[0].TaskID == w.task.ID, "PRs: %+v", prs)
+	must(t, len(prs) == 1 && prs[0].Head == devagent.TaskBranch(w.task.ID) && prs[0].Base == "main" && prs[0].TaskID == w.task.ID, "PRs: %+v", prs)
 	var done []map[string]any
 	for _, e := range w.events(t, brabo.EventTaskStatusChanged) {
 		var p map[string]any
@@ -140,6 +129,7 @@ func TestReportDoneIsRefusedBeforeTestsPassThenWaitsForThePRAndAnApprovalFinishe
 	rec := newRecorder(t, reportScript)
 	w.startAgent(t, w.manager(rec, time.Hour))
 	r, a := w.awaitingPR(t, rec)
+	w.pushTaskBranch(t)
 	w.approve(t, a.ID)
 	w.prDone(t, rec, r, a)
 }
@@ -175,6 +165,7 @@ func TestAPRDecidedWhileNoActorHoldsTheRunIsFinishedByTheWakeWorker(t *testing.T
 	stop := w.startAgent(t, w.manager(rec, time.Hour))
 	r, a := w.awaitingPR(t, rec)
 	stop()
+	w.pushTaskBranch(t)
 	w.approve(t, a.ID)
 	// A second process: a wake worker and a manager that holds no actor.
 	mgr := w.manager(rec, time.Hour)
@@ -198,6 +189,7 @@ func TestARestartedAgentStillWaitsForItsPR(t *testing.T) {
 	}
 	must(t, mgr.Live(w.agent.ID), "Restore did not bring back the actor awaiting its PR")
 	run(t, func(ctx context.Context) { w.worker(mgr).Run(ctx) })
+	w.pushTaskBranch(t)
 	w.approve(t, a.ID)
 	w.prDone(t, rec, r, a)
 }
@@ -217,11 +209,11 @@ func TestNobodyDecidingOnThePRWithinTheWaitCapBlocksWithOriginPolicy(t *testing.
 func TestAFailedPROpenGoesBackToTheModel(t *testing.T) {
 	w := newWorld(t)
 	w.gitRoot(t)
-	// The branch the model names is not on the remote: the approved
-	// pr_open fails, and the model reads why.
+	// The task's branch was never pushed: the approved pr_open fails, and
+	// the model reads why.
 	rec := newRecorder(t, `{"turns": [
   {"toolCalls": [{"id": "t1", "name": "terminal", "arguments": {"command": "echo ok"}}]},
-  {"toolCalls": [{"id": "r1", "name": "report_done", "arguments": {"title": "Make made.txt", "summary": "s", "branch": "feat/local-only"}}]},
+  {"toolCalls": [{"id": "r1", "name": "report_done", "arguments": {"title": "Make made.txt", "summary": "s"}}]},
   {"expectToolResult": "not on remote", "content": "I will push it first."}
 ]}`)
 	w.startAgent(t, w.manager(rec, time.Hour))
@@ -236,7 +228,7 @@ func TestAFailedPROpenGoesBackToTheModel(t *testing.T) {
 	}
 	w.taskIn(t, brabo.TaskDone) // the model ended the conversation
 	res, ok := toolResult(rec.Req(t, 2), "r1")
-	must(t, ok && res.IsError && strings.Contains(res.Content, "feat/local-only"), "the model read %+v", res)
+	must(t, ok && res.IsError && strings.Contains(res.Content, devagent.TaskBranch(w.task.ID)), "the model read %+v", res)
 	must(t, len(w.prs(t)) == 0, "a PR was recorded")
 }
 
@@ -249,6 +241,7 @@ func TestAnAgentRestoredAfterThePRWasDecidedFinishesFromTheAction(t *testing.T) 
 	stop := w.startAgent(t, w.manager(rec, time.Hour))
 	r, a := w.awaitingPR(t, rec)
 	stop()
+	w.pushTaskBranch(t)
 	w.approve(t, a.ID)
 	mgr := w.manager(rec, time.Hour)
 	ctx, cancel := context.WithCancel(context.Background())

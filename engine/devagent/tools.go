@@ -11,8 +11,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/brabo-dev/brabo"
 	"github.com/brabo-dev/brabo/engine/toolloop"
 	"github.com/brabo-dev/brabo/model"
+	"github.com/brabo-dev/brabo/pipeline"
 )
 
 // MaxReadBytes bounds what read_file returns of one file.
@@ -85,4 +87,105 @@ func inScope(root, path string) (string, error) {
 		return "", fmt.Errorf("%s is outside the project folder", path)
 	}
 	return full, nil
+}
+
+// GitPush is the name of the dev agent's push tool.
+const GitPush = "git_push"
+
+// GitPushTool is the git_push pipeline tool {remote?}: it proposes a
+// git_push of branch (the agent's task branch; the model cannot name
+// another) to remote, origin when not given. A push leaves the machine,
+// so the pipeline's cap makes it wait for a human whatever the
+// permissions say: the loop suspends on it like on any pending action.
+func GitPushTool(branch string) toolloop.Tool {
+	return toolloop.Tool{
+		Spec: model.Tool{
+			Name: GitPush,
+			Description: "Push your branch " + branch + " to the remote (never forced), so a pull request can be opened from it. " +
+				"A push always waits for a human's approval. Commit first: only committed work is pushed.",
+			Parameters: json.RawMessage(`{"type":"object","properties":{` +
+				`"remote":{"type":"string","description":"the remote's name (default origin)"}},` +
+				`"additionalProperties":false}`),
+		},
+		Kind: toolloop.Pipeline,
+		Action: func(args json.RawMessage) (brabo.ActionType, brabo.Payload, error) {
+			var a struct {
+				Remote string `json:"remote"`
+			}
+			if len(bytes.TrimSpace(args)) > 0 {
+				if err := decodeStrict(args, &a); err != nil {
+					return "", brabo.Payload{}, err
+				}
+			}
+			return brabo.GitPush, brabo.Payload{Branch: branch, Remote: strings.TrimSpace(a.Remote)}, nil
+		},
+	}
+}
+
+// inWorktree makes a tool act in the agent's worktree: its description
+// names the worktree and its branch where it spoke of the project folder,
+// and for a pipeline tool the terminal's cwd and write_file's path, which
+// the model gives relative to its folder, are rebased onto the worktree
+// (relative to the scope root, as the pipeline reads them), and git_commit
+// commits there. A path that leaves the worktree is refused as a bad
+// argument.
+func inWorktree(t toolloop.Tool, wt worktree) toolloop.Tool {
+	// The model's folder is its worktree: say so where the tools speak of
+	// the project folder.
+	where := "your git worktree of the project (on branch " + wt.branch + ")"
+	t.Spec.Description = strings.ReplaceAll(t.Spec.Description, "the project folder", where)
+	t.Spec.Description = strings.ReplaceAll(t.Spec.Description, "the project's git repository", where)
+	t.Spec.Parameters = json.RawMessage(strings.ReplaceAll(string(t.Spec.Parameters), "relative to the project folder", "relative to your worktree"))
+	if t.Kind != toolloop.Pipeline || t.Action == nil {
+		return t
+	}
+	inner := t.Action
+	t.Action = func(args json.RawMessage) (brabo.ActionType, brabo.Payload, error) {
+		typ, p, err := inner(args)
+		if err != nil {
+			return typ, p, err
+		}
+		switch typ {
+		case brabo.Terminal:
+			p.Cwd, err = wt.rebase("cwd", p.Cwd)
+		case brabo.WriteFile:
+			if p.Path, err = wt.rebase("path", p.Path); err == nil && p.Path == wt.rel {
+				err = errors.New("path names your folder itself, not a file in it")
+			}
+		case brabo.GitCommit:
+			p.Cwd = wt.rel
+		}
+		return typ, p, err
+	}
+	return t
+}
+
+// buildLoop is the agent's tool loop for the task, working in the agent's
+// worktree (see WorktreeRel): the standard pipeline tools and git_push,
+// their paths rebased into the worktree, a read_file confined to it and
+// report_done for the task's branch. Its model and proposer feed the
+// history report_done's gate reads. It touches no file: the worktree is
+// made by hold, when the task is claimed.
+func (m *Manager) buildLoop(agent *brabo.Agent, p *brabo.Project, task *brabo.Task) (*toolloop.Loop, *history, worktree, error) {
+	var root string
+	var rootErr error
+	if m.Scoper == nil {
+		rootErr = errors.New("no scope is configured")
+	} else {
+		sc, err := m.Scoper.ScopeRoot(p)
+		root, rootErr = sc.Root, err
+	}
+	wt := newWorktree(root, agent.ID, task.ID)
+	hist := &history{}
+	var tools []toolloop.Tool
+	for _, t := range append(toolloop.StandardTools(), GitPushTool(wt.branch)) {
+		tools = append(tools, inWorktree(t, wt))
+	}
+	tools = append(tools, inWorktree(ReadFileTool(wt.dir(), rootErr), wt), ReportDoneTool(task.ID))
+	var prop toolloop.Proposer
+	if m.Proposer != nil {
+		prop = reportGate{inner: m.Proposer, hist: hist}
+	}
+	return &toolloop.Loop{Model: historyModel{inner: m.Model, hist: hist}, Proposer: prop, ProjectID: p.ID,
+		Actor: pipeline.Actor{Agent: agent}, System: m.System, Tools: tools, MaxIterations: m.MaxIterations}, hist, wt, rootErr
 }

@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -117,6 +118,13 @@ func newWorld(t *testing.T) *world {
 	if err := os.WriteFile(filepath.Join(root, "README.md"), []byte("# shop\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The dev agent works in a git worktree of the project: the project is
+	// a repository with a commit on main.
+	gitIn(t, root, "init", "--quiet", "--initial-branch=main", ".")
+	gitIn(t, root, "config", "user.name", "Test")
+	gitIn(t, root, "config", "user.email", "test@example.com")
+	gitIn(t, root, "add", "-A")
+	gitIn(t, root, "commit", "--quiet", "-m", "initial")
 	now := time.Now().UTC()
 	w := &world{store: s, root: root, clock: newClock(),
 		svc: &pipeline.Service{Store: s, Executor: executor.New(executor.Options{}), WorkspacesRoot: t.TempDir(), Log: quiet}}
@@ -292,9 +300,29 @@ func (w *world) approve(t *testing.T, actionID string) {
 	}
 }
 
+// exists reports whether the file is in the world's agent's worktree.
 func (w *world) exists(name string) bool {
-	_, err := os.Stat(filepath.Join(w.root, name))
+	_, err := os.Stat(filepath.Join(w.worktree(w.agent), name))
 	return err == nil
+}
+
+// worktree is the agent's worktree, absolute.
+func (w *world) worktree(a *brabo.Agent) string {
+	return filepath.Join(w.root, filepath.FromSlash(devagent.WorktreeRel(a.ID)))
+}
+
+// gitIn runs git in dir and returns its trimmed output, failing the test
+// when git fails.
+func gitIn(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(cmd.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@x", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@x")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v in %s: %v\n%s", args, dir, err, out)
+	}
+	return strings.TrimSpace(string(out))
 }
 
 func (w *world) saveRun(t *testing.T, r *brabo.Run) {

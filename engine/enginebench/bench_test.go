@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
@@ -81,6 +82,14 @@ func newWorld(b *testing.B) *world {
 	dir := b.TempDir()
 	root := filepath.Join(dir, "shop")
 	os.MkdirAll(root, 0o755)
+	// The dev agent works in a git worktree: the project is a repository
+	// with a commit.
+	for _, args := range [][]string{{"init", "-q", "-b", "main"},
+		{"-c", "user.name=b", "-c", "user.email=b@x", "commit", "-q", "--allow-empty", "-m", "initial"}} {
+		if out, err := exec.Command("git", append([]string{"-C", root}, args...)...).CombinedOutput(); err != nil {
+			b.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
 	s, err := sqlite.Open(ctx, filepath.Join(dir, "brabo.db"))
 	if err != nil {
 		b.Fatal(err)
@@ -215,6 +224,12 @@ func BenchmarkSuspendedAgentsMemory(b *testing.B) {
 					return err
 				}
 				if _, err := tx.ClaimTask(ctx, fmt.Sprintf("task_%05d", i), a.ID, time.Now()); err != nil {
+					return err
+				}
+				// The folder of the agent's worktree, so that restoring it
+				// finds it there and leaves it (a missing one would be made
+				// again with git: not what this measures).
+				if err := os.MkdirAll(filepath.Join(w.project.Root, filepath.FromSlash(devagent.WorktreeRel(a.ID))), 0o755); err != nil {
 					return err
 				}
 				actionID := fmt.Sprintf("act_%05d", i)
