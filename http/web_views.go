@@ -174,9 +174,10 @@ type sessionView struct {
 	Lines []logLine
 }
 
-// sessionLogPage is a task's events in order: the events that name the
-// task, and those of the actions proposed for it, each with its actor and
-// its sentence.
+// sessionLogPage is a task's events in order, each with its actor and its
+// sentence: the events that name the task, and every event of an action
+// whose created event names it (an agent marks each of its proposals with
+// its task, and the created event carries the mark).
 func (s *Server) sessionLogPage(w http.ResponseWriter, r *http.Request, v *viewer) error {
 	ctx := r.Context()
 	var task *brabo.Task
@@ -197,16 +198,7 @@ func (s *Server) sessionLogPage(w http.ResponseWriter, r *http.Request, v *viewe
 	}
 	view := sessionView{Task: task, Slug: p.Slug}
 	err = s.Store.View(ctx, func(tx brabo.Tx) error {
-		actions, err := tx.Actions(ctx, brabo.ActionFilter{ProjectIDs: []string{p.ID}, Limit: 1000})
-		if err != nil {
-			return err
-		}
 		ofTask := map[string]bool{}
-		for _, a := range actions {
-			if a.Payload.TaskID == task.ID || (task.AgentID != "" && a.ActorID == task.AgentID && !a.CreatedAt.Before(task.CreatedAt)) {
-				ofTask[a.ID] = true
-			}
-		}
 		names := s.actorNames(ctx, tx, p.ID)
 		for after := int64(0); ; {
 			evs, err := tx.Events(ctx, p.ID, after, 1000)
@@ -215,9 +207,14 @@ func (s *Server) sessionLogPage(w http.ResponseWriter, r *http.Request, v *viewe
 			}
 			for _, e := range evs {
 				after = e.Seq
-				if ofTask[e.ActionID] || payloadTask(e.Payload) == task.ID {
-					view.Lines = append(view.Lines, logLine{E: e, Actor: names(e.ActorID), Sentence: eventSentence(e)})
+				if payloadTask(e.Payload) == task.ID {
+					if e.ActionID != "" {
+						ofTask[e.ActionID] = true // its later events belong to the task too
+					}
+				} else if !ofTask[e.ActionID] {
+					continue
 				}
+				view.Lines = append(view.Lines, logLine{E: e, Actor: names(e.ActorID), Sentence: eventSentence(e)})
 			}
 			if len(evs) < 1000 {
 				return nil

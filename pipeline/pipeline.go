@@ -233,10 +233,13 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 			}
 			return err
 		}
+		created := map[string]any{"status": a.Status, "reason": a.Reason, "scopeRoot": d.ScopeRoot, "type": a.Type}
+		if a.Payload.TaskID != "" {
+			created["taskId"] = a.Payload.TaskID // the task's session log follows the action from here
+		}
 		return tx.AppendEvent(ctx, &brabo.Event{
 			ProjectID: a.ProjectID, Type: brabo.EventActionCreated, ActorID: a.ActorID, ActionID: a.ID,
-			Payload:   mustJSON(map[string]any{"status": a.Status, "reason": a.Reason, "scopeRoot": d.ScopeRoot, "type": a.Type}),
-			CreatedAt: a.CreatedAt,
+			Payload: mustJSON(created), CreatedAt: a.CreatedAt,
 		})
 	})
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -37,9 +36,7 @@ func TestWebApprovalQueue(t *testing.T) {
 	os.WriteFile(script, []byte(denyScript), 0o644)
 	os.WriteFile(filepath.Join(root, "README.md"), []byte("# shop\n"), 0o644)
 	os.WriteFile(filepath.Join(root, "permissions.json"), []byte(`{"allow": ["Terminal(ls)", "Terminal(echo)"]}`), 0o644)
-	if out, err := exec.Command("git", "-C", root, "init", "-q").CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v %s", err, out)
-	}
+	gitProject(t, root)
 	srv := startServe(t, data, "--model", "scripted:"+script)
 	admin := srv.token
 	project := srv.must(t, "POST", "/v1/projects", admin, map[string]any{"slug": "shop", "mode": "local", "root": root}, 201)["id"].(string)
@@ -185,7 +182,10 @@ func TestWebApprovalQueue(t *testing.T) {
 			}
 			return ""
 		})
-		if _, err := os.Stat(filepath.Join(root, "denied.txt")); err == nil {
+		if _, err := os.Stat(filepath.Join(worktreeOf(root, dev), "README.md")); err != nil {
+			t.Errorf("the agent's worktree: %v", err)
+		}
+		if _, err := os.Stat(filepath.Join(worktreeOf(root, dev), "denied.txt")); err == nil {
 			t.Error("the denied command ran")
 		}
 	})

@@ -140,6 +140,9 @@ func (h historyModel) Complete(ctx context.Context, req model.Request) (*model.R
 type reportGate struct {
 	inner toolloop.Proposer
 	hist  *history
+	// taskID is stamped on every action the agent proposes, so the task's
+	// session log finds them.
+	taskID string
 }
 
 // ErrTestsFirst is what report_done answers before a terminal command
@@ -148,10 +151,13 @@ const ErrTestsFirst = "no terminal command has exited 0 in this conversation yet
 	"(and make them pass) first, then call report_done again; no pull request was proposed"
 
 // Propose refuses a pr_open before a terminal command passed, and passes
-// everything else to the pipeline.
+// everything else to the pipeline, marked with the agent's task.
 func (g reportGate) Propose(ctx context.Context, req pipeline.ProposeRequest) (*brabo.ProposedAction, error) {
 	if req.Type == brabo.PrOpen && !g.hist.testsPassed() {
 		return nil, brabo.Errorf(brabo.CodeInvalidAction, ErrTestsFirst)
+	}
+	if req.Payload.TaskID == "" {
+		req.Payload.TaskID = g.taskID
 	}
 	a, err := g.inner.Propose(ctx, req)
 	if err == nil {

@@ -184,7 +184,7 @@ func (m *Manager) buildLoop(agent *brabo.Agent, p *brabo.Project, task *brabo.Ta
 	tools = append(tools, inWorktree(ReadFileTool(wt.dir(), rootErr), wt), ReportDoneTool(task.ID))
 	var prop toolloop.Proposer
 	if m.Proposer != nil {
-		prop = reportGate{inner: m.Proposer, hist: hist}
+		prop = reportGate{inner: m.Proposer, hist: hist, taskID: task.ID}
 	}
 	return &toolloop.Loop{Model: historyModel{inner: m.Model, hist: hist}, Proposer: prop, ProjectID: p.ID,
 		Actor: pipeline.Actor{Agent: agent}, System: m.System, Tools: tools, MaxIterations: m.MaxIterations}, hist, wt, rootErr
