@@ -13,7 +13,6 @@ import (
 	"html/template"
 	"io/fs"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/brabo-dev/brabo"
@@ -139,6 +138,11 @@ func (s *Server) webHandler(rt webRoute) http.Handler {
 		}
 		r = r.WithContext(context.WithValue(r.Context(), callerKey{}, c))
 		if err := rt.handle(s, w, r, v); err != nil {
+			if rt.page {
+				ae := s.classify(r, err)
+				s.render(w, ae.status, "error-page", map[string]any{"Code": ae.code, "Message": ae.msg})
+				return
+			}
 			s.webError(w, r, err)
 		}
 	})
@@ -241,7 +245,15 @@ func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) {
 	value := base64.RawURLEncoding.EncodeToString(nonce)
 	http.SetCookie(w, &http.Cookie{Name: loginCookie, Value: value, Path: "/login", HttpOnly: true,
 		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: 3600})
-	s.render(w, http.StatusOK, "login", map[string]any{"CSRF": value, "Error": r.URL.Query().Get("error")})
+	s.render(w, http.StatusOK, "login", map[string]any{"CSRF": value, "Error": loginErrors[r.URL.Query().Get("error")]})
+}
+
+// loginErrors are the login page's messages, by the code its redirect
+// carries: a link cannot make the page say anything else.
+var loginErrors = map[string]string{
+	"empty":   "Paste a member token to log in.",
+	"invalid": "That token is not valid.",
+	"agent":   "That is an agent's token: agents never decide. Log in with a member's token.",
 }
 
 // login checks the login form's double-submitted nonce (login CSRF), then
@@ -258,24 +270,24 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		s.webError(w, r, errorf(http.StatusForbidden, "csrf", "the login form carries no valid CSRF token; reload the login page"))
 		return
 	}
-	fail := func(msg string) {
-		http.Redirect(w, r, "/login?error="+url.QueryEscape(msg), http.StatusSeeOther)
+	fail := func(code string) {
+		http.Redirect(w, r, "/login?error="+code, http.StatusSeeOther)
 	}
 	token := strings.TrimSpace(r.PostForm.Get("token"))
 	if token == "" {
-		fail("Paste a member token to log in.")
+		fail("empty")
 		return
 	}
 	c, err := s.lookupToken(r.Context(), token)
 	switch {
 	case errors.Is(err, brabo.ErrNotFound):
-		fail("That token is not valid.")
+		fail("invalid")
 		return
 	case err != nil:
 		s.webError(w, r, err)
 		return
 	case c.member == nil:
-		fail("That is an agent's token: agents never decide. Log in with a member's token.")
+		fail("agent")
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: token, Path: "/", HttpOnly: true,

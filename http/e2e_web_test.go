@@ -1,0 +1,220 @@
+package http_test
+
+import (
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/brabo-dev/brabo/store/sqlite"
+)
+
+// webClient is a browser-like client: it keeps cookies and does not
+// follow redirects, so each answer can be checked.
+type webClient struct {
+	t    *testing.T
+	base string
+	c    *http.Client
+	csrf string
+}
+
+func newWebClient(t *testing.T, base string) *webClient {
+	jar, _ := cookiejar.New(nil)
+	return &webClient{t: t, base: base, c: &http.Client{Jar: jar,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+}
+
+func (w *webClient) do(method, path string, form url.Values, header map[string]string) (*http.Response, string) {
+	w.t.Helper()
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, _ := http.NewRequest(method, w.base+path, body)
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := w.c.Do(req)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+var (
+	hiddenCSRF = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+	headerCSRF = regexp.MustCompile(`"X-CSRF-Token": "([^"]+)"`)
+)
+
+// login logs in through the form and reads the page's CSRF token.
+func (w *webClient) login(token string) *http.Response {
+	w.t.Helper()
+	_, page := w.do("GET", "/login", nil, nil)
+	m := hiddenCSRF.FindStringSubmatch(page)
+	if m == nil {
+		w.t.Fatalf("the login page has no CSRF field:\n%s", page)
+	}
+	resp, _ := w.do("POST", "/login", url.Values{"csrf": {m[1]}, "token": {token}}, nil)
+	if loc := resp.Header.Get("Location"); loc == "/" {
+		_, queue := w.do("GET", "/", nil, nil)
+		if m := headerCSRF.FindStringSubmatch(queue); m != nil {
+			w.csrf = m[1]
+		}
+	}
+	return resp
+}
+
+func TestWebSession(t *testing.T) {
+	s, err := sqlite.Open(t.Context(), t.TempDir()+"/brabo.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, s)
+
+	t.Run("no session: a page redirects to the login, a fragment is 401", func(t *testing.T) {
+		w := newWebClient(t, e.srv.URL)
+		if resp, _ := w.do("GET", "/", nil, nil); resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/login" {
+			t.Errorf("GET /: %d %s", resp.StatusCode, resp.Header.Get("Location"))
+		}
+		if resp, _ := w.do("GET", "/ui/queue", nil, nil); resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("HX-Redirect") != "/login" {
+			t.Errorf("GET /ui/queue: %d %v", resp.StatusCode, resp.Header)
+		}
+	})
+
+	t.Run("an agent token cannot log in", func(t *testing.T) {
+		w := newWebClient(t, e.srv.URL)
+		resp := w.login(e.agent)
+		if resp.Header.Get("Location") != "/login?error=agent" {
+			t.Errorf("agent login: %d %s", resp.StatusCode, resp.Header.Get("Location"))
+		}
+		if resp, _ := w.do("GET", "/", nil, nil); resp.StatusCode != http.StatusSeeOther {
+			t.Errorf("after an agent's login, GET / is %d: a session was opened", resp.StatusCode)
+		}
+		_, page := w.do("GET", "/login?error=agent", nil, nil)
+		if !strings.Contains(page, "agents never decide") {
+			t.Error("the login page does not say why")
+		}
+		_, page = w.do("GET", "/login?error=<b>pay+here</b>", nil, nil)
+		if strings.Contains(page, "pay here") {
+			t.Error("the login page shows text a link chose")
+		}
+	})
+
+	t.Run("a login without the form's nonce is refused", func(t *testing.T) {
+		w := newWebClient(t, e.srv.URL)
+		resp, _ := w.do("POST", "/login", url.Values{"token": {e.admin}}, nil)
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("login without nonce: %d", resp.StatusCode)
+		}
+	})
+
+	t.Run("the session cookie is HttpOnly and SameSite=Strict; the page is not frameable", func(t *testing.T) {
+		w := newWebClient(t, e.srv.URL)
+		resp := w.login(e.admin)
+		var session *http.Cookie
+		for _, c := range resp.Cookies() {
+			if c.Name == "brabo_session" {
+				session = c
+			}
+		}
+		if session == nil || !session.HttpOnly || session.SameSite != http.SameSiteStrictMode {
+			t.Fatalf("session cookie: %+v", session)
+		}
+		resp, page := w.do("GET", "/", nil, nil)
+		if resp.StatusCode != 200 || !strings.Contains(page, "Approval queue") {
+			t.Fatalf("GET / after login: %d", resp.StatusCode)
+		}
+		if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors 'none'") || strings.Contains(csp, "unsafe") {
+			t.Errorf("CSP %q", csp)
+		}
+		if resp.Header.Get("X-Frame-Options") != "DENY" {
+			t.Error("no X-Frame-Options: DENY")
+		}
+	})
+
+	t.Run("a decision needs the CSRF token of its own session", func(t *testing.T) {
+		w := newWebClient(t, e.srv.URL)
+		w.login(e.maintainer)
+		other := newWebClient(t, e.srv.URL)
+		other.login(e.developer)
+		id := e.terminal("touch web-csrf.txt")["id"].(string)
+		for name, header := range map[string]map[string]string{
+			"none":                       nil,
+			"a made-up token":            {"X-CSRF-Token": "x"},
+			"another session's token":    {"X-CSRF-Token": other.csrf},
+			"the token of no session":    {"X-CSRF-Token": ""},
+			"the session token itself":   {"X-CSRF-Token": e.maintainer},
+			"an empty form field":        nil,
+			"a cross-site Origin header": {"Origin": "https://evil.example", "Sec-Fetch-Site": "cross-site", "X-CSRF-Token": w.csrf},
+		} {
+			resp, _ := w.do("POST", "/ui/actions/"+id+"/approve", url.Values{"csrf": {""}}, header)
+			if resp.StatusCode != http.StatusForbidden {
+				t.Errorf("%s: %d, want 403", name, resp.StatusCode)
+			}
+		}
+		if got := str(e.ok("GET", "/v1/actions/"+id, e.admin, nil, 200), "status"); got != "pending" {
+			t.Fatalf("after refused POSTs the action is %s", got)
+		}
+		resp, body := w.do("POST", "/ui/actions/"+id+"/approve", url.Values{}, map[string]string{"X-CSRF-Token": w.csrf})
+		if resp.StatusCode != 200 || !strings.Contains(body, "executed, exit 0") {
+			t.Fatalf("approve with the token: %d %s", resp.StatusCode, body)
+		}
+		if got := str(e.ok("GET", "/v1/actions/"+id, e.admin, nil, 200), "status"); got != "executed" {
+			t.Fatalf("the approved action is %s", got)
+		}
+		if len(e.eventsOf(id, "proposed_action.approved")) != 1 {
+			t.Error("want one approved event")
+		}
+	})
+
+	t.Run("a role below the type's minimum cannot decide, even by a hand-made POST", func(t *testing.T) {
+		w := newWebClient(t, e.srv.URL)
+		w.login(e.developer)
+		id := e.propose(e.agent, "git_push", map[string]any{"branch": "main"})["id"].(string)
+		_, card := w.do("GET", "/ui/cards/"+id, nil, nil)
+		if strings.Contains(card, "<button") || !strings.Contains(card, "needs the role maintainer") {
+			t.Errorf("a developer's git_push card:\n%s", card)
+		}
+		resp, body := w.do("POST", "/ui/actions/"+id+"/approve", url.Values{}, map[string]string{"X-CSRF-Token": w.csrf})
+		if resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "maintainer") {
+			t.Errorf("developer approving a git_push: %d %s", resp.StatusCode, body)
+		}
+		if got := str(e.ok("GET", "/v1/actions/"+id, e.admin, nil, 200), "status"); got != "pending" {
+			t.Errorf("the git_push is %s", got)
+		}
+	})
+
+	t.Run("a deny without a reason decides nothing", func(t *testing.T) {
+		w := newWebClient(t, e.srv.URL)
+		w.login(e.maintainer)
+		id := e.terminal("touch web-deny.txt")["id"].(string)
+		resp, body := w.do("POST", "/ui/actions/"+id+"/deny", url.Values{"reason": {"  "}}, map[string]string{"X-CSRF-Token": w.csrf})
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, "Say why") || !strings.Contains(body, `id="card-`+id) {
+			t.Errorf("empty deny: %d %s", resp.StatusCode, body)
+		}
+		if got := str(e.ok("GET", "/v1/actions/"+id, e.admin, nil, 200), "status"); got != "pending" {
+			t.Errorf("the action is %s", got)
+		}
+	})
+
+	t.Run("another project's action is not found", func(t *testing.T) {
+		w := newWebClient(t, e.srv.URL)
+		w.login(e.maintainer)
+		resp, _ := w.do("GET", "/ui/cards/act_nope", nil, nil)
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("unknown action: %d", resp.StatusCode)
+		}
+		resp, page := w.do("GET", "/ui/projects/prj_nope/agents", nil, nil)
+		if resp.StatusCode != http.StatusNotFound || !strings.Contains(page, "Back to the approval queue") {
+			t.Errorf("unknown project page: %d", resp.StatusCode)
+		}
+	})
+}
