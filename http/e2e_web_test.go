@@ -8,6 +8,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/brabo-dev/brabo"
 
 	"github.com/brabo-dev/brabo/store/sqlite"
 )
@@ -215,6 +218,80 @@ func TestWebSession(t *testing.T) {
 		resp, page := w.do("GET", "/ui/projects/prj_nope/agents", nil, nil)
 		if resp.StatusCode != http.StatusNotFound || !strings.Contains(page, "Back to the approval queue") {
 			t.Errorf("unknown project page: %d", resp.StatusCode)
+		}
+	})
+}
+
+func TestWebCardsAndAgentStates(t *testing.T) {
+	s, err := sqlite.Open(t.Context(), t.TempDir()+"/brabo.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, s)
+	w := newWebClient(t, e.srv.URL)
+	w.login(e.maintainer)
+
+	t.Run("a 409 shows its sentence on the card", func(t *testing.T) {
+		id := e.terminal("touch web-409.txt")["id"].(string)
+		e.ok("POST", "/v1/actions/"+id+"/deny", e.admin, map[string]any{"reason": "no"}, 200)
+		resp, body := w.do("POST", "/ui/actions/"+id+"/approve", url.Values{}, map[string]string{"X-CSRF-Token": w.csrf})
+		if resp.StatusCode != http.StatusConflict || !strings.Contains(body, `class="refusal"`) || !strings.Contains(body, `id="card-`+id) {
+			t.Fatalf("approving a denied action: %d %s", resp.StatusCode, body)
+		}
+		if strings.Contains(body, "<button") {
+			t.Error("a decided card still has buttons")
+		}
+	})
+
+	t.Run("the agent card says working, blocked with origin, or idle", func(t *testing.T) {
+		ctx := t.Context()
+		now := time.Now().UTC()
+		err := e.store.Update(ctx, func(tx brabo.Tx) error {
+			for _, task := range []*brabo.Task{
+				{ID: "tsk_work", ProjectID: e.project, Title: "Add login", AgentID: e.agentID, Status: brabo.TaskInProgress, CreatedAt: now, UpdatedAt: now},
+			} {
+				if err := tx.CreateTask(ctx, task); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		state := regexp.MustCompile(`(?s)id="agent-` + e.agentID + `".*?<p class="state"[^>]*>(.*?)</p>`)
+		_, page := w.do("GET", "/ui/projects/"+e.project+"/agents", nil, nil)
+		if m := state.FindStringSubmatch(page); m == nil || !strings.Contains(m[1], "working") || !strings.Contains(m[1], "Add login") {
+			t.Errorf("in progress: %q", m)
+		}
+		err = e.store.Update(ctx, func(tx brabo.Tx) error {
+			task, err := tx.Task(ctx, "tsk_work")
+			if err != nil {
+				return err
+			}
+			task.Status, task.BlockedReason, task.BlockedOrigin, task.UpdatedAt = brabo.TaskBlocked, "nobody decided within the cap", brabo.OriginPolicy, now.Add(time.Second)
+			return tx.UpdateTask(ctx, task)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, page = w.do("GET", "/ui/projects/"+e.project+"/agents", nil, nil)
+		if m := state.FindStringSubmatch(page); m == nil || !strings.Contains(m[1], "blocked") || !strings.Contains(m[1], "origin policy") ||
+			!strings.Contains(m[1], "nobody decided") {
+			t.Errorf("blocked: %q", m)
+		}
+	})
+
+	t.Run("the toggle is refused below maintainer", func(t *testing.T) {
+		dev := newWebClient(t, e.srv.URL)
+		dev.login(e.developer)
+		resp, _ := dev.do("POST", "/ui/projects/"+e.project+"/agents/"+e.agentID+"/mode", url.Values{"mode": {"auto"}}, map[string]string{"X-CSRF-Token": dev.csrf})
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("a developer's toggle: %d", resp.StatusCode)
+		}
+		rules := e.ok("GET", e.pp("/agents/"+e.agentID+"/autonomy"), e.admin, nil, 200)["autonomy"].([]any)
+		if len(rules) != 0 {
+			t.Errorf("autonomy after a refused toggle: %v", rules)
 		}
 	})
 }

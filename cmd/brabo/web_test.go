@@ -115,6 +115,17 @@ func TestWebApprovalQueue(t *testing.T) {
 		}
 	})
 
+	t.Run("the buttons are disabled while a decision is in flight", func(t *testing.T) {
+		id := pending("sleep 1.5 && echo slow")
+		do(t, ctx, "approve a slow command", chromedp.WaitVisible(css(card(id))),
+			chromedp.Click(css(card(id)+" button.approve")))
+		evalBool(t, ctx, "disabled in flight", fmt.Sprintf(`document.querySelector(%q).disabled === true`, card(id)+" fieldset.decide"))
+		do(t, ctx, "the answer", chromedp.WaitNotPresent(css(card(id))))
+		if s := status(id); s != "executed" {
+			t.Errorf("action is %s, want executed", s)
+		}
+	})
+
 	t.Run("Always allow records the shown patterns and the next like command is auto-approved", func(t *testing.T) {
 		id := pending("printf always-%s ok")
 		do(t, ctx, "preview", chromedp.WaitVisible(css(card(id))),
