@@ -280,24 +280,10 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) error {
 	}
 	signal, cancel := s.Store.Subscribe(p.ID)
 	defer cancel()
-	heartbeat, poll := s.Heartbeat, s.Poll
-	if heartbeat <= 0 {
-		heartbeat = 15 * time.Second
-	}
-	if poll <= 0 {
-		poll = 2 * time.Second
-	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.Header().Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	fmt.Fprint(w, ": brabo events\n\n")
-	flusher.Flush()
-	rc := http.NewResponseController(w)
-	beat := time.NewTicker(heartbeat)
+	beat, tick := s.startStream(w, flusher, ": brabo events\n\n")
 	defer beat.Stop()
-	tick := time.NewTicker(poll)
 	defer tick.Stop()
+	rc := http.NewResponseController(w)
 	for {
 		var evs []brabo.Event
 		err := s.Store.View(r.Context(), func(tx brabo.Tx) error {
@@ -329,6 +315,26 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) error {
 			flusher.Flush()
 		}
 	}
+}
+
+// startStream answers 200 as an SSE stream, writes its first lines, and
+// returns the heartbeat ticker (keeps proxies from closing an idle stream)
+// and the poll ticker (the reliable path behind the store's signal).
+func (s *Server) startStream(w http.ResponseWriter, flusher http.Flusher, first string) (beat, poll *time.Ticker) {
+	heartbeat, every := s.Heartbeat, s.Poll
+	if heartbeat <= 0 {
+		heartbeat = 15 * time.Second
+	}
+	if every <= 0 {
+		every = 2 * time.Second
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprint(w, first)
+	flusher.Flush()
+	return time.NewTicker(heartbeat), time.NewTicker(every)
 }
 
 // jsonLine encodes v on one line: an SSE data line cannot hold a newline,

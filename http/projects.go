@@ -354,15 +354,11 @@ func (s *Server) getPermissions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	scope, err := s.Pipeline.ScopeRoot(p)
+	f, err := s.permissionsOf(p)
 	if err != nil {
 		return err
 	}
-	data, err := s.Pipeline.ReadPermissions(scope.Root)
-	if err != nil {
-		return err
-	}
-	rules, perr := policy.Parse("permissions.json", data)
+	data, rules, perr := f.data, f.rules, f.err
 	out := map[string]any{"content": string(data), "valid": perr == nil, "warnings": nonNil(rules.Warnings())}
 	var fe *policy.FileError
 	if errors.As(perr, &fe) {
@@ -370,6 +366,28 @@ func (s *Server) getPermissions(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
+}
+
+// permissionsFile is a project's permissions.json as it is on disk.
+type permissionsFile struct {
+	scope policy.Scope
+	data  []byte
+	rules *policy.Rules
+	err   error // the file's own error (invalid entries), not a read error
+}
+
+// permissionsOf reads and parses the project's permissions.json.
+func (s *Server) permissionsOf(p *brabo.Project) (permissionsFile, error) {
+	scope, err := s.Pipeline.ScopeRoot(p)
+	if err != nil {
+		return permissionsFile{}, err
+	}
+	data, err := s.Pipeline.ReadPermissions(scope.Root)
+	if err != nil {
+		return permissionsFile{}, err
+	}
+	rules, perr := policy.Parse("permissions.json", data)
+	return permissionsFile{scope: scope, data: data, rules: rules, err: perr}, nil
 }
 
 // putPermissions replaces permissions.json with the request body (the file

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/brabo-dev/brabo"
@@ -176,12 +175,17 @@ func (s *Server) queueFragment(w http.ResponseWriter, r *http.Request, v *viewer
 	return nil
 }
 
-func (s *Server) cardFragment(w http.ResponseWriter, r *http.Request, v *viewer) error {
+// requestCard is the card of the action the request names, for the viewer.
+func (s *Server) requestCard(r *http.Request, v *viewer) (card, error) {
 	a, err := s.visibleAction(r)
 	if err != nil {
-		return err
+		return card{}, err
 	}
-	c, err := s.cardFor(r.Context(), v.Member, a)
+	return s.cardFor(r.Context(), v.Member, a)
+}
+
+func (s *Server) cardFragment(w http.ResponseWriter, r *http.Request, v *viewer) error {
+	c, err := s.requestCard(r, v)
 	if err != nil {
 		return err
 	}
@@ -210,11 +214,7 @@ func (s *Server) refused(w http.ResponseWriter, r *http.Request, v *viewer, err 
 
 // cardWithError re-renders the action's card with msg on it.
 func (s *Server) cardWithError(w http.ResponseWriter, r *http.Request, v *viewer, status int, msg string) error {
-	a, err := s.visibleAction(r)
-	if err != nil {
-		return err
-	}
-	c, err := s.cardFor(r.Context(), v.Member, a)
+	c, err := s.requestCard(r, v)
 	if err != nil {
 		return err
 	}
@@ -247,18 +247,14 @@ func (s *Server) webApprove(w http.ResponseWriter, r *http.Request, v *viewer) e
 }
 
 func (s *Server) denyForm(w http.ResponseWriter, r *http.Request, v *viewer) error {
-	a, err := s.visibleAction(r)
-	if err != nil {
-		return err
-	}
-	c, err := s.cardFor(r.Context(), v.Member, a)
+	c, err := s.requestCard(r, v)
 	if err != nil {
 		return err
 	}
 	if !c.CanDecide {
-		return errorf(http.StatusForbidden, brabo.CodeForbiddenRole, "deciding a %s needs the role %s", a.Type, c.MinRole)
+		return errorf(http.StatusForbidden, brabo.CodeForbiddenRole, "deciding a %s needs the role %s", c.A.Type, c.MinRole)
 	}
-	s.render(w, http.StatusOK, "deny-form", map[string]any{"A": a})
+	s.render(w, http.StatusOK, "deny-form", map[string]any{"A": c.A})
 	return nil
 }
 
@@ -372,22 +368,8 @@ func (s *Server) webStream(w http.ResponseWriter, r *http.Request, v *viewer) er
 			}
 		}()
 	}
-	heartbeat, poll := s.Heartbeat, s.Poll
-	if heartbeat <= 0 {
-		heartbeat = 15 * time.Second
-	}
-	if poll <= 0 {
-		poll = 2 * time.Second
-	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.Header().Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	fmt.Fprint(w, "retry: 2000\n\n")
-	flusher.Flush()
-	beat := time.NewTicker(heartbeat)
+	beat, tick := s.startStream(w, flusher, "retry: 2000\n\n")
 	defer beat.Stop()
-	tick := time.NewTicker(poll)
 	defer tick.Stop()
 	for {
 		sent := false

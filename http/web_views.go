@@ -334,17 +334,13 @@ func (s *Server) permissionsPage(w http.ResponseWriter, r *http.Request, v *view
 	if err != nil {
 		return err
 	}
-	scope, err := s.Pipeline.ScopeRoot(p)
+	f, err := s.permissionsOf(p)
 	if err != nil {
 		return err
 	}
-	data, err := s.Pipeline.ReadPermissions(scope.Root)
-	if err != nil {
-		return err
-	}
-	rules, perr := policy.Parse("permissions.json", data)
-	view := permissionsView{ProjectID: p.ID, Slug: p.Slug, Content: string(data), Valid: perr == nil,
-		Warnings: rules.Warnings(), CanEdit: role.AtLeast(brabo.Maintainer)}
+	perr := f.err
+	view := permissionsView{ProjectID: p.ID, Slug: p.Slug, Content: string(f.data), Valid: perr == nil,
+		Warnings: f.rules.Warnings(), CanEdit: role.AtLeast(brabo.Maintainer)}
 	var fe *policy.FileError
 	if errors.As(perr, &fe) {
 		view.Errors = fe.Entries
@@ -370,17 +366,13 @@ func (s *Server) webCheck(w http.ResponseWriter, r *http.Request, v *viewer) err
 	if len(command) > policy.MaxCommandBytes {
 		return badRequest("the command is over %d bytes", policy.MaxCommandBytes)
 	}
-	scope, err := s.Pipeline.ScopeRoot(p)
+	f, err := s.permissionsOf(p)
 	if err != nil {
 		return err
 	}
-	data, err := s.Pipeline.ReadPermissions(scope.Root)
-	if err != nil {
-		return err
-	}
-	rules, fileErr := policy.Parse("permissions.json", data)
-	in := policy.Input{Type: brabo.Terminal, Command: command, Role: brabo.Developer, Rules: rules,
-		Scope: scope, ContainerRunning: p.ContainerRunning, Cwd: strings.TrimSpace(r.URL.Query().Get("cwd"))}
+	fileErr := f.err
+	in := policy.Input{Type: brabo.Terminal, Command: command, Role: brabo.Developer, Rules: f.rules,
+		Scope: f.scope, ContainerRunning: p.ContainerRunning, Cwd: strings.TrimSpace(r.URL.Query().Get("cwd"))}
 	d := policy.Decide(in)
 	view := map[string]any{"Command": command, "D": d}
 	if fileErr != nil {
