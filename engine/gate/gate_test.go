@@ -35,8 +35,8 @@ func suspended(t *testing.T, w *world, res gate.Result, perf *recorder) gate.Sus
 	key := gate.ActorKey(w.auto.ID)
 	must(t, s.SubAgent == gate.QAAutomation && s.ActorKey == key && len(s.Verdicts) == 0, "suspended: %+v", s)
 	a := w.action(t, s.ActionID)
-	must(t, a.Status == brabo.StatusPending && a.Payload.Command == "ls && touch qa-report.txt" && a.ActorID == w.auto.ID,
-		"the area awaits %+v (proposed by %s)", a, a.ActorID)
+	must(t, a.Status == brabo.StatusPending && a.Payload.Command == "ls && touch qa-report.txt" && a.ActorID == w.auto.ID &&
+		a.Payload.Cwd == gate.WorktreeRel(w.task.ID), "the area awaits %+v (proposed by %s)", a, a.ActorID)
 	r, err := w.awaitingRun(t, key, s.ActionID)
 	must(t, err == nil && r.ID == s.RunID && r.State == brabo.RunAwaitingApproval && r.TaskID == w.task.ID,
 		"AwaitingRun(%s, %s) = %+v, %v", key, s.ActionID, r, err)
@@ -50,7 +50,8 @@ func suspended(t *testing.T, w *world, res gate.Result, perf *recorder) gate.Sus
 	must(t, len(w.events(t, gate.EventDelegationCompleted)) == 0, "a verdict was given while waiting")
 	task := w.getTask(t)
 	must(t, task.Status == brabo.TaskInProgress && task.BlockedOrigin == "", "the task while waiting: %+v", task)
-	must(t, !w.exists("qa-report.txt"), "qa-report.txt exists before the approval")
+	must(t, !w.exists("qa-report.txt") && !w.existsInGate("qa-report.txt"), "qa-report.txt exists before the approval")
+	must(t, w.existsInGate("feature.txt"), "the gate's worktree does not hold the task's work")
 	must(t, perf.Calls() == 0, "qa-performance-security ran while qa-automation waited")
 	return s
 }
@@ -86,7 +87,10 @@ func TestADR0057TheAreaWaitsForTheApprovalAndCompletesWithBothVerdicts(t *testin
 	d, err := w.svc.Approve(context.Background(), s.ActionID, w.owner)
 	must(t, err == nil && d.Action.Status == brabo.StatusExecuted, "approve: %+v, %v", d, err)
 	bothVerdicts(t, w, "qa-automation: PASS, report written")
-	must(t, w.exists("qa-report.txt"), "qa-report.txt does not exist after the approval")
+	// The approved command ran in the gate's worktree, not in the main
+	// checkout; the completed area removed that worktree, not the branch.
+	must(t, w.action(t, s.ActionID).Status == brabo.StatusExecuted && !w.exists("qa-report.txt"), "the approved command: %+v", w.action(t, s.ActionID))
+	w.gateRemoved(t)
 	res1, ok := toolResult(auto.Req(t, 1), "a1")
 	must(t, ok && contains(res1.Content, "README.md") && contains(res1.Content, "exit code: 0") && !res1.IsError,
 		"after the approval qa-automation read %+v", res1)
