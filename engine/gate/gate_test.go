@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -144,6 +146,11 @@ func TestARestartedLeadCompletesTheAreaAfterTheApproval(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := suspended(t, w, res, perf)
+	// Something left in the gate's worktree while the area waits: the
+	// restored area goes on in that very worktree, not refreshed.
+	if err := os.WriteFile(filepath.Join(w.gateDir(), "marker.txt"), []byte("left while waiting\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	// The process dies: the store is closed and opened again, and a new
 	// lead with fresh models takes the area back from the Run.
@@ -151,7 +158,11 @@ func TestARestartedLeadCompletesTheAreaAfterTheApproval(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.open(t)
-	auto2, perf2 := newRecorder(t, "auto2", autoScript), newRecorder(t, "perf2", perfScript)
+	auto2 := newRecorder(t, "auto2", autoScript)
+	perf2 := newRecorder(t, "perf2", `{"turns": [
+  {"toolCalls": [{"id": "p1", "name": "terminal", "arguments": {"command": "cat marker.txt"}}]},
+  {"expectToolResult": "left while waiting", "content": "qa-performance-security: no findings"}
+]}`)
 	second := w.lead(auto2, perf2)
 	must(t, !second.Waits(s.ActorKey, s.ActionID), "a new lead knows the wait before Restore")
 	if err := second.Restore(context.Background()); err != nil {
@@ -167,6 +178,7 @@ func TestARestartedLeadCompletesTheAreaAfterTheApproval(t *testing.T) {
 	res1, ok := toolResult(auto2.Req(t, 0), "a1")
 	must(t, ok && contains(res1.Content, "README.md"), "after the restart qa-automation read %+v", res1)
 	must(t, perf.Calls() == 0 && perf2.Calls() == 2, "qa-performance-security calls: %d, %d", perf.Calls(), perf2.Calls())
+	w.gateRemoved(t)
 }
 
 func TestASubAgentHaltedByItsModelFailsTheDelegationWithOriginModel(t *testing.T) {
@@ -211,7 +223,8 @@ func TestTheStoredStateIsAGateStateWithTheSubAgentsLoop(t *testing.T) {
 	}
 	must(t, st.Gate == gate.StateVersion && st.Current == gate.QAAutomation && len(st.Remaining) == 1 &&
 		st.Remaining[0] == gate.QAPerformanceSecurity && len(st.Verdicts) == 0 && st.Loop != nil &&
-		st.Loop.Awaits(s.ActionID) && st.Loop.PendingToolCallID == "a1", "stored state: %+v", st)
+		st.Loop.Awaits(s.ActionID) && st.Loop.PendingToolCallID == "a1" && st.Worktree == gate.WorktreeRel(w.task.ID),
+		"stored state: %+v", st)
 }
 
 func TestTheSecondDelegationWaitsTooAndTheFirstVerdictIsKept(t *testing.T) {
