@@ -12,8 +12,9 @@ import (
 )
 
 // WorktreesDir is the folder, relative to the project's scope root (slash
-// form), that holds the dev agents' git worktrees: brabo's own folder in
-// the project.
+// form), that holds the dev agents' git worktrees (and the QA gate's
+// checkouts of task branches, gate-<task id>): brabo's own folder in the
+// project.
 //
 // Why there: every pipeline action must stay inside the scope root (§5),
 // so a worktree outside it (beside the project, in a temporary folder)
