@@ -69,6 +69,8 @@ func (w worktree) folder() gitwork.Folder {
 // pipeline expects (gitwork.Folder.Rebase).
 func (w worktree) rebase(field, p string) (string, error) { return w.folder().Rebase(field, p) }
 
+// The shared git bookkeeping, under the names this package used before
+// it moved to gitwork.
 var (
 	git          = gitwork.Git
 	excludeBrabo = gitwork.ExcludeBrabo

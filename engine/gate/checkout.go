@@ -55,7 +55,8 @@ func (l *Lead) scopeRoot(p *brabo.Project) (string, error) {
 // sub-agent goes on where it was.
 //
 // stored is the checkout the area used before it suspended ("" for a new
-// area): it is kept while it still holds the task's work.
+// area, or one an earlier build suspended without recording it): it is
+// kept while it still holds the task's work.
 //
 // The errors say why in a sentence fit for the task's blocked reason
 // (the project is not a git repository with a commit, the task has no

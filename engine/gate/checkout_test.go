@@ -167,3 +167,35 @@ func TestALaterAreaRefreshesACleanGateWorktreeAndRefusesADirtyOne(t *testing.T) 
 	must(t, ok, "the area on the refreshed worktree ended %#v", res)
 	w.gateRemoved(t)
 }
+
+// An area that suspended in the dev's worktree, which is removed while it
+// waits (the dev's PR was opened), goes on in the gate's own checkout of
+// the branch once the decision arrives: the sub-agent is not failed.
+func TestAnAreaWhoseDevWorktreeWentWhileItWaitedGoesOnInTheGatesCheckout(t *testing.T) {
+	w := newWorld(t)
+	dir := filepath.Join(w.root, filepath.FromSlash(devagent.WorktreeRel("agt_dev")))
+	gitIn(t, w.root, "worktree", "add", "--quiet", dir, devagent.TaskBranch(w.task.ID))
+	auto := newRecorder(t, "auto", fmt.Sprintf(`{"turns": [
+  {"toolCalls": [{"id": "a1", "name": "terminal", "arguments": {"command": "touch qa.txt"}}]},
+  {"toolCalls": [{"id": "a2", "name": "terminal", "arguments": {"command": "pwd"}}]},
+  {"expectToolResult": %q, "content": "qa-automation: PASS"}
+]}`, w.gateDir()))
+	perf := newRecorder(t, "perf", `{"turns": [{"content": "qa-performance-security: no findings"}]}`)
+	l := w.lead(auto, perf)
+	res, err := l.RunArea(context.Background(), w.task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, ok := res.(gate.Suspended)
+	must(t, ok, "the area ended %#v", res)
+	must(t, w.action(t, s.ActionID).Payload.Cwd == devagent.WorktreeRel("agt_dev"), "the pending action's cwd: %q", w.action(t, s.ActionID).Payload.Cwd)
+
+	gitIn(t, w.root, "worktree", "remove", "--force", dir)
+	if _, err := w.svc.Deny(context.Background(), s.ActionID, w.owner, "not in the dev's tree"); err != nil {
+		t.Fatal(err)
+	}
+	w.startWake(t, l, false)
+	vs, _ := w.completedVerdicts(t)
+	must(t, len(vs) == 2 && vs[0].Verdict == "qa-automation: PASS", "the verdicts are %+v", vs)
+	w.gateRemoved(t)
+}
