@@ -84,7 +84,7 @@ func (l *leads) gate(ctx context.Context, projectID string) (*gate.Lead, error) 
 	if g, ok := l.gates[projectID]; ok {
 		return g, nil
 	}
-	g := &gate.Lead{Store: l.store, Proposer: l.svc, ProjectID: projectID, Model: l.model, Log: l.log}
+	g := &gate.Lead{Store: l.store, Proposer: l.svc, Scoper: l.svc, ProjectID: projectID, Model: l.model, Log: l.log}
 	if err := g.Restore(ctx); err != nil {
 		return nil, fmt.Errorf("restoring the QA lead of project %s: %w", projectID, err)
 	}

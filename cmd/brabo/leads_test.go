@@ -32,6 +32,34 @@ func newLocalProject(t *testing.T, srv *server, admin string) (id, root string) 
 	return id, root
 }
 
+// gitRun runs git in dir, failing the test when git fails.
+func gitRun(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(cmd.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@x", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@x")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v in %s: %v\n%s", args, dir, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// devWorkedOn leaves the task as a dev agent does once its PR is open: a
+// commit on main, and the task's work committed on its branch
+// brabo/<task>, which no worktree holds any more.
+func devWorkedOn(t *testing.T, root, task string) {
+	t.Helper()
+	gitRun(t, root, "add", "-A")
+	gitRun(t, root, "commit", "--quiet", "-m", "initial")
+	dev := filepath.Join(t.TempDir(), "dev")
+	gitRun(t, root, "worktree", "add", "--quiet", "-b", "brabo/"+task, dev)
+	os.WriteFile(filepath.Join(dev, "checkout.txt"), []byte("the checkout page\n"), 0o644)
+	gitRun(t, dev, "add", "-A")
+	gitRun(t, dev, "commit", "--quiet", "-m", "checkout page")
+	gitRun(t, root, "worktree", "remove", dev)
+}
+
 // pendingOf waits for a pending action of the agent and returns its id.
 func pendingOf(t *testing.T, srv *server, admin, agentID, what string) string {
 	t.Helper()
@@ -61,7 +89,8 @@ func countEvents(evs []map[string]any) map[string]int {
 
 // TestAGateSuspendsAndResumesThroughServe is ADR 0057 through the real
 // `brabo serve --model scripted:…`: a developer triggers the QA gate on a
-// task; qa-automation proposes `ls && touch qa-ran.txt` (touch is outside
+// task whose dev's work is on its branch; the sub-agents work in the
+// gate's checkout of that branch; qa-automation proposes `ls && touch qa-ran.txt` (touch is outside
 // the allow list), so the area suspends — no verdict, no failure, the task
 // not blocked. The server is killed and restarted while it waits.
 // Approving the action through the API resumes it with the
@@ -79,6 +108,8 @@ func TestAGateSuspendsAndResumesThroughServe(t *testing.T) {
 	admin := srv.token
 	project, root := newLocalProject(t, srv, admin)
 	task := srv.must(t, "POST", "/v1/projects/"+project+"/tasks", admin, map[string]any{"title": "Checkout"}, 201)["id"].(string)
+	devWorkedOn(t, root, task)
+	gateDir := filepath.Join(root, ".brabo", "worktrees", "gate-"+task)
 
 	// Without its sub-agents the gate is refused, and the task untouched.
 	if out := srv.must(t, "POST", "/v1/tasks/"+task+"/gate", admin, nil, 501); out["code"] != "not_configured" {
@@ -114,7 +145,10 @@ func TestAGateSuspendsAndResumesThroughServe(t *testing.T) {
 		}
 		return ""
 	})
-	if _, err := os.Stat(filepath.Join(root, "qa-ran.txt")); err == nil {
+	if _, err := os.Stat(filepath.Join(gateDir, "checkout.txt")); err != nil {
+		t.Fatalf("the gate's checkout of the task's branch: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(gateDir, "qa-ran.txt")); err == nil {
 		t.Fatal("the pending command ran")
 	}
 	n := countEvents(eventsOf(t, srv, admin, project))
@@ -158,9 +192,20 @@ func TestAGateSuspendsAndResumesThroughServe(t *testing.T) {
 		verdicts[0]["verdict"] != "verdict: pass" || verdicts[1]["verdict"] != "verdict: pass" {
 		t.Fatalf("gate.completed verdicts %v: want both, in order", verdicts)
 	}
-	if _, err := os.Stat(filepath.Join(root, "qa-ran.txt")); err != nil {
-		t.Fatal("the approved command did not run")
+	// The approved command ran in the gate's checkout, not in the main
+	// checkout, and the completed area removed the checkout.
+	if a := srv.must(t, "GET", "/v1/actions/"+first, admin, nil, 200); a["status"] != "executed" {
+		t.Fatalf("the approved command: %v", a)
 	}
+	if _, err := os.Stat(filepath.Join(root, "qa-ran.txt")); err == nil {
+		t.Fatal("the approved command ran in the main checkout")
+	}
+	waitFor(t, "the gate's worktree to go", func() string {
+		if _, err := os.Stat(gateDir); os.IsNotExist(err) {
+			return "ok"
+		}
+		return ""
+	})
 	n = countEvents(eventsOf(t, srv, admin, project))
 	if n["delegation.failed"] != 0 || n["backlog.task_blocked"] != 0 || n["delegation.awaiting_approval"] != 1 ||
 		n["delegation.completed"] != 2 || n["gate.completed"] != 1 || n["proposed_action.approved"] != 1 {

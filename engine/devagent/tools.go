@@ -122,43 +122,10 @@ func GitPushTool(branch string) toolloop.Tool {
 	}
 }
 
-// inWorktree makes a tool act in the agent's worktree: its description
-// names the worktree and its branch where it spoke of the project folder,
-// and for a pipeline tool the terminal's cwd and write_file's path, which
-// the model gives relative to its folder, are rebased onto the worktree
-// (relative to the scope root, as the pipeline reads them), and git_commit
-// commits there. A path that leaves the worktree is refused as a bad
-// argument.
-func inWorktree(t toolloop.Tool, wt worktree) toolloop.Tool {
-	// The model's folder is its worktree: say so where the tools speak of
-	// the project folder.
-	where := "your git worktree of the project (on branch " + wt.branch + ")"
-	t.Spec.Description = strings.ReplaceAll(t.Spec.Description, "the project folder", where)
-	t.Spec.Description = strings.ReplaceAll(t.Spec.Description, "the project's git repository", where)
-	t.Spec.Parameters = json.RawMessage(strings.ReplaceAll(string(t.Spec.Parameters), "relative to the project folder", "relative to your worktree"))
-	if t.Kind != toolloop.Pipeline || t.Action == nil {
-		return t
-	}
-	inner := t.Action
-	t.Action = func(args json.RawMessage) (brabo.ActionType, brabo.Payload, error) {
-		typ, p, err := inner(args)
-		if err != nil {
-			return typ, p, err
-		}
-		switch typ {
-		case brabo.Terminal:
-			p.Cwd, err = wt.rebase("cwd", p.Cwd)
-		case brabo.WriteFile:
-			if p.Path, err = wt.rebase("path", p.Path); err == nil && p.Path == wt.rel {
-				err = errors.New("path names your folder itself, not a file in it")
-			}
-		case brabo.GitCommit:
-			p.Cwd = wt.rel
-		}
-		return typ, p, err
-	}
-	return t
-}
+// inWorktree makes a tool act in the agent's worktree
+// (gitwork.Folder.Tool): its description names the worktree and its
+// branch, and the paths the model gives are rebased onto it.
+func inWorktree(t toolloop.Tool, wt worktree) toolloop.Tool { return wt.folder().Tool(t) }
 
 // buildLoop is the agent's tool loop for the task, working in the agent's
 // worktree (see WorktreeRel): the standard pipeline tools and git_push,

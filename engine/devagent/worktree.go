@@ -1,21 +1,20 @@
 package devagent
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"path"
 	"path/filepath"
 	"strings"
-	"sync"
+
+	"github.com/brabo-dev/brabo/engine/internal/gitwork"
 )
 
 // WorktreesDir is the folder, relative to the project's scope root (slash
-// form), that holds the dev agents' git worktrees: brabo's own folder in
-// the project.
+// form), that holds the dev agents' git worktrees (and the QA gate's
+// checkouts of task branches, gate-<task id>): brabo's own folder in the
+// project.
 //
 // Why there: every pipeline action must stay inside the scope root (§5),
 // so a worktree outside it (beside the project, in a temporary folder)
@@ -60,66 +59,24 @@ func newWorktree(root, agentID, taskID string) worktree {
 // dir is the worktree's absolute path.
 func (w worktree) dir() string { return filepath.Join(w.root, filepath.FromSlash(w.rel)) }
 
+// folder is the worktree as the place the agent's tools act in.
+func (w worktree) folder() gitwork.Folder {
+	return gitwork.Folder{Root: w.root, Rel: w.rel, Where: "your git worktree of the project (on branch " + w.branch + ")"}
+}
+
 // rebase turns a path the model gave, relative to the worktree (or
 // absolute inside it), into the path relative to the scope root the
-// pipeline expects. A path that leaves the worktree is refused: another
-// agent's worktree or the main checkout is not this agent's to touch.
-func (w worktree) rebase(field, p string) (string, error) {
-	p = strings.TrimSpace(p)
-	if p == "" || p == "." {
-		return w.rel, nil
-	}
-	var rel string
-	if filepath.IsAbs(p) {
-		r, err := filepath.Rel(w.dir(), filepath.Clean(p))
-		if err != nil {
-			return "", fmt.Errorf("%s %q is outside your worktree", field, p)
-		}
-		rel = filepath.ToSlash(r)
-	} else {
-		rel = path.Clean(filepath.ToSlash(p))
-	}
-	if rel == ".." || strings.HasPrefix(rel, "../") || path.IsAbs(rel) {
-		return "", fmt.Errorf("%s %q is outside your worktree", field, p)
-	}
-	if rel == "." {
-		return w.rel, nil
-	}
-	return w.rel + "/" + rel, nil
-}
+// pipeline expects (gitwork.Folder.Rebase).
+func (w worktree) rebase(field, p string) (string, error) { return w.folder().Rebase(field, p) }
 
-// worktreeLocks serialises the worktree operations on one repository in
-// this process: two agents of a project claiming at once must not race on
-// git's worktree bookkeeping.
-var worktreeLocks sync.Map // scope root → *sync.Mutex
-
-// gitEnvDrop are inherited variables that would point git at another
-// repository than the one in dir.
-var gitEnvDrop = map[string]bool{"GIT_DIR": true, "GIT_WORK_TREE": true, "GIT_INDEX_FILE": true,
-	"GIT_OBJECT_DIRECTORY": true, "GIT_ALTERNATE_OBJECT_DIRECTORIES": true, "GIT_COMMON_DIR": true,
-	"GIT_NAMESPACE": true, "GIT_PREFIX": true}
-
-// git runs git in dir and returns its trimmed standard output; the error
-// carries git's standard error. These are brabo's own bookkeeping, not an
-// approved action, so they run no hook of the repository (core.hooksPath
-// points nowhere): a post-checkout hook the agent wrote never runs on a
-// worktree add.
-func git(ctx context.Context, dir string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir, "-c", "core.hooksPath=" + os.DevNull}, args...)...)
-	for _, kv := range os.Environ() {
-		if name, _, _ := strings.Cut(kv, "="); !gitEnvDrop[name] {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
-	}
-	return strings.TrimSpace(string(out)), nil
-}
+// The shared git bookkeeping, under the names this package used before
+// it moved to gitwork.
+var (
+	git          = gitwork.Git
+	excludeBrabo = gitwork.ExcludeBrabo
+	samePath     = gitwork.SamePath
+	within       = gitwork.Within
+)
 
 // hold makes sure the agent's worktree exists and has the task's branch
 // checked out. It never resets or cleans a worktree that
@@ -141,9 +98,7 @@ func git(ctx context.Context, dir string, args ...string) (string, error) {
 // went with the folder). The scope root must be the top of a git
 // repository with a commit.
 func (w worktree) hold(ctx context.Context) error {
-	mu, _ := worktreeLocks.LoadOrStore(filepath.Clean(w.root), &sync.Mutex{})
-	mu.(*sync.Mutex).Lock()
-	defer mu.(*sync.Mutex).Unlock()
+	defer gitwork.Lock(w.root)()
 
 	top, err := git(ctx, w.root, "rev-parse", "--show-toplevel")
 	if err != nil {
@@ -163,13 +118,13 @@ func (w worktree) hold(ctx context.Context) error {
 	if _, err := git(ctx, w.root, "worktree", "prune"); err != nil {
 		return err
 	}
-	trees, err := listWorktrees(ctx, w.root)
+	trees, err := gitwork.List(ctx, w.root)
 	if err != nil {
 		return err
 	}
 	dir := w.dir()
-	if t, ok := trees.at(dir); ok {
-		if t.branch == w.branch {
+	if t, ok := trees.At(dir); ok {
+		if t.Branch == w.branch {
 			return nil // held: the agent's worktree, as it was left
 		}
 		if err := w.setAside(ctx, t); err != nil {
@@ -179,9 +134,9 @@ func (w worktree) hold(ctx context.Context) error {
 	if _, err := os.Stat(dir); err == nil {
 		return fmt.Errorf("%s exists but is not a worktree of the project's repository: move it away", dir)
 	}
-	if t, ok := trees.onBranch(w.branch); ok && within(filepath.Join(w.root, filepath.FromSlash(WorktreesDir)), t.path) {
-		if _, err := git(ctx, w.root, "worktree", "move", t.path, dir); err != nil {
-			return fmt.Errorf("taking over the task's worktree %s: %w", t.path, err)
+	if t, ok := trees.OnBranch(w.branch); ok && within(filepath.Join(w.root, filepath.FromSlash(WorktreesDir)), t.Path) {
+		if _, err := git(ctx, w.root, "worktree", "move", t.Path, dir); err != nil {
+			return fmt.Errorf("taking over the task's worktree %s: %w", t.Path, err)
 		}
 		return nil
 	}
@@ -206,22 +161,22 @@ func (w worktree) hold(ctx context.Context) error {
 
 // setAside clears the agent's worktree path of a worktree on another
 // branch: removed when clean, moved aside when it holds uncommitted work.
-func (w worktree) setAside(ctx context.Context, t gitWorktree) error {
-	status, err := git(ctx, t.path, "status", "--porcelain")
+func (w worktree) setAside(ctx context.Context, t gitwork.Worktree) error {
+	status, err := git(ctx, t.Path, "status", "--porcelain")
 	if err != nil {
 		return fmt.Errorf("reading the agent's earlier worktree: %w", err)
 	}
 	if status == "" {
-		if _, err := git(ctx, w.root, "worktree", "remove", t.path); err != nil {
+		if _, err := git(ctx, w.root, "worktree", "remove", t.Path); err != nil {
 			return fmt.Errorf("removing the agent's earlier worktree: %w", err)
 		}
 		return nil
 	}
-	aside := t.path + "-" + strings.ReplaceAll(strings.TrimPrefix(t.branch, BranchPrefix), "/", "-")
-	if t.branch == "" {
-		aside = t.path + "-detached"
+	aside := t.Path + "-" + strings.ReplaceAll(strings.TrimPrefix(t.Branch, BranchPrefix), "/", "-")
+	if t.Branch == "" {
+		aside = t.Path + "-detached"
 	}
-	if _, err := git(ctx, w.root, "worktree", "move", t.path, aside); err != nil {
+	if _, err := git(ctx, w.root, "worktree", "move", t.Path, aside); err != nil {
 		return fmt.Errorf("moving aside the agent's earlier worktree (it holds uncommitted work): %w", err)
 	}
 	return nil
@@ -231,123 +186,17 @@ func (w worktree) setAside(ctx context.Context, t gitWorktree) error {
 // is on the task's branch, which stays, and in the pull request opened
 // from it. What was never committed goes with the worktree.
 func (w worktree) release(ctx context.Context) error {
-	mu, _ := worktreeLocks.LoadOrStore(filepath.Clean(w.root), &sync.Mutex{})
-	mu.(*sync.Mutex).Lock()
-	defer mu.(*sync.Mutex).Unlock()
-	trees, err := listWorktrees(ctx, w.root)
+	defer gitwork.Lock(w.root)()
+	trees, err := gitwork.List(ctx, w.root)
 	if err != nil {
 		return err
 	}
-	t, ok := trees.at(w.dir())
-	if !ok || t.branch != w.branch {
+	t, ok := trees.At(w.dir())
+	if !ok || t.Branch != w.branch {
 		return nil // not this task's any more
 	}
-	if _, err := git(ctx, w.root, "worktree", "remove", "--force", t.path); err != nil {
+	if _, err := git(ctx, w.root, "worktree", "remove", "--force", t.Path); err != nil {
 		return fmt.Errorf("removing the worktree of a done task: %w", err)
 	}
 	return nil
-}
-
-// excludeBrabo adds "/.brabo/" to the repository's info/exclude once.
-func excludeBrabo(ctx context.Context, root string) error {
-	common, err := git(ctx, root, "rev-parse", "--git-common-dir")
-	if err != nil {
-		return err
-	}
-	if !filepath.IsAbs(common) {
-		common = filepath.Join(root, common)
-	}
-	file := filepath.Join(common, "info", "exclude")
-	data, err := os.ReadFile(file)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("reading %s: %w", file, err)
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if l := strings.TrimSpace(line); l == "/.brabo/" || l == "/.brabo" || l == ".brabo/" || l == ".brabo" {
-			return nil
-		}
-	}
-	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-		return fmt.Errorf("making %s: %w", filepath.Dir(file), err)
-	}
-	f, err := os.OpenFile(file, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
-		return fmt.Errorf("opening %s: %w", file, err)
-	}
-	sep := ""
-	if len(data) > 0 && !strings.HasSuffix(string(data), "\n") {
-		sep = "\n"
-	}
-	_, err = f.WriteString(sep + "# brabo's dev agents work in worktrees here\n/.brabo/\n")
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", file, err)
-	}
-	return nil
-}
-
-// gitWorktree is one entry of `git worktree list --porcelain`.
-type gitWorktree struct {
-	path   string
-	branch string // without refs/heads/; "" when detached
-}
-
-type gitWorktrees []gitWorktree
-
-func listWorktrees(ctx context.Context, root string) (gitWorktrees, error) {
-	out, err := git(ctx, root, "worktree", "list", "--porcelain")
-	if err != nil {
-		return nil, err
-	}
-	var list gitWorktrees
-	sc := bufio.NewScanner(strings.NewReader(out))
-	for sc.Scan() {
-		line := sc.Text()
-		if p, ok := strings.CutPrefix(line, "worktree "); ok {
-			list = append(list, gitWorktree{path: p})
-		} else if b, ok := strings.CutPrefix(line, "branch "); ok && len(list) > 0 {
-			list[len(list)-1].branch = strings.TrimPrefix(b, "refs/heads/")
-		}
-	}
-	return list, nil
-}
-
-func (l gitWorktrees) at(dir string) (gitWorktree, bool) {
-	for _, t := range l {
-		if samePath(t.path, dir) {
-			return t, true
-		}
-	}
-	return gitWorktree{}, false
-}
-
-func (l gitWorktrees) onBranch(b string) (gitWorktree, bool) {
-	for _, t := range l {
-		if t.branch == b {
-			return t, true
-		}
-	}
-	return gitWorktree{}, false
-}
-
-// samePath compares two paths once cleaned and, where they exist, with
-// their symlinks resolved (git prints resolved paths).
-func samePath(a, b string) bool {
-	return resolve(a) == resolve(b)
-}
-
-func resolve(p string) string {
-	p = filepath.Clean(p)
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		return r
-	}
-	return p
-}
-
-// within reports whether p lies strictly inside dir.
-func within(dir, p string) bool {
-	rel, err := filepath.Rel(resolve(dir), resolve(p))
-	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }

@@ -2,8 +2,10 @@
 //
 // A Lead (one per project) runs a gate area for a task: the area delegates
 // to sub-agents in order (qa-automation, then qa-performance-security), each
-// running its own tool loop under its own agent identity in the project's
-// folder. A delegation ends in one of three outcomes: Ok (a verdict),
+// running its own tool loop under its own agent identity in a checkout of
+// the task's work (checkout.go): the dev agent's worktree while the dev
+// holds it, else the gate's own worktree of the task's branch,
+// WorktreeRel. A delegation ends in one of three outcomes: Ok (a verdict),
 // Blocked (with a named origin) or Awaiting (a pipeline action waits for a
 // human, with the sub-agent's whole loop Ctx).
 //
@@ -120,6 +122,10 @@ type State struct {
 	Verdicts  []Verdict `json:"verdicts"`
 	// Loop is Current's suspended tool loop.
 	Loop *toolloop.Ctx `json:"loop,omitempty"`
+	// Worktree is the checkout of the task's work the sub-agents act in,
+	// relative to the scope root (slash form): WorktreeRel, or the dev
+	// agent's worktree. A resumed area goes on there.
+	Worktree string `json:"worktree,omitempty"`
 }
 
 // decodeState reads a Run's Ctx as a gate State, refusing what is not one

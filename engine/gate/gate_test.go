@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -35,8 +37,8 @@ func suspended(t *testing.T, w *world, res gate.Result, perf *recorder) gate.Sus
 	key := gate.ActorKey(w.auto.ID)
 	must(t, s.SubAgent == gate.QAAutomation && s.ActorKey == key && len(s.Verdicts) == 0, "suspended: %+v", s)
 	a := w.action(t, s.ActionID)
-	must(t, a.Status == brabo.StatusPending && a.Payload.Command == "ls && touch qa-report.txt" && a.ActorID == w.auto.ID,
-		"the area awaits %+v (proposed by %s)", a, a.ActorID)
+	must(t, a.Status == brabo.StatusPending && a.Payload.Command == "ls && touch qa-report.txt" && a.ActorID == w.auto.ID &&
+		a.Payload.Cwd == gate.WorktreeRel(w.task.ID), "the area awaits %+v (proposed by %s)", a, a.ActorID)
 	r, err := w.awaitingRun(t, key, s.ActionID)
 	must(t, err == nil && r.ID == s.RunID && r.State == brabo.RunAwaitingApproval && r.TaskID == w.task.ID,
 		"AwaitingRun(%s, %s) = %+v, %v", key, s.ActionID, r, err)
@@ -50,7 +52,8 @@ func suspended(t *testing.T, w *world, res gate.Result, perf *recorder) gate.Sus
 	must(t, len(w.events(t, gate.EventDelegationCompleted)) == 0, "a verdict was given while waiting")
 	task := w.getTask(t)
 	must(t, task.Status == brabo.TaskInProgress && task.BlockedOrigin == "", "the task while waiting: %+v", task)
-	must(t, !w.exists("qa-report.txt"), "qa-report.txt exists before the approval")
+	must(t, !w.exists("qa-report.txt") && !w.existsInGate("qa-report.txt"), "qa-report.txt exists before the approval")
+	must(t, w.existsInGate("feature.txt"), "the gate's worktree does not hold the task's work")
 	must(t, perf.Calls() == 0, "qa-performance-security ran while qa-automation waited")
 	return s
 }
@@ -86,7 +89,10 @@ func TestADR0057TheAreaWaitsForTheApprovalAndCompletesWithBothVerdicts(t *testin
 	d, err := w.svc.Approve(context.Background(), s.ActionID, w.owner)
 	must(t, err == nil && d.Action.Status == brabo.StatusExecuted, "approve: %+v, %v", d, err)
 	bothVerdicts(t, w, "qa-automation: PASS, report written")
-	must(t, w.exists("qa-report.txt"), "qa-report.txt does not exist after the approval")
+	// The approved command ran in the gate's worktree, not in the main
+	// checkout; the completed area removed that worktree, not the branch.
+	must(t, w.action(t, s.ActionID).Status == brabo.StatusExecuted && !w.exists("qa-report.txt"), "the approved command: %+v", w.action(t, s.ActionID))
+	w.gateRemoved(t)
 	res1, ok := toolResult(auto.Req(t, 1), "a1")
 	must(t, ok && contains(res1.Content, "README.md") && contains(res1.Content, "exit code: 0") && !res1.IsError,
 		"after the approval qa-automation read %+v", res1)
@@ -140,6 +146,11 @@ func TestARestartedLeadCompletesTheAreaAfterTheApproval(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := suspended(t, w, res, perf)
+	// Something left in the gate's worktree while the area waits: the
+	// restored area goes on in that very worktree, not refreshed.
+	if err := os.WriteFile(filepath.Join(w.gateDir(), "marker.txt"), []byte("left while waiting\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	// The process dies: the store is closed and opened again, and a new
 	// lead with fresh models takes the area back from the Run.
@@ -147,7 +158,11 @@ func TestARestartedLeadCompletesTheAreaAfterTheApproval(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.open(t)
-	auto2, perf2 := newRecorder(t, "auto2", autoScript), newRecorder(t, "perf2", perfScript)
+	auto2 := newRecorder(t, "auto2", autoScript)
+	perf2 := newRecorder(t, "perf2", `{"turns": [
+  {"toolCalls": [{"id": "p1", "name": "terminal", "arguments": {"command": "cat marker.txt"}}]},
+  {"expectToolResult": "left while waiting", "content": "qa-performance-security: no findings"}
+]}`)
 	second := w.lead(auto2, perf2)
 	must(t, !second.Waits(s.ActorKey, s.ActionID), "a new lead knows the wait before Restore")
 	if err := second.Restore(context.Background()); err != nil {
@@ -163,6 +178,7 @@ func TestARestartedLeadCompletesTheAreaAfterTheApproval(t *testing.T) {
 	res1, ok := toolResult(auto2.Req(t, 0), "a1")
 	must(t, ok && contains(res1.Content, "README.md"), "after the restart qa-automation read %+v", res1)
 	must(t, perf.Calls() == 0 && perf2.Calls() == 2, "qa-performance-security calls: %d, %d", perf.Calls(), perf2.Calls())
+	w.gateRemoved(t)
 }
 
 func TestASubAgentHaltedByItsModelFailsTheDelegationWithOriginModel(t *testing.T) {
@@ -207,7 +223,8 @@ func TestTheStoredStateIsAGateStateWithTheSubAgentsLoop(t *testing.T) {
 	}
 	must(t, st.Gate == gate.StateVersion && st.Current == gate.QAAutomation && len(st.Remaining) == 1 &&
 		st.Remaining[0] == gate.QAPerformanceSecurity && len(st.Verdicts) == 0 && st.Loop != nil &&
-		st.Loop.Awaits(s.ActionID) && st.Loop.PendingToolCallID == "a1", "stored state: %+v", st)
+		st.Loop.Awaits(s.ActionID) && st.Loop.PendingToolCallID == "a1" && st.Worktree == gate.WorktreeRel(w.task.ID),
+		"stored state: %+v", st)
 }
 
 func TestTheSecondDelegationWaitsTooAndTheFirstVerdictIsKept(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/engine/devagent"
 	"github.com/brabo-dev/brabo/engine/toolloop"
 	"github.com/brabo-dev/brabo/model"
 	"github.com/brabo-dev/brabo/pipeline"
@@ -27,8 +28,12 @@ const (
 // Lead is a project's QA lead. It is the wake worker's Local (Deliver) and
 // Resumer (Resume) for its sub-agents' keys.
 type Lead struct {
-	Store     brabo.Store
-	Proposer  toolloop.Proposer
+	Store    brabo.Store
+	Proposer toolloop.Proposer
+	// Scoper gives the project's scope root, the git repository where the
+	// area checks out the task's work (*pipeline.Service satisfies it).
+	// Without it every area fails with origin infra.
+	Scoper    devagent.Scoper
 	ProjectID string
 	// ID is the lead's actor id in the log (DefaultLeadID when "").
 	ID string
@@ -257,8 +262,16 @@ func (l *Lead) handle(ctx context.Context, msg brabo.OutboxMessage) error {
 		_, ferr := l.fail(ctx, a, st.Current, "", err.Error(), brabo.OriginInfra)
 		return ferr
 	}
+	// The checkout the sub-agent suspended in, as it is: not refreshed.
+	co, err := l.openCheckout(ctx, a.project, a.task.ID, st.Worktree, false)
+	if err != nil {
+		why := fmt.Sprintf("the decision on action %s arrived, but the checkout of the task's work is gone: %v", run.AwaitingActionID, err)
+		_, ferr := l.fail(ctx, a, st.Current, agent.ID, why, brabo.OriginInfra)
+		return ferr
+	}
+	a.co, a.state.Worktree = co, co.Rel
 	l.setWaiting(msg.ActorKey, "")
-	loop := l.buildLoop(agent, a.project)
+	loop := l.buildLoop(agent, a.project, co)
 	out := fromLoop(toolloop.Resume(ctx, loop, *st.Loop, settled))
 	_, err = l.settle(ctx, a, agent, st.Remaining, st.Verdicts, out)
 	return err
@@ -270,6 +283,7 @@ type area struct {
 	task    *brabo.Task
 	project *brabo.Project
 	state   State
+	co      checkout // where the sub-agents act
 }
 
 func (l *Lead) load(ctx context.Context, run *brabo.Run) (*area, error) {
@@ -316,7 +330,15 @@ func (l *Lead) RunArea(ctx context.Context, taskID string) (Result, error) {
 	a.run = &brabo.Run{ID: pipeline.NewID("run"), ProjectID: a.project.ID, ActorKey: "lead:" + l.id(), TaskID: taskID,
 		State: brabo.RunWorking, UpdatedAt: l.now()}
 	a.state = State{Gate: StateVersion, Area: l.area(), TaskID: taskID}
-	return l.continueArea(ctx, a, l.delegations(), nil)
+	delegations := l.delegations()
+	if len(delegations) > 0 {
+		co, err := l.openCheckout(ctx, a.project, taskID, "", true)
+		if err != nil {
+			return l.fail(ctx, a, delegations[0], "", err.Error(), brabo.OriginInfra)
+		}
+		a.co, a.state.Worktree = co, co.Rel
+	}
+	return l.continueArea(ctx, a, delegations, nil)
 }
 
 // continueArea is the area: a recursion over the remaining delegations
@@ -340,7 +362,7 @@ func (l *Lead) continueArea(ctx context.Context, a *area, remaining []string, ve
 		map[string]any{"taskId": a.task.ID, "area": l.area(), "subAgent": name}); err != nil {
 		return nil, err
 	}
-	out := fromLoop(toolloop.Run(ctx, l.buildLoop(agent, a.project), l.prompt(a, name, verdicts)))
+	out := fromLoop(toolloop.Run(ctx, l.buildLoop(agent, a.project, a.co), l.prompt(a, name, verdicts)))
 	return l.settle(ctx, a, agent, rest, verdicts, out)
 }
 
@@ -406,6 +428,10 @@ func (l *Lead) consolidate(ctx context.Context, a *area, verdicts []Verdict) (Re
 	})
 	if err != nil {
 		return nil, fmt.Errorf("gate: recording the area's completion: %w", err)
+	}
+	// The verdicts are recorded: the gate's own checkout has served.
+	if err := a.co.close(ctx); err != nil {
+		l.log().Warn("gate: the area completed but its worktree stays", "task", a.task.ID, "err", err)
 	}
 	return Completed{Verdicts: verdicts}, nil
 }
@@ -474,17 +500,23 @@ func (l *Lead) subAgent(ctx context.Context, projectID, name string) (*brabo.Age
 }
 
 // buildLoop is a sub-agent's tool loop, under its own identity: the
-// standard pipeline tools, which run in the project's folder.
-func (l *Lead) buildLoop(agent *brabo.Agent, p *brabo.Project) *toolloop.Loop {
+// standard pipeline tools and read_file, acting in the checkout of the
+// task's work (its paths are relative to it); the pipeline still scopes
+// every action to the project's folder.
+func (l *Lead) buildLoop(agent *brabo.Agent, p *brabo.Project, co checkout) *toolloop.Loop {
 	m := l.Models[agent.Name]
 	if m == nil {
 		m = l.Model
 	}
 	system := l.Systems[agent.Name]
 	if system == "" {
-		system = fmt.Sprintf("You are %s, a QA sub-agent of the %s gate. Examine the project and answer with your verdict.", agent.Name, l.area())
+		system = fmt.Sprintf("You are %s, a QA sub-agent of the %s gate. Your folder is %s: examine the task's work there and answer with your verdict.",
+			agent.Name, l.area(), co.Where)
 	}
-	tools := toolloop.StandardTools()
+	var tools []toolloop.Tool
+	for _, t := range append(toolloop.StandardTools(), devagent.ReadFileTool(co.Dir(), nil)) {
+		tools = append(tools, co.Tool(t))
+	}
 	return &toolloop.Loop{Model: m, Proposer: l.Proposer, ProjectID: p.ID, Actor: pipeline.Actor{Agent: agent},
 		System: system, Tools: tools, MaxIterations: l.MaxIterations}
 }

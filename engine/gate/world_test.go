@@ -1,10 +1,11 @@
 package gate_test
 
 // The world the gate's tests run in: the real pipeline on SQLite on a file,
-// the real executor, a local project folder whose permissions.json allows
-// ls, echo, cat and grep (touch asks), the two QA sub-agents as agents of
-// the project, a scripted model per sub-agent behind a recorder, and the
-// wake worker.
+// the real executor, a local project folder that is a git repository whose
+// permissions.json allows ls, echo, cat, grep and pwd (touch asks), with
+// the task's branch brabo/<task id> holding the dev's work (feature.txt),
+// the two QA sub-agents as agents of the project, a scripted model per
+// sub-agent behind a recorder, and the wake worker.
 
 import (
 	"context"
@@ -13,12 +14,14 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/engine/devagent"
 	"github.com/brabo-dev/brabo/engine/gate"
 	"github.com/brabo-dev/brabo/engine/wake"
 	"github.com/brabo-dev/brabo/executor"
@@ -65,7 +68,7 @@ func newWorld(t *testing.T) *world {
 	ctx := context.Background()
 	w := &world{path: filepath.Join(t.TempDir(), "brabo.db"), root: t.TempDir(), ws: t.TempDir()}
 	w.open(t)
-	perms := `{"allow":["Terminal(ls)","Terminal(echo)","Terminal(cat)","Terminal(grep)"]}`
+	perms := `{"allow":["Terminal(ls)","Terminal(echo)","Terminal(cat)","Terminal(grep)","Terminal(pwd)"]}`
 	if err := os.WriteFile(filepath.Join(w.root, "permissions.json"), []byte(perms), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +95,57 @@ func newWorld(t *testing.T) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The project is a git repository; the task's dev committed its work
+	// on the task's branch, and (its PR opened) no longer holds a worktree.
+	gitIn(t, w.root, "init", "--quiet", "--initial-branch=main", ".")
+	gitIn(t, w.root, "add", "-A")
+	gitIn(t, w.root, "commit", "--quiet", "-m", "initial")
+	w.commitOnBranch(t, "feature.txt", "the checkout page\n")
 	return w
+}
+
+// commitOnBranch commits a file on the task's branch, as its dev would,
+// without touching the main checkout.
+func (w *world) commitOnBranch(t *testing.T, name, content string) {
+	t.Helper()
+	branch := devagent.TaskBranch(w.task.ID)
+	tmp := filepath.Join(t.TempDir(), "dev")
+	if gitInOK(w.root, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch) {
+		gitIn(t, w.root, "worktree", "add", "--quiet", tmp, branch)
+	} else {
+		gitIn(t, w.root, "worktree", "add", "--quiet", "-b", branch, tmp, "main")
+	}
+	if err := os.WriteFile(filepath.Join(tmp, name), []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitIn(t, tmp, "add", name)
+	gitIn(t, tmp, "commit", "--quiet", "-m", "dev: "+name)
+	gitIn(t, w.root, "worktree", "remove", "--force", tmp)
+}
+
+// gateDir is the gate's own worktree of the task.
+func (w *world) gateDir() string {
+	return filepath.Join(w.root, filepath.FromSlash(gate.WorktreeRel(w.task.ID)))
+}
+
+// gitIn runs git in dir and returns its trimmed output, failing the test
+// when git fails.
+func gitIn(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(cmd.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@x", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@x")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v in %s: %v\n%s", args, dir, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func gitInOK(dir string, args ...string) bool {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	return cmd.Run() == nil
 }
 
 // open opens (or reopens, after a "restart") the store on the world's file
@@ -109,7 +162,7 @@ func (w *world) open(t *testing.T) {
 }
 
 func (w *world) lead(auto, perf model.Model) *gate.Lead {
-	return &gate.Lead{Store: w.store, Proposer: w.svc, ProjectID: w.prj.ID, MaxIterations: 6, Log: quiet,
+	return &gate.Lead{Store: w.store, Proposer: w.svc, Scoper: w.svc, ProjectID: w.prj.ID, MaxIterations: 6, Log: quiet,
 		Models: map[string]model.Model{gate.QAAutomation: auto, gate.QAPerformanceSecurity: perf}}
 }
 
@@ -240,8 +293,15 @@ func (w *world) completedVerdicts(t *testing.T) ([]gate.Verdict, brabo.Event) {
 	return p.Verdicts, evs[0]
 }
 
+// exists reports whether name exists in the project folder (the main
+// checkout); existsInGate, in the gate's worktree of the task.
 func (w *world) exists(name string) bool {
 	_, err := os.Stat(filepath.Join(w.root, name))
+	return err == nil
+}
+
+func (w *world) existsInGate(name string) bool {
+	_, err := os.Stat(filepath.Join(w.gateDir(), name))
 	return err == nil
 }
 
@@ -253,3 +313,15 @@ func must(t *testing.T, ok bool, format string, a ...any) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// gateRemoved checks that the gate's worktree of the task is gone and the
+// task's branch stays.
+func (w *world) gateRemoved(t *testing.T) {
+	t.Helper()
+	waitFor(t, "the gate's worktree to go", func() bool {
+		_, err := os.Stat(w.gateDir())
+		return os.IsNotExist(err)
+	})
+	must(t, !strings.Contains(gitIn(t, w.root, "worktree", "list"), "gate-"), "git still lists the gate's worktree")
+	gitIn(t, w.root, "rev-parse", "--verify", "refs/heads/"+devagent.TaskBranch(w.task.ID))
+}

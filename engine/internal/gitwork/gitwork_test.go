@@ -1,0 +1,68 @@
+package gitwork_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/brabo-dev/brabo/engine/internal/gitwork"
+)
+
+// git runs gitwork.Git with an identity for commits, failing the test on
+// an error.
+func git(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	out, err := gitwork.Git(context.Background(), dir, append([]string{"-c", "user.name=t", "-c", "user.email=t@x"}, args...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// List reads git's own listing: the main checkout on its branch, a
+// detached worktree with its commit; Git ignores an inherited GIT_DIR.
+func TestListNamesBranchesAndDetachedHeads(t *testing.T) {
+	root := t.TempDir()
+	git(t, root, "init", "--quiet", "--initial-branch=main", ".")
+	os.WriteFile(filepath.Join(root, "a.txt"), []byte("a\n"), 0o644)
+	git(t, root, "add", "-A")
+	git(t, root, "commit", "--quiet", "-m", "a")
+	head := git(t, root, "rev-parse", "HEAD")
+	dir := filepath.Join(root, ".brabo", "worktrees", "gate-tsk_1")
+	t.Setenv("GIT_DIR", filepath.Join(t.TempDir(), "elsewhere"))
+	git(t, root, "worktree", "add", "--quiet", "--detach", dir, "main")
+
+	trees, err := gitwork.List(context.Background(), root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	main, ok := trees.OnBranch("main")
+	if !ok || !gitwork.SamePath(main.Path, root) || main.Head != head {
+		t.Fatalf("the main checkout: %+v, %v", main, ok)
+	}
+	wt, ok := trees.At(dir)
+	if !ok || wt.Branch != "" || wt.Head != head || !gitwork.Within(root, wt.Path) {
+		t.Fatalf("the detached worktree: %+v, %v (all: %+v)", wt, ok, trees)
+	}
+	if gitwork.Within(dir, root) || gitwork.Within(root, root) {
+		t.Fatal("Within is not strict")
+	}
+}
+
+// A folder's tools take paths relative to it; leaving it is refused.
+func TestFolderRebase(t *testing.T) {
+	f := gitwork.Folder{Root: "/srv/shop", Rel: ".brabo/worktrees/gate-tsk_1"}
+	for in, want := range map[string]string{
+		"": f.Rel, ".": f.Rel, "src": f.Rel + "/src", "/srv/shop/.brabo/worktrees/gate-tsk_1/x": f.Rel + "/x",
+	} {
+		if got, err := f.Rebase("cwd", in); err != nil || got != want {
+			t.Errorf("Rebase(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"..", "../agt_1", "/srv/shop"} {
+		if got, err := f.Rebase("cwd", in); err == nil {
+			t.Errorf("Rebase(%q) = %q; want it refused", in, got)
+		}
+	}
+}
