@@ -318,10 +318,11 @@ func contains(s, sub string) bool { return strings.Contains(s, sub) }
 // task's branch stays.
 func (w *world) gateRemoved(t *testing.T) {
 	t.Helper()
-	waitFor(t, "the gate's worktree to go", func() bool {
+	// git removes the folder before its own record of the worktree: wait
+	// for both.
+	waitFor(t, "the gate's worktree to go, from the disk and from git's list", func() bool {
 		_, err := os.Stat(w.gateDir())
-		return os.IsNotExist(err)
+		return os.IsNotExist(err) && !strings.Contains(gitIn(t, w.root, "worktree", "list"), "gate-")
 	})
-	must(t, !strings.Contains(gitIn(t, w.root, "worktree", "list"), "gate-"), "git still lists the gate's worktree")
 	gitIn(t, w.root, "rev-parse", "--verify", "refs/heads/"+devagent.TaskBranch(w.task.ID))
 }
