@@ -175,10 +175,13 @@ func TestLeasesALeaseNotRenewedStopsTheActor(t *testing.T) {
 	a := w.instance(t, "proc_a", 600*time.Millisecond)
 	waitFor(t, "the actor to start", func() bool { return a.mgr.Live(w.agent.ID) })
 	w.awaiting(t)
-	cut := time.Now()
 	a.store.down.Store(true)
+	l := w.lease(t, w.agent.ID) // the last renewal, read past the cut
 	waitFor(t, "the actor to stop", func() bool { return !a.mgr.Live(w.agent.ID) })
-	must(t, time.Since(cut) < 600*time.Millisecond, "the actor stopped after %s, after its lease ran out", time.Since(cut))
+	// It stops one tick (20 ms) before the lease runs out; a loaded
+	// machine may run the tick late, hence the slack.
+	must(t, time.Now().Before(l.Until.Add(200*time.Millisecond)), "the actor stopped at %s, long after its lease ran out at %s",
+		time.Now().Format(time.RFC3339Nano), l.Until.Format(time.RFC3339Nano))
 	a.store.down.Store(false)
 	waitFor(t, "the actor to run again", func() bool { return a.mgr.Live(w.agent.ID) })
 	r := w.awaiting(t)
@@ -197,8 +200,9 @@ func TestLeasesAGracefulStopHandsTheAgentsOver(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	must(t, !b.mgr.Live(w.agent.ID), "B runs an agent A holds")
 	a.stop()
-	must(t, w.lease(t, w.agent.ID) == nil, "A's graceful stop left its lease: %+v", w.lease(t, w.agent.ID))
 	start := time.Now()
+	l := w.lease(t, w.agent.ID)
+	must(t, l == nil || l.Owner == "proc_b", "A's graceful stop left its lease: %+v", l)
 	waitFor(t, "B to take the agent", func() bool { return b.mgr.Live(w.agent.ID) })
 	must(t, time.Since(start) < 10*time.Second, "B took %s", time.Since(start))
 }
