@@ -139,9 +139,9 @@ type Manager struct {
 	// Manages selects the agents Run keeps actors for and Restore brings
 	// back (all when nil).
 	Manages func(*brabo.Agent) bool
-	// Owner names this process in agent leases (Run); the wake worker of
-	// the process should have the same Owner, so that the messages of the
-	// agents held here come to it.
+	// Owner names this process in agent leases (Run). The wake worker of
+	// the process must have the same Owner: workers leave the messages of
+	// a held agent to the worker whose Owner holds it.
 	Owner string
 	// Lease is how long an agent's lease lasts unless renewed
 	// (DefaultLease when zero): an agent whose process died is taken over

@@ -99,7 +99,7 @@ func (m *Manager) renew(ctx context.Context, held map[string]time.Time) {
 	won := make(map[string]bool, len(agents))
 	// A store that does not answer must not hold the renewal past the
 	// point where the leases could run out unnoticed.
-	tctx, cancel := context.WithTimeout(ctx, m.tick())
+	tctx, cancel := context.WithTimeout(ctx, m.lease()/3)
 	err = m.Store.Update(tctx, func(tx brabo.Tx) error {
 		for _, ag := range agents {
 			ok, err := tx.ClaimAgent(tctx, ag.ID, m.Owner, now, m.lease())
