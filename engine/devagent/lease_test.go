@@ -48,6 +48,12 @@ type instance struct {
 
 func (w *world) instance(t *testing.T, name string, lease time.Duration) *instance {
 	t.Helper()
+	return w.instanceWith(t, name, lease, true)
+}
+
+// instanceWith is instance, without a wake worker when wakes is false.
+func (w *world) instanceWith(t *testing.T, name string, lease time.Duration, wakes bool) *instance {
+	t.Helper()
 	in := &instance{name: name, store: &downable{Store: w.store}, rec: newRecorder(t, adrScript)}
 	in.mgr = w.manager(in.rec, 2*time.Hour)
 	in.mgr.Store, in.mgr.Owner, in.mgr.Lease, in.mgr.Scan = in.store, name, lease, 20*time.Millisecond
@@ -60,7 +66,10 @@ func (w *world) instance(t *testing.T, name string, lease time.Duration) *instan
 			t.Errorf("%s: Run: %v", name, err)
 		}
 	}()
-	stopWake := run(t, func(ctx context.Context) { worker.Run(ctx) })
+	stopWake := func() {}
+	if wakes {
+		stopWake = run(t, func(ctx context.Context) { worker.Run(ctx) })
+	}
 	stopped := false
 	in.stop = func() {
 		if !stopped {
@@ -205,4 +214,55 @@ func TestLeasesAGracefulStopHandsTheAgentsOver(t *testing.T) {
 	must(t, l == nil || l.Owner == "proc_b", "A's graceful stop left its lease: %+v", l)
 	waitFor(t, "B to take the agent", func() bool { return b.mgr.Live(w.agent.ID) })
 	must(t, time.Since(start) < 10*time.Second, "B took %s", time.Since(start))
+}
+
+// The actors check their run against the store at every tick: a decision
+// whose message reached no actor resumes the waiting actor within a tick,
+// and a run that another process took out of its wait is given up, so the
+// actor goes on with its next task instead of waiting until the wait cap.
+func TestLeasesTheActorResyncsWithTheStore(t *testing.T) {
+	t.Run("a decision nobody delivered", func(t *testing.T) {
+		w := newWorld(t)
+		a := w.instanceWith(t, "proc_a", time.Minute, false) // no wake worker: no message is delivered
+		r, _ := suspended(t, w, a.rec)
+		w.approve(t, r.AwaitingActionID)
+		w.taskIn(t, brabo.TaskDone)
+		must(t, a.rec.Calls() == 4, "the model was called %d times; want 4", a.rec.Calls())
+	})
+	t.Run("a run taken up elsewhere", func(t *testing.T) {
+		w := newWorld(t)
+		a := w.instanceWith(t, "proc_a", time.Minute, false)
+		r, _ := suspended(t, w, a.rec)
+		ctx := context.Background()
+		next := &brabo.Task{ID: "tsk_next", ProjectID: w.prj.ID, Title: "Next", Status: brabo.TaskTodo, CreatedAt: time.Now().UTC()}
+		// Another process blocks the waiting run's task (as its wait cap
+		// would) and a new task comes.
+		err := w.store.Update(ctx, func(tx brabo.Tx) error {
+			if ok, err := tx.LeaveWait(ctx, r.ID, r.AwaitingActionID, brabo.RunBlocked, time.Now()); err != nil || !ok {
+				return errors.Join(err, errors.New("the run did not leave its wait"))
+			}
+			task, err := tx.Task(ctx, w.task.ID)
+			if err != nil {
+				return err
+			}
+			task.Status, task.BlockedReason, task.BlockedOrigin = brabo.TaskBlocked, "blocked elsewhere", brabo.OriginPolicy
+			if err := tx.UpdateTask(ctx, task); err != nil {
+				return err
+			}
+			return tx.CreateTask(ctx, next)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the actor to take the next task", func() bool {
+			var got *brabo.Task
+			w.store.View(ctx, func(tx brabo.Tx) error {
+				var err error
+				got, err = tx.Task(ctx, next.ID)
+				return err
+			})
+			return got != nil && got.Status != brabo.TaskTodo
+		})
+		must(t, w.getTask(t).BlockedReason == "blocked elsewhere", "the first task changed: %+v", w.getTask(t))
+	})
 }
