@@ -153,4 +153,32 @@ type Tx interface {
 	ClaimRun(ctx context.Context, id, owner string, now time.Time, lease time.Duration) (bool, error)
 	// ReleaseRun ends owner's lease.
 	ReleaseRun(ctx context.Context, id, owner string) error
+
+	// ClaimAgent leases the agent's actor to owner (one process) until
+	// now+lease if the agent is free, its lease ran out (until before now),
+	// or owner holds it already, which renews it; it reports whether owner
+	// holds it now. Of several owners claiming at once, at most one wins.
+	ClaimAgent(ctx context.Context, agentID, owner string, now time.Time, lease time.Duration) (bool, error)
+	// ReleaseAgent ends owner's lease of the agent, so another process may
+	// claim it at once; a lease another owner holds is left as it is.
+	ReleaseAgent(ctx context.Context, agentID, owner string) error
+	// AgentLease reads the agent's lease, or ErrNotFound when nobody ever
+	// claimed it or its holder released it.
+	AgentLease(ctx context.Context, agentID string) (*AgentLease, error)
+	// ClaimOutboxFor is ClaimOutbox for the process owner: it leaves out
+	// the messages whose actor key ("agent:<id>") names an agent that
+	// another owner holds a lease of that has not run out at now, so they
+	// go to the worker of the process that runs that agent's actor. When
+	// the holder dies, its lease runs out and anyone may claim them.
+	ClaimOutboxFor(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]OutboxMessage, error)
+}
+
+// AgentLease says which process runs an agent's actor, until when
+// (ClaimAgent).
+type AgentLease struct {
+	AgentID string
+	// Owner names the holding process.
+	Owner string
+	// Until is when the lease runs out unless renewed.
+	Until time.Time
 }

@@ -57,20 +57,38 @@ func openModel(spec string) (model.Model, error) {
 // model only the wake worker runs: settled actions nobody waits for are
 // marked delivered, and a waiting run's message stays for a process that
 // runs agents.
+//
+// A dev agent's actor runs in one process only: the one that holds the
+// agent's lease (devagent.Manager.Run). Processes sharing a PostgreSQL
+// database divide the agents between them this way, and take over the
+// agents of one that died once its leases run out.
 type agents struct {
 	manager *devagent.Manager
 	leads   *leads
 	worker  *wake.Worker
+	// managed is closed when the manager's Run has returned (its leases
+	// released).
+	managed chan struct{}
 }
+
+// soleOwnerName is the owner of the agent and run leases of a process that
+// alone uses its store (SQLite): a fixed name, so that after a crash the
+// next start holds at once what its predecessor held, instead of waiting
+// for the leases to run out.
+const soleOwnerName = "sqlite"
 
 // soleOwner is true when this process alone uses the store (SQLite): runs
 // left working by a previous process were interrupted mid-turn.
 func startAgents(ctx context.Context, store brabo.Store, svc *pipeline.Service, m model.Model, soleOwner bool, log *slog.Logger) (*agents, error) {
+	owner := pipeline.NewID("proc")
+	if soleOwner {
+		owner = soleOwnerName
+	}
 	router := &wake.Router{Store: store}
-	a := &agents{worker: &wake.Worker{Store: store, Owner: pipeline.NewID("proc"), Local: router, Resume: router, Log: log}}
+	a := &agents{worker: &wake.Worker{Store: store, Owner: owner, Local: router, Resume: router, Log: log}}
 	if m != nil {
-		a.manager = &devagent.Manager{Store: store, Proposer: svc, Scoper: svc, Model: m, Log: log,
-			Manages: func(ag *brabo.Agent) bool { return ag.IsModuleDev() }}
+		a.manager = &devagent.Manager{Store: store, Proposer: svc, Scoper: svc, Model: m, Log: log, Owner: owner,
+			Lease: leaseFromEnv(log), Manages: func(ag *brabo.Agent) bool { return ag.IsModuleDev() }}
 		a.leads = newLeads(ctx, store, svc, m, log)
 		router.Dev, router.Gate, router.Lead = a.manager, a.leads.gateReceiver, a.leads.leadReceiver
 		if soleOwner {
@@ -80,28 +98,17 @@ func startAgents(ctx context.Context, store brabo.Store, svc *pipeline.Service, 
 				log.Warn("tasks whose agent was stopped mid-turn are blocked (origin infra)", "count", n)
 			}
 		}
-		if err := a.manager.Restore(ctx); err != nil {
-			return nil, fmt.Errorf("restoring waiting agents: %w", err)
-		}
 		if err := a.leads.restore(ctx); err != nil {
 			return nil, fmt.Errorf("restoring the QA leads' waiting areas: %w", err)
 		}
-		if err := a.startAll(ctx, store); err != nil {
-			return nil, err
-		}
-		// Agents created later start within a few seconds.
+		// The dev agents whose leases this process holds run here; their
+		// actors restore their waiting runs. Agents created later are
+		// picked up at the next scan.
+		a.managed = make(chan struct{})
 		go func() {
-			t := time.NewTicker(agentScan)
-			defer t.Stop()
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case <-t.C:
-					if err := a.startAll(ctx, store); err != nil && ctx.Err() == nil {
-						log.Error("starting dev agents", "err", err)
-					}
-				}
+			defer close(a.managed)
+			if err := a.manager.Run(ctx); err != nil {
+				log.Error("running the dev agents", "err", err)
 			}
 		}()
 	}
@@ -109,44 +116,27 @@ func startAgents(ctx context.Context, store brabo.Store, svc *pipeline.Service, 
 	return a, nil
 }
 
-// agentScan is how often serve looks for new dev agents to start.
-const agentScan = 2 * time.Second
-
-// startAll starts an actor for every dev-<module> agent of every project.
-func (a *agents) startAll(ctx context.Context, store brabo.Store) error {
-	var list []*brabo.Agent
-	err := store.View(ctx, func(tx brabo.Tx) error {
-		ps, err := tx.Projects(ctx)
-		if err != nil {
-			return err
-		}
-		for _, p := range ps {
-			ags, err := tx.Agents(ctx, p.ID)
-			if err != nil {
-				return err
-			}
-			for _, ag := range ags {
-				if ag.IsModuleDev() {
-					list = append(list, ag)
-				}
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return err
+// leaseFromEnv reads BRABO_AGENT_LEASE (a duration, e.g. 15s): how long
+// the dev agents of a process that died wait for another process to take
+// them over. Zero (unset or unreadable) is devagent.DefaultLease.
+func leaseFromEnv(log *slog.Logger) time.Duration {
+	v := os.Getenv("BRABO_AGENT_LEASE")
+	if v == "" {
+		return 0
 	}
-	for _, ag := range list {
-		if err := a.manager.Start(ctx, ag); err != nil {
-			return err
-		}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		log.Warn("BRABO_AGENT_LEASE is not a positive duration; using the default", "value", v, "default", devagent.DefaultLease)
+		return 0
 	}
-	return nil
+	return d
 }
 
-// wait returns when every actor has stopped (after ctx ended).
+// wait returns when every actor has stopped (after ctx ended) and the
+// dev agents' leases are released.
 func (a *agents) wait() {
 	if a.manager != nil {
+		<-a.managed
 		a.manager.Wait()
 	}
 	if a.leads != nil {

@@ -28,6 +28,26 @@ type server struct {
 	cmd   *exec.Cmd
 	url   string
 	token string // only on the first start
+	logs  *logBuffer
+}
+
+// logBuffer keeps what a server wrote to its standard error.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// String returns what was written so far.
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // startServe starts the real binary on dataDir and waits until it listens.
@@ -39,12 +59,13 @@ func startServe(t *testing.T, dataDir string, extra ...string) *server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd.Stderr = io.Discard
+	logs := &logBuffer{}
+	cmd.Stderr = logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	s := &server{cmd: cmd}
+	s := &server{cmd: cmd, logs: logs}
 	lines := make(chan string)
 	go func() {
 		sc := bufio.NewScanner(stdout)

@@ -13,11 +13,20 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// TestTwoServersOnOnePostgresDatabase runs two `brabo serve --model …` on
-// one PostgreSQL database (DESIGN §7.3): the agent suspends on a pending
-// action proposed through either, the action is approved through B, and
-// the agent resumes with the real output — whichever process holds it.
-func TestTwoServersOnOnePostgresDatabase(t *testing.T) {
+// pair is two `brabo serve --model …` on one PostgreSQL database, with a
+// project, one dev agent and its task.
+type pair struct {
+	a, b                 *server
+	admin                string
+	project, agent, task string
+	root, schema         string
+	conn                 *pgx.Conn
+}
+
+// twoServers starts the pair on a fresh schema of BRABO_TEST_POSTGRES,
+// with the info log (the agent leases are logged there).
+func twoServers(t *testing.T) *pair {
+	t.Helper()
 	base := os.Getenv("BRABO_TEST_POSTGRES")
 	if base == "" {
 		t.Skip("BRABO_TEST_POSTGRES is not set; .ci/run sets it")
@@ -48,18 +57,25 @@ func TestTwoServersOnOnePostgresDatabase(t *testing.T) {
 	os.WriteFile(filepath.Join(root, "permissions.json"), []byte(`{"allow": ["Terminal(ls)", "Terminal(echo)"]}`), 0o644)
 	gitProject(t, root)
 
-	a := startServe(t, t.TempDir(), "--db", db, "--model", "scripted:"+script)
-	b := startServe(t, t.TempDir(), "--db", db, "--model", "scripted:"+script)
-	admin := a.token
-	if admin == "" || b.token != "" {
-		t.Fatalf("the first server must print the admin token, the second none (a=%q b=%q)", a.token, b.token)
+	p := &pair{root: root, schema: schema, conn: conn}
+	p.a = startServe(t, t.TempDir(), "--db", db, "--model", "scripted:"+script, "--log-level", "info")
+	p.b = startServe(t, t.TempDir(), "--db", db, "--model", "scripted:"+script, "--log-level", "info")
+	p.admin = p.a.token
+	if p.admin == "" || p.b.token != "" {
+		t.Fatalf("the first server must print the admin token, the second none (a=%q b=%q)", p.a.token, p.b.token)
 	}
-	project := a.must(t, "POST", "/v1/projects", admin, map[string]any{"slug": "shop", "mode": "local", "root": root}, 201)["id"].(string)
-	agent := a.must(t, "POST", "/v1/projects/"+project+"/agents", admin, map[string]any{"name": "dev-api"}, 201)["agent"].(map[string]any)["id"].(string)
-	task := a.must(t, "POST", "/v1/projects/"+project+"/tasks", admin, map[string]any{"title": "Create made.txt"}, 201)["id"].(string)
+	p.project = p.a.must(t, "POST", "/v1/projects", p.admin, map[string]any{"slug": "shop", "mode": "local", "root": root}, 201)["id"].(string)
+	p.agent = p.a.must(t, "POST", "/v1/projects/"+p.project+"/agents", p.admin, map[string]any{"name": "dev-api"}, 201)["agent"].(map[string]any)["id"].(string)
+	p.task = p.a.must(t, "POST", "/v1/projects/"+p.project+"/tasks", p.admin, map[string]any{"title": "Create made.txt"}, 201)["id"].(string)
+	return p
+}
 
-	pending := waitFor(t, "the agent to suspend on a pending action", func() string {
-		_, out, _ := b.call("GET", "/v1/queue", admin, nil)
+// pending waits for the agent to suspend on its touch and returns the
+// action's id.
+func (p *pair) pending(t *testing.T) string {
+	t.Helper()
+	return waitFor(t, "the agent to suspend on a pending action", func() string {
+		_, out, _ := p.b.call("GET", "/v1/queue", p.admin, nil)
 		for _, x := range asList(out["actions"]) {
 			if strings.Contains(x["payload"].(map[string]any)["command"].(string), "touch made.txt") {
 				return x["id"].(string)
@@ -67,11 +83,13 @@ func TestTwoServersOnOnePostgresDatabase(t *testing.T) {
 		}
 		return ""
 	})
-	if d := b.must(t, "POST", "/v1/actions/"+pending+"/approve", admin, nil, 200); d["outcome"] != "approved" {
-		t.Fatalf("approve through B: %v", d)
-	}
+}
+
+// done waits for the task to be done, through s.
+func (p *pair) done(t *testing.T, s *server) {
+	t.Helper()
 	waitFor(t, "the task to be done", func() string {
-		_, out, _ := a.call("GET", "/v1/tasks/"+task, admin, nil)
+		_, out, _ := s.call("GET", "/v1/tasks/"+p.task, p.admin, nil)
 		if out["status"] == "blocked" {
 			t.Fatalf("the task was blocked: %v", out)
 		}
@@ -80,17 +98,103 @@ func TestTwoServersOnOnePostgresDatabase(t *testing.T) {
 		}
 		return ""
 	})
-	if _, err := os.Stat(filepath.Join(worktreeOf(root, agent), "made.txt")); err != nil {
-		t.Fatal("the approved command did not run")
+}
+
+// holders are the servers whose log says they hold the agent's lease
+// (and so run its actor).
+func (p *pair) holders(servers ...*server) []*server {
+	var out []*server
+	for _, s := range servers {
+		for _, l := range strings.Split(s.logs.String(), "\n") {
+			if strings.Contains(l, "holding the agent's lease") && strings.Contains(l, "agent="+p.agent) {
+				out = append(out, s)
+				break
+			}
+		}
 	}
-	// Exactly one suspension and one resumption: the log has one awaiting
-	// event and the task moved to done once.
-	_, evs, _ := a.call("GET", "/v1/projects/"+project+"/events", admin, nil)
+	return out
+}
+
+// leaseOwner is the owner of the agent's lease in the database.
+func (p *pair) leaseOwner(t *testing.T) string {
+	t.Helper()
+	var owner string
+	err := p.conn.QueryRow(context.Background(), "SELECT owner FROM "+p.schema+".agent_leases WHERE agent_id = $1", p.agent).Scan(&owner)
+	if err != nil {
+		t.Fatalf("the agent's lease: %v", err)
+	}
+	return owner
+}
+
+// eventCounts counts the project's events by type.
+func (p *pair) eventCounts(t *testing.T, s *server) map[string]int {
+	t.Helper()
+	_, evs, _ := s.call("GET", "/v1/projects/"+p.project+"/events", p.admin, nil)
 	count := map[string]int{}
 	for _, e := range asList(evs["events"]) {
 		count[e["type"].(string)]++
 	}
-	if count["dev.awaiting_approval"] != 1 || count["action.executed"] != 2 || count["backlog.task_status_changed"] != 2 {
+	return count
+}
+
+// TestTwoServersOnOnePostgresDatabase runs two `brabo serve --model …` on
+// one PostgreSQL database (DESIGN §7.3): the agent suspends on a pending
+// action proposed through either, the action is approved through B, and
+// the agent resumes with the real output — whichever process holds it.
+// Only one of the two ever runs the agent's actor: the one holding its
+// lease (DESIGN §7.2).
+func TestTwoServersOnOnePostgresDatabase(t *testing.T) {
+	p := twoServers(t)
+	pending := p.pending(t)
+	if d := p.b.must(t, "POST", "/v1/actions/"+pending+"/approve", p.admin, nil, 200); d["outcome"] != "approved" {
+		t.Fatalf("approve through B: %v", d)
+	}
+	p.done(t, p.a)
+	if _, err := os.Stat(filepath.Join(worktreeOf(p.root, p.agent), "made.txt")); err != nil {
+		t.Fatal("the approved command did not run")
+	}
+	// Exactly one suspension and one resumption: the log has one awaiting
+	// event and the task moved to done once.
+	if count := p.eventCounts(t, p.a); count["dev.awaiting_approval"] != 1 || count["action.executed"] != 2 || count["backlog.task_status_changed"] != 2 {
 		t.Fatalf("events %v: want one suspension, two executed commands (ls, then the approved touch) and the task moved twice (in progress, done)", count)
+	}
+	if h := p.holders(p.a, p.b); len(h) != 1 {
+		t.Fatalf("%d servers ran the agent's actor, want 1\nA:\n%s\nB:\n%s", len(h), p.a.logs, p.b.logs)
+	} else if owner := p.leaseOwner(t); !strings.Contains(h[0].logs.String(), "owner="+owner) {
+		t.Fatalf("the lease is %s's, not the one of the server that ran the actor", owner)
+	}
+}
+
+// TestTwoServersOneDiesTheOtherTakesOver: the server that runs the agent
+// is killed (SIGKILL: nothing is released) while the agent waits for a
+// decision; the other takes the agent over once its lease runs out,
+// restores the waiting run, and the approval made through it resumes the
+// agent with the real output.
+func TestTwoServersOneDiesTheOtherTakesOver(t *testing.T) {
+	t.Setenv("BRABO_AGENT_LEASE", "2s")
+	p := twoServers(t)
+	pending := p.pending(t)
+	h := p.holders(p.a, p.b)
+	if len(h) != 1 {
+		t.Fatalf("%d servers ran the agent's actor, want 1", len(h))
+	}
+	dead, survivor := h[0], map[*server]*server{p.a: p.b, p.b: p.a}[h[0]]
+	dead.cmd.Process.Kill()
+	dead.cmd.Wait()
+	waitFor(t, "the survivor to take the agent over", func() string {
+		if len(p.holders(survivor)) == 1 {
+			return "yes"
+		}
+		return ""
+	})
+	if d := survivor.must(t, "POST", "/v1/actions/"+pending+"/approve", p.admin, nil, 200); d["outcome"] != "approved" {
+		t.Fatalf("approve through the survivor: %v", d)
+	}
+	p.done(t, survivor)
+	if _, err := os.Stat(filepath.Join(worktreeOf(p.root, p.agent), "made.txt")); err != nil {
+		t.Fatal("the approved command did not run")
+	}
+	if count := p.eventCounts(t, survivor); count["dev.awaiting_approval"] != 1 || count["backlog.task_status_changed"] != 2 {
+		t.Fatalf("events %v: want one suspension and the task moved twice (in progress, done)", count)
 	}
 }

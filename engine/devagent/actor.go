@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -33,6 +34,34 @@ type actor struct {
 	// resumed names the actions this actor already resumed with, so a
 	// duplicate delivery is logged as such.
 	resumed map[string]bool
+
+	// stop is closed when the agent's lease is lost (lose): the actor
+	// returns at its next select, between two turns.
+	stop     chan struct{}
+	stopOnce sync.Once
+	// sync asks the actor to check its run against the store (nudge).
+	sync chan struct{}
+}
+
+// lose asks the actor to stop between two turns; any goroutine may call it.
+func (a *actor) lose() { a.stopOnce.Do(func() { close(a.stop) }) }
+
+// lost reports whether the actor was asked to stop.
+func (a *actor) lost() bool {
+	select {
+	case <-a.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// nudge asks the actor, without blocking, to resync at its next select.
+func (a *actor) nudge() {
+	select {
+	case a.sync <- struct{}{}:
+	default:
+	}
 }
 
 func (a *actor) loop(ctx context.Context) {
@@ -45,6 +74,10 @@ func (a *actor) loop(ctx context.Context) {
 	for {
 		if ctx.Err() != nil {
 			return
+		}
+		if a.lost() {
+			a.log("stopped: the agent's lease is held by another process now")
+			return // a waiting run stays in the store; the holder restores it
 		}
 		if a.awaiting == nil && a.work(ctx) {
 			continue // look for the next task at once
@@ -60,6 +93,9 @@ func (a *actor) loop(ctx context.Context) {
 			a.handle(ctx, msg)
 		case <-a.capC:
 			a.capReached(ctx)
+		case <-a.sync:
+			a.resync(ctx)
+		case <-a.stop:
 		case <-idle:
 		}
 	}
@@ -81,6 +117,52 @@ func (a *actor) restore(ctx context.Context) {
 	l := a.m.keyLock(a.key)
 	l.Lock()
 	defer l.Unlock()
+	a.restoreLocked(ctx)
+}
+
+// resync makes the actor agree with the store, which is the truth (Run
+// asks for it every tick): a run it waits on that another process resumed
+// or blocked is given up, so the actor does not wait for it until the wait
+// cap; a decision already made on the action it waits for resumes it; and
+// an idle actor takes back a waiting run of its agent that was
+// suspended elsewhere (resumed from the store by a wake worker while no
+// actor held it). While this process resumes the agent's run from the
+// store (Resume) it is left for the next tick.
+func (a *actor) resync(ctx context.Context) {
+	if a.awaiting != nil {
+		var run *brabo.Run
+		err := a.m.Store.View(ctx, func(tx brabo.Tx) error {
+			var err error
+			run, err = tx.Run(ctx, a.st.run.ID)
+			return err
+		})
+		if err != nil {
+			a.m.log().Error("devagent: checking the awaited run", "agent", a.agent.ID, "run", a.st.run.ID, "err", err)
+			return
+		}
+		if waiting(run.State) && run.AwaitingActionID == a.awaiting.ActionID {
+			// A decision whose message went to an actor that stopped
+			// before reading it (its process lost the lease) is caught
+			// up here rather than at the wait cap.
+			a.catchUp(ctx)
+			return
+		}
+		a.log("the run was taken up elsewhere", "run", run.ID, "action", a.awaiting.ActionID, "state", run.State)
+		a.idle()
+	}
+	if a.st != nil {
+		return
+	}
+	l := a.m.keyLock(a.key)
+	if !l.TryLock() {
+		return
+	}
+	defer l.Unlock()
+	a.restoreLocked(ctx)
+}
+
+// restoreLocked is restore with the key's lock held.
+func (a *actor) restoreLocked(ctx context.Context) {
 	var waitingRun *brabo.Run
 	err := a.m.Store.View(ctx, func(tx brabo.Tx) error {
 		var err error

@@ -136,9 +136,21 @@ type Manager struct {
 	// IdlePoll is how often an idle actor looks for a todo task, in real
 	// time (DefaultIdlePoll when zero).
 	IdlePoll time.Duration
-	// Manages selects the agents Restore brings back (all when nil).
+	// Manages selects the agents Run keeps actors for and Restore brings
+	// back (all when nil).
 	Manages func(*brabo.Agent) bool
-	Log     *slog.Logger
+	// Owner names this process in agent leases (Run). The wake worker of
+	// the process must have the same Owner: workers leave the messages of
+	// a held agent to the worker whose Owner holds it.
+	Owner string
+	// Lease is how long an agent's lease lasts unless renewed
+	// (DefaultLease when zero): an agent whose process died is taken over
+	// after it. Run renews every Lease/3 at least.
+	Lease time.Duration
+	// Scan is how often Run looks for new agents and renews its leases
+	// (DefaultScan when zero, and never less often than Lease/3).
+	Scan time.Duration
+	Log  *slog.Logger
 
 	mu     sync.Mutex
 	actors map[string]*actor
@@ -191,6 +203,10 @@ func (m *Manager) keyLock(key string) *sync.Mutex {
 // Start starts the agent's actor, unless one is live here already. The
 // actor first takes back the agent's run waiting for approval, if the
 // store has one; otherwise it claims todo tasks. It stops when ctx ends.
+//
+// Start takes no lease: it is for a process that alone runs the agent
+// (tests, benchmarks). Run is what a process sharing its store with others
+// uses; it starts the actors of the agents it holds the lease of.
 func (m *Manager) Start(ctx context.Context, agent *brabo.Agent) error {
 	if m.Store == nil || m.Model == nil {
 		return errors.New("devagent: the manager needs a store and a model")
@@ -208,7 +224,8 @@ func (m *Manager) Start(ctx context.Context, agent *brabo.Agent) error {
 		m.mu.Unlock()
 		return nil
 	}
-	a := &actor{m: m, agent: agent, key: key, mailbox: make(chan brabo.OutboxMessage, size)}
+	a := &actor{m: m, agent: agent, key: key, mailbox: make(chan brabo.OutboxMessage, size),
+		stop: make(chan struct{}), sync: make(chan struct{}, 1)}
 	m.actors[key] = a
 	m.wg.Add(1)
 	m.mu.Unlock()
@@ -247,7 +264,8 @@ func (m *Manager) Live(agentID string) bool {
 }
 
 // Restore starts the actors of the managed agents whose runs wait for
-// approval in the store: call it at start-up. Each restored actor waits
+// approval in the store: call it at start-up of a process that runs its
+// actors with Start (Run restores the agents it holds by itself). Each restored actor waits
 // for its decision again (or blocks its task when the stored Ctx cannot be
 // restored).
 func (m *Manager) Restore(ctx context.Context) error {

@@ -108,8 +108,13 @@ type world struct {
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
+	return newWorldOn(t, enginetest.Store(t))
+}
+
+// newWorldOn is newWorld on the store s.
+func newWorldOn(t *testing.T, s brabo.Store) *world {
+	t.Helper()
 	ctx := context.Background()
-	s := enginetest.Store(t)
 	root := t.TempDir()
 	perms := `{"allow":["Terminal(ls)","Terminal(echo)","Terminal(cat)"]}`
 	if err := os.WriteFile(filepath.Join(root, "permissions.json"), []byte(perms), 0o644); err != nil {

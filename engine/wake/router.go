@@ -38,6 +38,14 @@ var ErrNoRoute = errors.New("wake: no receiver in this process for the actor")
 // taken by Deliver (false) and is ErrNoRoute for Resume. The worker only
 // asks the router about messages a stored run waits for: a message nobody
 // waits for is marked delivered before, as without a router.
+//
+// A dev agent's actor runs in the one process that holds the agent's
+// lease (devagent.Manager.Run), and the worker does not claim the
+// messages of an agent another process holds (Tx.ClaimOutboxFor). So the
+// router sees a dev agent's message either here, where its actor waits
+// (Deliver), or for an agent nobody holds at that moment, whose run is
+// resumed from the store (Resume); a run left by two processes at once is
+// resumed by one only (Tx.LeaveWait).
 type Router struct {
 	Store brabo.Store
 	// Dev receives the dev-<module> agents' messages (nil: none here).

@@ -37,7 +37,12 @@ type Resumer interface {
 // Worker routes settled messages to waiting runs.
 type Worker struct {
 	Store brabo.Store
-	// Owner names this process in run leases; unique per process.
+	// Owner names this process in run leases; unique per process. It is
+	// also the owner of the agent leases this process holds
+	// (devagent.Manager.Owner): the worker leaves the messages of an agent
+	// another process holds to that process (ClaimOutboxFor), whose actor
+	// waits for them; those of an agent nobody holds any more (its process
+	// died) it takes, and resumes from the store.
 	Owner  string
 	Local  Local
 	Resume Resumer
@@ -103,7 +108,8 @@ func (w *Worker) Run(ctx context.Context) error {
 }
 
 // Once claims one batch of messages and delivers them; it returns how
-// many it claimed.
+// many it claimed. It claims no message of an agent whose lease another
+// owner holds.
 func (w *Worker) Once(ctx context.Context) (int, error) {
 	var msgs []brabo.OutboxMessage
 	err := w.Store.Update(ctx, func(tx brabo.Tx) error {
@@ -112,7 +118,7 @@ func (w *Worker) Once(ctx context.Context) (int, error) {
 		if batch <= 0 {
 			batch = 100
 		}
-		msgs, err = tx.ClaimOutbox(ctx, w.now(), w.lease(), batch)
+		msgs, err = tx.ClaimOutboxFor(ctx, w.Owner, w.now(), w.lease(), batch)
 		return err
 	})
 	if err != nil {

@@ -254,3 +254,51 @@ func TestAnotherInstanceResumesTheRun(t *testing.T) {
 		t.Fatal("instance B never resumed the run settled through instance A (NOTIFY)")
 	}
 }
+
+// A message for an agent another process holds (its lease has not run
+// out) is left to that process's worker, whose actor waits for it; once
+// the holder stops renewing (it died) and the lease runs out, any worker
+// takes it and resumes the run from the store, once.
+func TestAHeldAgentsMessageGoesToItsHolder(t *testing.T) {
+	s := sqliteStore(t)
+	seed(t, s)
+	ctx := context.Background()
+	now := time.Now()
+	clock := func() time.Time { return now }
+	if err := s.Update(ctx, func(tx brabo.Tx) error {
+		ok, err := tx.ClaimAgent(ctx, "agt_1", "proc_b", now, time.Minute)
+		if err == nil && !ok {
+			err = errors.New("the free agent was not claimed")
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	settle(t, s, "agent:agt_1", "act_1")
+	resA, resB := &resumer{store: s}, &resumer{store: s}
+	a := &wake.Worker{Store: s, Owner: "proc_a", Resume: resA, Lease: time.Second, Now: clock, Log: quiet}
+	b := &wake.Worker{Store: s, Owner: "proc_b", Resume: resB, Lease: time.Second, Now: clock, Log: quiet}
+	if n, err := a.Once(ctx); n != 0 || err != nil {
+		t.Fatalf("A claimed %d messages (%v) of an agent B holds", n, err)
+	}
+	// B's worker claims it; say B dies before delivering it.
+	dying := &resumer{store: s}
+	dying.fail.Store(1)
+	if n, _ := (&wake.Worker{Store: s, Owner: "proc_b", Resume: dying, Lease: time.Second, Now: clock, Log: quiet}).Once(ctx); n != 1 {
+		t.Fatalf("B claimed %d messages of its agent, want 1", n)
+	}
+	now = now.Add(30 * time.Second) // the message's lease ran out, B's agent lease not
+	if n, _ := a.Once(ctx); n != 0 {
+		t.Fatal("A took the message of an agent B still holds")
+	}
+	now = now.Add(time.Minute) // B's agent lease ran out: B is gone
+	if n, err := a.Once(ctx); n != 1 || err != nil {
+		t.Fatalf("after B's lease ran out A claimed %d messages (%v), want 1", n, err)
+	}
+	if n, _ := b.Once(ctx); n != 0 {
+		t.Fatal("the message was claimed again after its delivery")
+	}
+	if resA.count() != 1 || resB.count() != 0 {
+		t.Fatalf("resumed %d times by A and %d by B, want once by A", resA.count(), resB.count())
+	}
+}

@@ -578,14 +578,20 @@ func (t *Tx) Enqueue(ctx context.Context, m *brabo.OutboxMessage) error {
 }
 
 func (t *Tx) ClaimOutbox(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]brabo.OutboxMessage, error) {
+	return t.claimOutbox(ctx, now, lease, limit, "")
+}
+
+// claimOutbox leases messages; filter, when set, is one more condition on
+// the outbox row o, with $4 as its one argument (arg).
+func (t *Tx) claimOutbox(ctx context.Context, now time.Time, lease time.Duration, limit int, filter string, arg ...any) ([]brabo.OutboxMessage, error) {
 	if limit <= 0 {
 		limit = 100
 	}
 	rows, err := t.q.Query(ctx, `UPDATE outbox SET claimed_until = $1 WHERE id IN (
-		SELECT id FROM outbox WHERE delivered_at IS NULL AND (claimed_until IS NULL OR claimed_until < $2)
-		ORDER BY id LIMIT $3`+t.d.SkipLocked+`)
+		SELECT o.id FROM outbox o WHERE o.delivered_at IS NULL AND (o.claimed_until IS NULL OR o.claimed_until < $2)`+filter+`
+		ORDER BY o.id LIMIT $3`+t.d.SkipLocked+`)
 		RETURNING id, project_id, topic, actor_key, action_id, payload, created_at, claimed_until`,
-		now.Add(lease).UnixMicro(), now.UnixMicro(), limit)
+		append([]any{now.Add(lease).UnixMicro(), now.UnixMicro(), limit}, arg...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -39,6 +39,8 @@ func Run(t *testing.T, open Opener) {
 		{"NotFound", testNotFound},
 		{"Tasks", testTasks},
 		{"RunsSuspendAndClaim", testRunsSuspendAndClaim},
+		{"AgentLeases", testAgentLeases},
+		{"OutboxForLeaseHolder", testOutboxForLeaseHolder},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

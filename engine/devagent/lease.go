@@ -1,0 +1,218 @@
+package devagent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/brabo-dev/brabo"
+)
+
+// Defaults for the zero values of Manager's lease fields.
+const (
+	// DefaultLease is how long an agent's lease lasts unless renewed: how
+	// long the agents of a process that died wait for another one.
+	DefaultLease = 15 * time.Second
+	// DefaultScan is how often Run looks for new agents.
+	DefaultScan = 2 * time.Second
+)
+
+func (m *Manager) lease() time.Duration {
+	if m.Lease > 0 {
+		return m.Lease
+	}
+	return DefaultLease
+}
+
+// tick is Run's period: the shorter of Scan and a third of the lease, so
+// a lease is renewed at least twice before it runs out.
+func (m *Manager) tick() time.Duration {
+	scan := m.Scan
+	if scan <= 0 {
+		scan = DefaultScan
+	}
+	return max(min(scan, m.lease()/3), time.Millisecond)
+}
+
+// Run keeps, until ctx ends, one actor in this process for each managed
+// agent (Manages; every agent of every project when nil) whose lease
+// (brabo.Tx.ClaimAgent) this manager holds under Owner, so that of all
+// the processes sharing the store exactly one runs each agent's actor
+// (DESIGN §7.2):
+//
+//   - every tick (the shorter of Scan and Lease/3) it claims every managed
+//     agent in one transaction: a free agent, a new one, or one whose
+//     holder stopped renewing (a process that died) and whose lease ran
+//     out is taken, and its actor started; the actor first restores the
+//     agent's waiting run from the store, as after a restart. The leases
+//     it holds are renewed by the same claim;
+//   - an agent whose lease another process holds now (taken over after it
+//     ran out here, for instance after a long pause) has its actor stopped,
+//     and so has every agent when the leases could not be renewed and
+//     would run out before the next tick (the store is unreachable). An
+//     actor stops between two turns: a turn in progress is finished and
+//     recorded, never cut short;
+//   - each tick also makes the live actors check their run against the
+//     store (a run resumed by another process's wake worker is given up,
+//     a run suspended there is taken back);
+//   - when ctx ends it waits for its actors to stop, then releases its
+//     leases, so another process takes the agents over at its next tick.
+//
+// Leases are measured by the wall clock (time.Now), not by Clock. Run
+// returns an error only when the manager cannot run (no Owner, store or
+// model); store errors are logged and tried again at the next tick.
+func (m *Manager) Run(ctx context.Context) error {
+	if m.Owner == "" {
+		return errors.New("devagent: Run needs an Owner to name this process in agent leases")
+	}
+	if m.Store == nil || m.Model == nil {
+		return errors.New("devagent: the manager needs a store and a model")
+	}
+	held := map[string]time.Time{} // agent id → when its lease runs out unless renewed
+	t := time.NewTicker(m.tick())
+	defer t.Stop()
+	for {
+		m.renew(ctx, held)
+		select {
+		case <-ctx.Done():
+			m.Wait()
+			m.release(held)
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// renew claims the managed agents, starts the actors of the agents won
+// and stops those of the agents lost.
+func (m *Manager) renew(ctx context.Context, held map[string]time.Time) {
+	if ctx.Err() != nil {
+		return
+	}
+	now := time.Now()
+	agents, err := m.managedAgents(ctx)
+	if err != nil {
+		m.renewFailed(ctx, held, now, fmt.Errorf("listing the agents: %w", err))
+		return
+	}
+	won := make(map[string]bool, len(agents))
+	// A store that does not answer must not hold the renewal past the
+	// point where the leases could run out unnoticed.
+	tctx, cancel := context.WithTimeout(ctx, m.lease()/3)
+	err = m.Store.Update(tctx, func(tx brabo.Tx) error {
+		for _, ag := range agents {
+			ok, err := tx.ClaimAgent(tctx, ag.ID, m.Owner, now, m.lease())
+			if err != nil {
+				return err
+			}
+			won[ag.ID] = ok
+		}
+		return nil
+	})
+	cancel()
+	if err != nil {
+		m.renewFailed(ctx, held, now, fmt.Errorf("claiming the agents' leases: %w", err))
+		return
+	}
+	listed := make(map[string]bool, len(agents))
+	for _, ag := range agents {
+		listed[ag.ID] = true
+		if !won[ag.ID] {
+			if _, ok := held[ag.ID]; ok {
+				delete(held, ag.ID)
+				m.lose(ag.ID, "another process holds its lease now")
+			}
+			continue
+		}
+		if _, ok := held[ag.ID]; !ok {
+			m.log().Info("devagent: holding the agent's lease", "agent", ag.ID, "owner", m.Owner)
+		}
+		held[ag.ID] = now.Add(m.lease())
+		if a := m.actorOf(ag.ID); a != nil {
+			a.nudge()
+		} else if err := m.Start(ctx, ag); err != nil {
+			m.log().Error("devagent: starting an actor", "agent", ag.ID, "err", err)
+		}
+	}
+	for id := range held {
+		if !listed[id] {
+			delete(held, id)
+			m.lose(id, "the agent is no longer managed here")
+		}
+	}
+}
+
+// renewFailed stops the actors whose leases could run out before the next
+// tick: another process may take them then.
+func (m *Manager) renewFailed(ctx context.Context, held map[string]time.Time, now time.Time, err error) {
+	if ctx.Err() != nil {
+		return
+	}
+	m.log().Error("devagent: renewing agent leases", "owner", m.Owner, "err", err)
+	for id, until := range held {
+		if !now.Add(m.tick()).Before(until) {
+			delete(held, id)
+			m.lose(id, "its lease could not be renewed in time")
+		}
+	}
+}
+
+// lose stops the agent's actor here, between two turns.
+func (m *Manager) lose(agentID, why string) {
+	m.log().Warn("devagent: stopping the actor: the agent's lease is lost", "agent", agentID, "owner", m.Owner, "why", why)
+	if a := m.actorOf(agentID); a != nil {
+		a.lose()
+	}
+}
+
+// release ends the leases held, once the actors have stopped.
+func (m *Manager) release(held map[string]time.Time) {
+	if len(held) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := m.Store.Update(ctx, func(tx brabo.Tx) error {
+		for id := range held {
+			if err := tx.ReleaseAgent(ctx, id, m.Owner); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		m.log().Error("devagent: releasing agent leases; they run out by themselves", "owner", m.Owner, "err", err)
+	}
+}
+
+// managedAgents lists the agents of every project that Manages selects.
+func (m *Manager) managedAgents(ctx context.Context) ([]*brabo.Agent, error) {
+	var list []*brabo.Agent
+	err := m.Store.View(ctx, func(tx brabo.Tx) error {
+		ps, err := tx.Projects(ctx)
+		if err != nil {
+			return err
+		}
+		for _, p := range ps {
+			ags, err := tx.Agents(ctx, p.ID)
+			if err != nil {
+				return err
+			}
+			for _, ag := range ags {
+				if m.Manages == nil || m.Manages(ag) {
+					list = append(list, ag)
+				}
+			}
+		}
+		return nil
+	})
+	return list, err
+}
+
+// actorOf is the agent's live actor here, nil for none.
+func (m *Manager) actorOf(agentID string) *actor {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.actors[ActorKey(agentID)]
+}
