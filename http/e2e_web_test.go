@@ -195,6 +195,22 @@ func TestWebSession(t *testing.T) {
 		}
 	})
 
+	t.Run("no always allow for an external-effect or privileged command", func(t *testing.T) {
+		w := newWebClient(t, e.srv.URL)
+		w.login(e.maintainer)
+		for _, command := range []string{"git push origin main", "sudo ls", "npm test && gh pr create --fill"} {
+			id := e.terminal(command)["id"].(string)
+			_, card := w.do("GET", "/ui/cards/"+id, nil, nil)
+			if !strings.Contains(card, `class="approve"`) || strings.Contains(card, `class="always"`) {
+				t.Errorf("%q: want Approve and no Always allow:\n%s", command, card)
+			}
+		}
+		id := e.terminal("make lint")["id"].(string)
+		if _, card := w.do("GET", "/ui/cards/"+id, nil, nil); !strings.Contains(card, `class="always"`) {
+			t.Errorf("an ordinary command has no Always allow:\n%s", card)
+		}
+	})
+
 	t.Run("a deny without a reason decides nothing", func(t *testing.T) {
 		w := newWebClient(t, e.srv.URL)
 		w.login(e.maintainer)
