@@ -201,8 +201,13 @@ func (a *actor) restoreLocked(ctx context.Context) {
 	// The wait cap counts from the suspension, not from the restart.
 	left := st.run.UpdatedAt.Add(a.m.waitCap()).Sub(a.m.now())
 	a.st = st
+	// A restored actor keeps the suspension without its conversation: the
+	// run holds it as JSON (st.run.Ctx), which resume decodes again, once.
+	// Ten thousand agents restored after a restart would otherwise hold
+	// every conversation twice (docs/PERFORMANCE.md). A live suspension
+	// keeps it decoded: resuming it then costs nothing.
 	a.setAwaiting(&toolloop.AwaitingApproval{ActionID: st.run.AwaitingActionID, ToolCallID: c.PendingToolCallID,
-		ToolName: c.PendingToolName, Ctx: c})
+		ToolName: c.PendingToolName, Ctx: toolloop.Ctx{AwaitingActionID: c.AwaitingActionID}})
 	a.capC = a.m.clock().After(max(left, 0))
 	st.hist.seen(c.Messages)
 	a.log("restored a waiting run", "run", st.run.ID, "state", st.run.State, "task", st.task.ID, "action", st.run.AwaitingActionID)
@@ -226,6 +231,9 @@ func (a *actor) work(ctx context.Context) bool {
 	if st.task.Description != "" {
 		prompt += "\n\n" + st.task.Description
 	}
+	// The branch is said once, here, rather than in every tool's
+	// description: those are shared by all agents (gitwork's spec cache).
+	prompt += "\n\nYou work in your own git worktree of the project, on the branch " + st.wt.branch + "."
 	a.outcome(ctx, toolloop.Run(ctx, st.loop, prompt))
 	return true
 }
@@ -359,6 +367,19 @@ func (a *actor) handle(ctx context.Context, msg brabo.OutboxMessage) {
 // resume continues the loop with the awaited action's settlement.
 func (a *actor) resume(ctx context.Context, s brabo.Settled) {
 	aw := a.awaiting
+	c, err := aw.Ctx, error(nil)
+	if c.Messages == nil { // restored: the conversation is in the run
+		c, err = a.m.restoreCtx(a.st.run)
+	}
+	if err != nil {
+		a.setAwaiting(nil)
+		a.capC = nil
+		if err := a.m.blockUnrestorable(ctx, a.st, err); err != nil {
+			a.m.log().Error("devagent: blocking an unrestorable run", "run", a.st.run.ID, "err", err)
+		}
+		a.idle()
+		return
+	}
 	a.setAwaiting(nil)
 	a.capC = nil
 	if err := a.m.markWorking(ctx, a.st); err != nil {
@@ -376,7 +397,7 @@ func (a *actor) resume(ctx context.Context, s brabo.Settled) {
 	}
 	a.resumed[s.ActionID] = true
 	a.log("resuming", "task", a.st.task.ID, "action", s.ActionID, "status", s.Status)
-	a.outcome(ctx, a.m.resumeLoop(ctx, a.st, aw.Ctx, s))
+	a.outcome(ctx, a.m.resumeLoop(ctx, a.st, c, s))
 }
 
 // capReached blocks the task when nobody decided within the wait cap.

@@ -26,16 +26,13 @@ const BaseBranch = "main"
 // terminal command passed first is not its business: the loop's reportGate
 // refuses the proposal otherwise (see buildLoop).
 func ReportDoneTool(taskID string) toolloop.Tool {
+	// The spec is shared by every agent (it names no branch: the task's
+	// first message does), so ten thousand waiting agents hold one copy.
 	return toolloop.Tool{
 		Spec: model.Tool{
 			Name: ReportDone,
-			Description: "Report the task done and ask for a pull request of your branch " + TaskBranch(taskID) + " into " + BaseBranch + ". " +
-				"Run the tests with the terminal tool first: report_done is refused until a terminal command has exited 0. " +
-				"Commit your work and push the branch (git_push) first: the pull request needs it on the remote.",
-			Parameters: json.RawMessage(`{"type":"object","properties":{` +
-				`"title":{"type":"string","description":"the pull request's title"},` +
-				`"summary":{"type":"string","description":"what was done and how it was tested"}},` +
-				`"required":["title","summary"],"additionalProperties":false}`),
+			Description: reportDoneDescription,
+			Parameters:  reportDoneParams,
 		},
 		Kind: toolloop.Pipeline,
 		Action: func(args json.RawMessage) (brabo.ActionType, brabo.Payload, error) {
@@ -144,6 +141,15 @@ type reportGate struct {
 	// session log finds them.
 	taskID string
 }
+
+const reportDoneDescription = "Report the task done and ask for a pull request of your task's branch into " + BaseBranch + ". " +
+	"Run the tests with the terminal tool first: report_done is refused until a terminal command has exited 0. " +
+	"Commit your work and push the branch (git_push) first: the pull request needs it on the remote."
+
+var reportDoneParams = json.RawMessage(`{"type":"object","properties":{` +
+	`"title":{"type":"string","description":"the pull request's title"},` +
+	`"summary":{"type":"string","description":"what was done and how it was tested"}},` +
+	`"required":["title","summary"],"additionalProperties":false}`)
 
 // ErrTestsFirst is what report_done answers before a terminal command
 // passed.

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/brabo-dev/brabo"
 	"github.com/brabo-dev/brabo/engine/toolloop"
@@ -51,13 +52,18 @@ func TestToolsActInTheWorktree(t *testing.T) {
 	}
 }
 
-// The model is told that its folder is its worktree, on the task's branch.
+// The model is told that its folder is its worktree (the task's first
+// message names the branch), in words every agent's tools share.
 func TestToolDescriptionsNameTheWorktree(t *testing.T) {
 	wt := newWorktree("/srv/shop", "agt_1", "tsk_1")
+	other := newWorktree("/srv/shop", "agt_2", "tsk_2")
 	for _, tool := range append(toolloop.StandardTools(), ReadFileTool(wt.dir(), nil)) {
 		spec := inWorktree(tool, wt).Spec
-		if !strings.Contains(spec.Description, "worktree") || !strings.Contains(spec.Description, "brabo/tsk_1") {
+		if !strings.Contains(spec.Description, "worktree") {
 			t.Errorf("%s: %q", spec.Name, spec.Description)
+		}
+		if o := inWorktree(tool, other).Spec; unsafe.StringData(o.Description) != unsafe.StringData(spec.Description) {
+			t.Errorf("%s: two agents hold two copies of the description", spec.Name)
 		}
 		if !json.Valid(spec.Parameters) || strings.Contains(string(spec.Parameters), "project folder") {
 			t.Errorf("%s parameters: %s", spec.Name, spec.Parameters)

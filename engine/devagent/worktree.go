@@ -61,7 +61,9 @@ func (w worktree) dir() string { return filepath.Join(w.root, filepath.FromSlash
 
 // folder is the worktree as the place the agent's tools act in.
 func (w worktree) folder() gitwork.Folder {
-	return gitwork.Folder{Root: w.root, Rel: w.rel, Where: "your git worktree of the project (on branch " + w.branch + ")"}
+	// Where is the same for every agent, so their tools share one text
+	// (the branch is the model's to ask git for).
+	return gitwork.Folder{Root: w.root, Rel: w.rel, Where: "your git worktree of the project"}
 }
 
 // rebase turns a path the model gave, relative to the worktree (or

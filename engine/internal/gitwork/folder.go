@@ -7,6 +7,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/brabo-dev/brabo"
 	"github.com/brabo-dev/brabo/engine/toolloop"
@@ -63,9 +64,7 @@ func (f Folder) Rebase(field, p string) (string, error) {
 // that leaves the folder is refused as a bad argument. A direct tool's
 // behaviour is its own: give it the folder's Dir as its root.
 func (f Folder) Tool(t toolloop.Tool) toolloop.Tool {
-	t.Spec.Description = strings.ReplaceAll(t.Spec.Description, "the project folder", f.Where)
-	t.Spec.Description = strings.ReplaceAll(t.Spec.Description, "the project's git repository", f.Where)
-	t.Spec.Parameters = json.RawMessage(strings.ReplaceAll(string(t.Spec.Parameters), "relative to the project folder", "relative to your worktree"))
+	t.Spec.Description, t.Spec.Parameters = specs.rewrite(t.Spec.Description, t.Spec.Parameters, f.Where)
 	if t.Kind != toolloop.Pipeline || t.Action == nil {
 		return t
 	}
@@ -88,4 +87,43 @@ func (f Folder) Tool(t toolloop.Tool) toolloop.Tool {
 		return typ, p, err
 	}
 	return t
+}
+
+// specs shares the rewritten descriptions and schemas between agents: ten
+// thousand waiting agents would otherwise hold ten thousand copies of the
+// same few strings (docs/PERFORMANCE.md, the memory of suspended agents).
+var specs = &specCache{m: map[specKey]specText{}}
+
+// maxSpecs bounds the cache: a Where naming a branch makes a new key per
+// task, and a cleared cache only costs a rewrite.
+const maxSpecs = 4096
+
+type specKey struct{ desc, params, where string }
+
+type specText struct {
+	desc   string
+	params json.RawMessage
+}
+
+type specCache struct {
+	mu sync.Mutex
+	m  map[specKey]specText
+}
+
+func (c *specCache) rewrite(desc string, params json.RawMessage, where string) (string, json.RawMessage) {
+	k := specKey{desc, string(params), where}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if v, ok := c.m[k]; ok {
+		return v.desc, v.params
+	}
+	v := specText{
+		desc:   strings.ReplaceAll(strings.ReplaceAll(desc, "the project folder", where), "the project's git repository", where),
+		params: json.RawMessage(strings.ReplaceAll(string(params), "relative to the project folder", "relative to your worktree")),
+	}
+	if len(c.m) >= maxSpecs {
+		clear(c.m)
+	}
+	c.m[k] = v
+	return v.desc, v.params
 }
