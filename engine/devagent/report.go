@@ -30,7 +30,7 @@ func ReportDoneTool(taskID string) toolloop.Tool {
 	// first message does), so ten thousand waiting agents hold one copy.
 	return toolloop.Tool{
 		Spec: model.Tool{
-			Name: ReportDone,
+			Name:        ReportDone,
 			Description: reportDoneDescription,
 			Parameters:  reportDoneParams,
 		},
