@@ -254,9 +254,13 @@ func (l *leads) checkGate(ctx context.Context, taskID string) (*gate.Lead, error
 		agents []*brabo.Agent
 		runs   []*brabo.Run
 	)
+	var project *brabo.Project
 	err := l.store.View(ctx, func(tx brabo.Tx) error {
 		var err error
 		if task, err = tx.Task(ctx, taskID); err != nil {
+			return err
+		}
+		if project, err = tx.Project(ctx, task.ProjectID); err != nil {
 			return err
 		}
 		if agents, err = tx.Agents(ctx, task.ProjectID); err != nil {
@@ -288,7 +292,16 @@ func (l *leads) checkGate(ctx context.Context, taskID string) (*gate.Lead, error
 				fmt.Sprintf("the %s area on task %s waits for a decision on action %s", st.Area, taskID, r.AwaitingActionID))
 		}
 	}
-	return l.gate(ctx, task.ProjectID)
+	g, err := l.gate(ctx, task.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	// Refused now, not blocked in the background: a task no dev agent has
+	// worked on has nothing to examine.
+	if err := g.Examinable(ctx, project, taskID); err != nil {
+		return nil, brabo.Errorf(brabo.CodeInvalidAction, err.Error())
+	}
+	return g, nil
 }
 
 // wait returns when the gate areas, the QA leads' mailboxes and the dev

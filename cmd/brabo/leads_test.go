@@ -108,6 +108,7 @@ func TestAGateSuspendsAndResumesThroughServe(t *testing.T) {
 	admin := srv.token
 	project, root := newLocalProject(t, srv, admin)
 	task := srv.must(t, "POST", "/v1/projects/"+project+"/tasks", admin, map[string]any{"title": "Checkout"}, 201)["id"].(string)
+	untouched := srv.must(t, "POST", "/v1/projects/"+project+"/tasks", admin, map[string]any{"title": "Nobody worked on it"}, 201)["id"].(string)
 	devWorkedOn(t, root, task)
 	gateDir := filepath.Join(root, ".brabo", "worktrees", "gate-"+task)
 
@@ -132,6 +133,15 @@ func TestAGateSuspendsAndResumesThroughServe(t *testing.T) {
 	}
 	if out := srv.must(t, "POST", "/v1/tasks/nope/gate", dev, nil, 404); out["code"] != "not_found" {
 		t.Fatalf("a gate on an unknown task: %v", out)
+	}
+	// A task no dev agent worked on has no branch: refused at once, and
+	// the task is not blocked.
+	if out := srv.must(t, "POST", "/v1/tasks/"+untouched+"/gate", dev, nil, 400); out["code"] != "invalid_action" ||
+		!strings.Contains(out["message"].(string), "has no branch") {
+		t.Fatalf("a gate on a task with no branch: %v", out)
+	}
+	if out := srv.must(t, "GET", "/v1/tasks/"+untouched, admin, nil, 200); out["status"] != "todo" {
+		t.Fatalf("the refused task is %v", out["status"])
 	}
 	start := srv.must(t, "POST", "/v1/tasks/"+task+"/gate", dev, nil, 202)
 	if start["status"] != "started" || start["taskId"] != task || start["area"] != "qa" {

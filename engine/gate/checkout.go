@@ -62,25 +62,11 @@ func (l *Lead) scopeRoot(p *brabo.Project) (string, error) {
 // (the project is not a git repository with a commit, the task has no
 // branch, the gate's worktree is dirty); all are of origin infra.
 func (l *Lead) openCheckout(ctx context.Context, p *brabo.Project, taskID, stored string, refresh bool) (checkout, error) {
-	root, err := l.scopeRoot(p)
+	root, tip, err := l.taskTip(ctx, p, taskID)
 	if err != nil {
 		return checkout{}, err
 	}
 	branch := devagent.TaskBranch(taskID)
-	top, err := gitwork.Git(ctx, root, "rev-parse", "--show-toplevel")
-	if err != nil {
-		return checkout{}, fmt.Errorf("the project folder is not a git repository, so there is no checkout of task %s's work to examine: %w", taskID, err)
-	}
-	if !gitwork.SamePath(top, root) {
-		return checkout{}, fmt.Errorf("the project folder %s is inside the git repository %s, not its top", root, top)
-	}
-	if _, err := gitwork.Git(ctx, root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}"); err != nil {
-		return checkout{}, errors.New("the project's git repository has no commit yet: there is no task branch to examine")
-	}
-	tip, err := gitwork.Git(ctx, root, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch+"^{commit}")
-	if err != nil {
-		return checkout{}, fmt.Errorf("task %s has no branch %s: no dev agent has worked on it, so there is no work to examine", taskID, branch)
-	}
 
 	defer gitwork.Lock(root)()
 	if err := gitwork.ExcludeBrabo(ctx, root); err != nil {
@@ -136,6 +122,38 @@ func (l *Lead) openCheckout(ctx context.Context, p *brabo.Project, taskID, store
 		return checkout{}, fmt.Errorf("checking out task %s's branch for the gate: %w", taskID, err)
 	}
 	return gateCheckout(root, own, branch), nil
+}
+
+// Examinable says, before an area starts, why it could not examine the
+// task's work: the project folder is not the top of a git repository with
+// a commit, or the task has no branch (no dev agent has worked on it). It
+// is nil when an area can check the branch out; the trigger refuses the
+// others at once instead of blocking the task in the background.
+func (l *Lead) Examinable(ctx context.Context, p *brabo.Project, taskID string) error {
+	_, _, err := l.taskTip(ctx, p, taskID)
+	return err
+}
+
+// taskTip finds the project's repository and the tip of the task's branch.
+func (l *Lead) taskTip(ctx context.Context, p *brabo.Project, taskID string) (root, tip string, err error) {
+	if root, err = l.scopeRoot(p); err != nil {
+		return "", "", err
+	}
+	branch := devagent.TaskBranch(taskID)
+	top, err := gitwork.Git(ctx, root, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return "", "", fmt.Errorf("the project folder is not a git repository, so there is no checkout of task %s's work to examine: %w", taskID, err)
+	}
+	if !gitwork.SamePath(top, root) {
+		return "", "", fmt.Errorf("the project folder %s is inside the git repository %s, not its top", root, top)
+	}
+	if _, err := gitwork.Git(ctx, root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}"); err != nil {
+		return "", "", errors.New("the project's git repository has no commit yet: there is no task branch to examine")
+	}
+	if tip, err = gitwork.Git(ctx, root, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch+"^{commit}"); err != nil {
+		return "", "", fmt.Errorf("task %s has no branch %s: no dev agent has worked on it, so there is no work to examine", taskID, branch)
+	}
+	return root, tip, nil
 }
 
 func gateCheckout(root, rel, branch string) checkout {
