@@ -183,7 +183,7 @@ func (a *actor) restoreLocked(ctx context.Context) {
 	}
 	c, err := a.m.restoreCtx(st.run)
 	if err != nil {
-		if err := a.m.blockUnrestorable(ctx, st, err); err != nil {
+		if err := a.m.blockUnrestorable(ctx, st, err); err != nil && !a.fenced(err, "blocking an unrestorable run") {
 			a.m.log().Error("devagent: blocking an unrestorable run", "run", st.run.ID, "err", err)
 		}
 		return
@@ -218,6 +218,9 @@ func (a *actor) restoreLocked(ctx context.Context) {
 // loop on it; it reports whether there was a task.
 func (a *actor) work(ctx context.Context) bool {
 	st, err := a.m.claim(ctx, a.agent)
+	if a.fenced(err, "claiming a task") {
+		return false
+	}
 	if err != nil {
 		a.m.log().Error("devagent: claiming a task", "agent", a.agent.ID, "err", err)
 		return false
@@ -247,6 +250,10 @@ func (a *actor) outcome(ctx context.Context, out toolloop.Outcome) {
 		capC = a.m.clock().After(a.m.waitCap())
 	}
 	aw, err := a.m.apply(ctx, a.st, out)
+	if a.fenced(err, "the turn's outcome") {
+		a.idle()
+		return
+	}
 	if err != nil {
 		a.m.log().Error("devagent: recording an outcome", "agent", a.agent.ID, "run", a.st.run.ID, "err", err)
 		if aw == nil {
@@ -308,11 +315,13 @@ func (a *actor) catchUp(ctx context.Context) {
 // finishPR ends the wait for a pull request.
 func (a *actor) finishPR(ctx context.Context, p prSettled) {
 	a.resumed[p.ActionID] = true
-	if err := a.m.finishPR(ctx, a.st, p); err != nil {
+	switch err := a.m.finishPR(ctx, a.st, p); {
+	case a.fenced(err, "the end of the pull request wait"):
+	case err != nil:
 		// The run stays awaiting_pr in the store: a redelivery or a
 		// restart finishes it.
 		a.m.log().Error("devagent: finishing a pull request wait", "run", a.st.run.ID, "err", err)
-	} else {
+	default:
 		a.log("task ended", "task", a.st.task.ID, "status", a.st.task.Status, "pr", p.PR, "reason", a.st.task.BlockedReason)
 	}
 	a.idle()
@@ -383,6 +392,10 @@ func (a *actor) resume(ctx context.Context, s brabo.Settled) {
 	a.setAwaiting(nil)
 	a.capC = nil
 	if err := a.m.markWorking(ctx, a.st); err != nil {
+		if a.fenced(err, "resuming the run") {
+			a.idle() // the run still waits in the store, for the holder
+			return
+		}
 		if errors.Is(err, errLeftElsewhere) {
 			// Another process resumed (or blocked) this run first: its
 			// in-memory copy here is stale.
@@ -413,9 +426,11 @@ func (a *actor) capReached(ctx context.Context) {
 	why := fmt.Sprintf("nobody decided on action %s (%s) within the wait cap of %s", a.awaiting.ActionID,
 		a.awaiting.ToolName, a.m.waitCap())
 	a.log("wait cap reached", "task", a.st.task.ID, "action", a.awaiting.ActionID)
-	if err := a.m.block(ctx, a.st, why, brabo.OriginPolicy, nil); errors.Is(err, errLeftElsewhere) {
+	switch err := a.m.block(ctx, a.st, why, brabo.OriginPolicy, nil); {
+	case a.fenced(err, "the wait cap's block"):
+	case errors.Is(err, errLeftElsewhere):
 		a.log("the run was taken up elsewhere before the wait cap", "run", a.st.run.ID)
-	} else if err != nil {
+	case err != nil:
 		a.m.log().Error("devagent: blocking a task", "run", a.st.run.ID, "err", err)
 	}
 	a.idle()
@@ -428,6 +443,11 @@ func (a *actor) capReached(ctx context.Context) {
 func (m *Manager) markWorking(ctx context.Context, st *state) error {
 	prev := *st.run
 	err := m.Store.Update(ctx, func(tx brabo.Tx) error {
+		// From the store (Resume) this takes the agent's lease when nobody
+		// holds it, so no other process recovers the turn as interrupted.
+		if err := m.fence(ctx, tx, st.agent.ID); err != nil {
+			return err
+		}
 		return leaveRun(ctx, tx, st.run, brabo.RunWorking, m.now())
 	})
 	if err != nil {
@@ -489,6 +509,9 @@ func (m *Manager) claim(ctx context.Context, agent *brabo.Agent) (*state, error)
 		for _, t := range tasks {
 			if t.Status != brabo.TaskTodo {
 				continue
+			}
+			if err := m.fence(ctx, tx, agent.ID); err != nil {
+				return err
 			}
 			now := m.now()
 			claimed, err := tx.ClaimTask(ctx, t.ID, agent.ID, now)

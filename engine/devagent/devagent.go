@@ -70,6 +70,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/brabo-dev/brabo"
@@ -151,6 +152,9 @@ type Manager struct {
 	// (DefaultScan when zero, and never less often than Lease/3).
 	Scan time.Duration
 	Log  *slog.Logger
+
+	// leased is set by Run: the manager is in lease mode (fence, recover).
+	leased atomic.Bool
 
 	mu     sync.Mutex
 	actors map[string]*actor
@@ -491,6 +495,9 @@ func (m *Manager) apply(ctx context.Context, st *state, out toolloop.Outcome) (*
 		}
 		st.run.State, st.run.AwaitingActionID, st.run.Ctx, st.run.UpdatedAt = runState, o.ActionID, raw, m.now()
 		err = m.Store.Update(ctx, func(tx brabo.Tx) error {
+			if err := m.fence(ctx, tx, st.agent.ID); err != nil {
+				return err
+			}
 			if err := tx.SaveRun(ctx, st.run); err != nil {
 				return err
 			}
@@ -506,6 +513,9 @@ func (m *Manager) apply(ctx context.Context, st *state, out toolloop.Outcome) (*
 		now := m.now()
 		st.run.State, st.run.AwaitingActionID, st.run.Ctx, st.run.UpdatedAt = brabo.RunDone, "", raw, now
 		err := m.Store.Update(ctx, func(tx brabo.Tx) error {
+			if err := m.fence(ctx, tx, st.agent.ID); err != nil {
+				return err
+			}
 			task, err := tx.Task(ctx, st.task.ID)
 			if err != nil {
 				return err
@@ -546,6 +556,9 @@ func (m *Manager) block(ctx context.Context, st *state, why string, origin brabo
 	now := m.now()
 	prev := *st.run
 	err := m.Store.Update(ctx, func(tx brabo.Tx) error {
+		if err := m.fence(ctx, tx, st.agent.ID); err != nil {
+			return err
+		}
 		if err := leaveRun(ctx, tx, st.run, brabo.RunBlocked, now); err != nil {
 			return err
 		}

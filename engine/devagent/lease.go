@@ -59,6 +59,11 @@ func (m *Manager) tick() time.Duration {
 //   - when ctx ends it waits for its actors to stop, then releases its
 //     leases, so another process takes the agents over at its next tick.
 //
+// Run puts the manager in lease mode, for good: every transaction that
+// claims a task, resumes a run or records a turn's outcome first checks
+// that this process holds the agent's lease (fence) and writes nothing
+// otherwise, the actor then stopping.
+//
 // Leases are measured by the wall clock (time.Now), not by Clock. Run
 // returns an error only when the manager cannot run (no Owner, store or
 // model); store errors are logged and tried again at the next tick.
@@ -69,6 +74,7 @@ func (m *Manager) Run(ctx context.Context) error {
 	if m.Store == nil || m.Model == nil {
 		return errors.New("devagent: the manager needs a store and a model")
 	}
+	m.leased.Store(true)
 	held := map[string]time.Time{} // agent id → when its lease runs out unless renewed
 	t := time.NewTicker(m.tick())
 	defer t.Stop()
@@ -215,4 +221,51 @@ func (m *Manager) actorOf(agentID string) *actor {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.actors[ActorKey(agentID)]
+}
+
+// errLeaseLost says this manager no longer holds the agent's lease: the
+// write it was about to make is refused (fence).
+var errLeaseLost = errors.New("this process no longer holds the agent's lease")
+
+// fence is the first step of every transaction that records a turn's
+// claim, start or outcome, in lease mode (Run): it makes sure, inside tx,
+// that this manager's Owner holds the agent's lease, and refuses the write
+// with errLeaseLost when another process holds it now. The check is a
+// ClaimAgent (a renewal when the lease is ours) rather than a read of
+// AgentLease: it is a conditional write, so on PostgreSQL it locks the
+// lease row until tx commits, and a process taking the agent over at the
+// same moment waits for it and then finds the lease renewed. A lease that
+// ran out with nobody taking it is taken again: nobody else acted for the
+// agent meanwhile. A resume from the store (Resume) takes the lease of an
+// agent nobody holds the same way, so no holder recovers its turn as
+// interrupted. Outside lease mode (Start without Run) there is no check.
+func (m *Manager) fence(ctx context.Context, tx brabo.Tx, agentID string) error {
+	if !m.leased.Load() {
+		return nil
+	}
+	ok, err := tx.ClaimAgent(ctx, agentID, m.Owner, time.Now(), m.lease())
+	if err != nil {
+		return fmt.Errorf("devagent: checking the lease of agent %s: %w", agentID, err)
+	}
+	if ok {
+		return nil
+	}
+	holder := "another process"
+	if l, err := tx.AgentLease(ctx, agentID); err == nil {
+		holder = l.Owner
+	}
+	return fmt.Errorf("devagent: agent %s is held by %s, not %s: %w", agentID, holder, m.Owner, errLeaseLost)
+}
+
+// fenced reports whether err is a write refused by fence; if so the actor
+// stops (lose), since another process runs the agent now. What the stale
+// turn proposed stays recorded in the pipeline; its outcome is dropped.
+func (a *actor) fenced(err error, what string) bool {
+	if !errors.Is(err, errLeaseLost) {
+		return false
+	}
+	a.m.log().Warn("devagent: "+what+" not recorded: another process holds the agent's lease now; stopping the actor",
+		"agent", a.agent.ID, "owner", a.m.Owner, "err", err)
+	a.lose()
+	return true
 }

@@ -310,6 +310,9 @@ func (m *Manager) finishPR(ctx context.Context, st *state, p prSettled) error {
 	now := m.now()
 	prev := *st.run
 	err := m.Store.Update(ctx, func(tx brabo.Tx) error {
+		if err := m.fence(ctx, tx, st.agent.ID); err != nil {
+			return err
+		}
 		if err := leaveRun(ctx, tx, st.run, brabo.RunDone, now); err != nil {
 			return err
 		}
