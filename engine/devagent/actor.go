@@ -41,6 +41,9 @@ type actor struct {
 	stopOnce sync.Once
 	// sync asks the actor to check its run against the store (nudge).
 	sync chan struct{}
+	// recovered is set once recoverInterrupted has looked for the
+	// agent's interrupted turns.
+	recovered bool
 }
 
 // lose asks the actor to stop between two turns; any goroutine may call it.
@@ -158,6 +161,7 @@ func (a *actor) resync(ctx context.Context) {
 		return
 	}
 	defer l.Unlock()
+	a.recoverInterrupted(ctx)
 	a.restoreLocked(ctx)
 }
 

@@ -62,7 +62,9 @@ func (m *Manager) tick() time.Duration {
 // Run puts the manager in lease mode, for good: every transaction that
 // claims a task, resumes a run or records a turn's outcome first checks
 // that this process holds the agent's lease (fence) and writes nothing
-// otherwise, the actor then stopping.
+// otherwise, the actor then stopping; and an idle actor blocks, once, its
+// agent's runs that a stopped process left working mid-turn
+// (recoverInterrupted), as BlockInterrupted does at start-up on SQLite.
 //
 // Leases are measured by the wall clock (time.Now), not by Clock. Run
 // returns an error only when the manager cannot run (no Owner, store or
