@@ -11,6 +11,7 @@ import (
 	"github.com/brabo-dev/brabo/engine/devagent"
 	"github.com/brabo-dev/brabo/engine/enginetest"
 	"github.com/brabo-dev/brabo/engine/wake"
+	"github.com/brabo-dev/brabo/model"
 )
 
 // downable is a store that can become unreachable, as it does for a
@@ -54,8 +55,19 @@ func (w *world) instance(t *testing.T, name string, lease time.Duration) *instan
 // instanceWith is instance, without a wake worker when wakes is false.
 func (w *world) instanceWith(t *testing.T, name string, lease time.Duration, wakes bool) *instance {
 	t.Helper()
-	in := &instance{name: name, store: &downable{Store: w.store}, rec: newRecorder(t, adrScript)}
-	in.mgr = w.manager(in.rec, 2*time.Hour)
+	return w.instanceModel(t, name, lease, wakes, nil)
+}
+
+// instanceModel is instanceWith with the model m (the recorder on
+// adrScript when nil; rec is nil otherwise).
+func (w *world) instanceModel(t *testing.T, name string, lease time.Duration, wakes bool, m model.Model) *instance {
+	t.Helper()
+	in := &instance{name: name, store: &downable{Store: w.store}}
+	if m == nil {
+		in.rec = newRecorder(t, adrScript)
+		m = in.rec
+	}
+	in.mgr = w.manager(m, 2*time.Hour)
 	in.mgr.Store, in.mgr.Owner, in.mgr.Lease, in.mgr.Scan = in.store, name, lease, 20*time.Millisecond
 	worker := &wake.Worker{Store: in.store, Owner: name, Local: in.mgr, Resume: in.mgr, Poll: 10 * time.Millisecond, Log: quiet}
 	ctx, cancel := context.WithCancel(context.Background())
