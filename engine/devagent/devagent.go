@@ -593,22 +593,3 @@ func (m *Manager) block(ctx context.Context, st *state, why string, origin brabo
 	}
 	return nil
 }
-
-func decodeSettled(msg brabo.OutboxMessage) (brabo.Settled, error) {
-	var s brabo.Settled
-	if err := json.Unmarshal(msg.Payload, &s); err != nil {
-		return s, fmt.Errorf("the payload of message %d is not a settled event: %v", msg.ID, err)
-	}
-	if s.ActionID == "" {
-		s.ActionID = msg.ActionID
-	}
-	return s, nil
-}
-
-func mustJSON(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err) // only maps of plain values are passed
-	}
-	return b
-}

@@ -191,6 +191,25 @@ func decodePRSettled(msg brabo.OutboxMessage) (prSettled, error) {
 	return s, nil
 }
 
+func decodeSettled(msg brabo.OutboxMessage) (brabo.Settled, error) {
+	var s brabo.Settled
+	if err := json.Unmarshal(msg.Payload, &s); err != nil {
+		return s, fmt.Errorf("the payload of message %d is not a settled event: %v", msg.ID, err)
+	}
+	if s.ActionID == "" {
+		s.ActionID = msg.ActionID
+	}
+	return s, nil
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // only maps of plain values are passed
+	}
+	return b
+}
+
 // pendingArgs reads the arguments of the tool call c waits on, when it is
 // report_done's.
 func pendingArgs(c toolloop.Ctx) (args struct{ Title, Summary, Branch string }, ok bool) {
