@@ -27,6 +27,13 @@ type pair struct {
 // with the info log (the agent leases are logged there).
 func twoServers(t *testing.T) *pair {
 	t.Helper()
+	return twoServersWith(t, agentScript, `{"allow": ["Terminal(ls)", "Terminal(echo)"]}`)
+}
+
+// twoServersWith is twoServers with the scripted model's script and the
+// project's permissions.json.
+func twoServersWith(t *testing.T, agentScript, perms string) *pair {
+	t.Helper()
 	base := os.Getenv("BRABO_TEST_POSTGRES")
 	if base == "" {
 		t.Skip("BRABO_TEST_POSTGRES is not set; .ci/run sets it")
@@ -54,7 +61,7 @@ func twoServers(t *testing.T) *pair {
 	script := filepath.Join(t.TempDir(), "script.json")
 	os.WriteFile(script, []byte(agentScript), 0o644)
 	os.WriteFile(filepath.Join(root, "README.md"), []byte("# shop\n"), 0o644)
-	os.WriteFile(filepath.Join(root, "permissions.json"), []byte(`{"allow": ["Terminal(ls)", "Terminal(echo)"]}`), 0o644)
+	os.WriteFile(filepath.Join(root, "permissions.json"), []byte(perms), 0o644)
 	gitProject(t, root)
 
 	p := &pair{root: root, schema: schema, conn: conn}
@@ -196,5 +203,50 @@ func TestTwoServersOneDiesTheOtherTakesOver(t *testing.T) {
 	}
 	if count := p.eventCounts(t, survivor); count["dev.awaiting_approval"] != 1 || count["backlog.task_status_changed"] != 2 {
 		t.Fatalf("events %v: want one suspension and the task moved twice (in progress, done)", count)
+	}
+}
+
+// TestTwoServersKillMidTurnTheOtherBlocksTheTask: the server that runs the
+// agent is killed (SIGKILL) in the middle of the agent's turn, while an
+// auto-approved command of that turn runs; the run stays working. The
+// other server takes the agent over once its lease runs out and blocks the
+// task with origin infra, once, instead of leaving it in progress forever.
+func TestTwoServersKillMidTurnTheOtherBlocksTheTask(t *testing.T) {
+	t.Setenv("BRABO_AGENT_LEASE", "2s")
+	const slowScript = `{"turns": [
+  {"toolCalls": [{"id": "c1", "name": "terminal", "arguments": {"command": "sleep 20"}}]},
+  {"content": "Done."}
+]}`
+	p := twoServersWith(t, slowScript, `{"allow": ["Terminal(sleep)"]}`)
+	waitFor(t, "the agent to run its slow command", func() string {
+		if p.eventCounts(t, p.a)["proposed_action.created"] > 0 {
+			return "yes"
+		}
+		return ""
+	})
+	h := p.holders(p.a, p.b)
+	if len(h) != 1 {
+		t.Fatalf("%d servers ran the agent's actor, want 1", len(h))
+	}
+	dead, survivor := h[0], map[*server]*server{p.a: p.b, p.b: p.a}[h[0]]
+	dead.cmd.Process.Kill()
+	dead.cmd.Wait()
+	var task map[string]any
+	waitFor(t, "the survivor to block the cut turn's task", func() string {
+		_, task, _ = survivor.call("GET", "/v1/tasks/"+p.task, p.admin, nil)
+		if task["status"] == "blocked" {
+			return "blocked"
+		}
+		return ""
+	})
+	if task["blockedOrigin"] != "infra" || !strings.Contains(fmt.Sprint(task["blockedReason"]), "mid-turn") {
+		t.Fatalf("the blocked task: %v", task)
+	}
+	if len(p.holders(survivor)) != 1 {
+		t.Fatalf("the task was blocked by a server that does not hold the agent:\n%s", survivor.logs)
+	}
+	time.Sleep(time.Second) // several scans: it is blocked once
+	if count := p.eventCounts(t, survivor); count["backlog.task_blocked"] != 1 {
+		t.Fatalf("events %v: want the task blocked once", count)
 	}
 }
