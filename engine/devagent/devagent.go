@@ -209,8 +209,9 @@ func (m *Manager) keyLock(key string) *sync.Mutex {
 // store has one; otherwise it claims todo tasks. It stops when ctx ends.
 //
 // Start takes no lease: it is for a process that alone runs the agent
-// (tests, benchmarks). Run is what a process sharing its store with others
-// uses; it starts the actors of the agents it holds the lease of.
+// (tests, benchmarks), and neither fences its writes nor recovers cut
+// turns. Run is what a process sharing its store with others uses; it
+// starts the actors of the agents it holds the lease of.
 func (m *Manager) Start(ctx context.Context, agent *brabo.Agent) error {
 	if m.Store == nil || m.Model == nil {
 		return errors.New("devagent: the manager needs a store and a model")

@@ -16,9 +16,10 @@ import (
 // and a diagnostic, as the permissions page says of an engine restart,
 // instead of staying in progress forever. It returns how many it blocked.
 //
-// Call it at start-up, before any actor starts, and only where one process
-// owns the store (SQLite): with several processes another one may be in the
-// middle of that turn.
+// Call it at start-up, before any actor starts (and before Run), and only
+// where one process owns the store (SQLite): with several processes
+// another one may be in the middle of that turn. There, under Run, each
+// agent's holder does it for its agent instead (recoverInterrupted).
 func (m *Manager) BlockInterrupted(ctx context.Context) (int, error) {
 	var runs []*brabo.Run
 	if err := m.Store.View(ctx, func(tx brabo.Tx) error {
