@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,7 +21,7 @@ import (
 	"github.com/brabo-dev/brabo/pipeline"
 	"github.com/brabo-dev/brabo/store/postgres"
 	"github.com/brabo-dev/brabo/store/sqlite"
-	"github.com/jackc/pgx/v5"
+	"github.com/brabo-dev/brabo/store/storetest"
 )
 
 // eachStore runs fn once per real store: SQLite on a file always, and
@@ -45,34 +43,7 @@ func eachStore(t *testing.T, fn func(t *testing.T, e *env)) {
 	})
 }
 
-func postgresURL(t testing.TB) string {
-	t.Helper()
-	base := os.Getenv("BRABO_TEST_POSTGRES")
-	if base == "" {
-		t.Skip("BRABO_TEST_POSTGRES is not set; .ci/run sets it")
-	}
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, base)
-	if err != nil {
-		t.Fatalf("BRABO_TEST_POSTGRES: %v", err)
-	}
-	defer conn.Close(ctx)
-	schema := fmt.Sprintf("e2e_%d", time.Now().UnixNano())
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if c, err := pgx.Connect(context.Background(), base); err == nil {
-			c.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
-			c.Close(context.Background())
-		}
-	})
-	u, _ := url.Parse(base)
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
-}
+func postgresURL(t testing.TB) string { return storetest.PostgresURL(t) }
 
 // env is a running API on a real store, with a local project in a real git
 // repository (its origin a real bare repository), an admin who owns it, a

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
-	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -19,7 +17,7 @@ import (
 	"github.com/brabo-dev/brabo/engine/wake"
 	"github.com/brabo-dev/brabo/store/postgres"
 	"github.com/brabo-dev/brabo/store/sqlite"
-	"github.com/jackc/pgx/v5"
+	"github.com/brabo-dev/brabo/store/storetest"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -211,28 +209,14 @@ func TestRunWakesOnTheSignal(t *testing.T) {
 // Two instances on one PostgreSQL database: the decision is recorded
 // through A, and B's worker resumes the run.
 func TestAnotherInstanceResumesTheRun(t *testing.T) {
-	base := os.Getenv("BRABO_TEST_POSTGRES")
-	if base == "" {
-		t.Skip("BRABO_TEST_POSTGRES is not set; .ci/run sets it")
-	}
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	schema := fmt.Sprintf("wake_%d", time.Now().UnixNano())
-	conn.Exec(ctx, "CREATE SCHEMA "+schema)
-	t.Cleanup(func() { conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); conn.Close(ctx) })
-	u, _ := url.Parse(base)
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	a, err := postgres.Open(ctx, u.String())
+	dsn := storetest.PostgresURL(t)
+	a, err := postgres.Open(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	b, err := postgres.Open(ctx, u.String())
+	b, err := postgres.Open(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}

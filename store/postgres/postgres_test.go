@@ -2,52 +2,16 @@ package postgres_test
 
 import (
 	"context"
-	"fmt"
-	"net/url"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/brabo-dev/brabo"
 	"github.com/brabo-dev/brabo/store/postgres"
 	"github.com/brabo-dev/brabo/store/storetest"
-	"github.com/jackc/pgx/v5"
 )
 
-// testURL returns a connection string for a fresh schema on the server
-// named by BRABO_TEST_POSTGRES; the schema is dropped when the test ends.
-func testURL(t *testing.T) string {
-	t.Helper()
-	base := os.Getenv("BRABO_TEST_POSTGRES")
-	if base == "" {
-		t.Skip("BRABO_TEST_POSTGRES is not set; .ci/run sets it")
-	}
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, base)
-	if err != nil {
-		t.Fatalf("BRABO_TEST_POSTGRES=%s: %v", base, err)
-	}
-	defer conn.Close(ctx)
-	schema := fmt.Sprintf("t_%d", time.Now().UnixNano())
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		c, err := pgx.Connect(context.Background(), base)
-		if err == nil {
-			c.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
-			c.Close(context.Background())
-		}
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
-}
+// testURL is a fresh schema on the test server (storetest.PostgresURL).
+func testURL(t *testing.T) string { return storetest.PostgresURL(t) }
 
 func TestContract(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) brabo.Store {
