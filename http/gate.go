@@ -1,7 +1,6 @@
 package http
 
 import (
-	"errors"
 	"net/http"
 
 	"github.com/brabo-dev/brabo"
@@ -23,21 +22,9 @@ func (s *Server) triggerGate(w http.ResponseWriter, r *http.Request) error {
 	if _, err := c.requireMember("trigger a gate"); err != nil {
 		return err
 	}
-	var t *brabo.Task
-	err := s.Store.View(r.Context(), func(tx brabo.Tx) error {
-		var err error
-		t, err = tx.Task(r.Context(), r.PathValue("task"))
-		return err
-	})
-	if errors.Is(err, brabo.ErrNotFound) {
-		return notFound("task " + r.PathValue("task"))
-	}
+	t, _, role, err := s.visibleTask(r)
 	if err != nil {
 		return err
-	}
-	_, role, err := s.projectAccess(r.Context(), c, t.ProjectID)
-	if err != nil {
-		return notFound("task " + r.PathValue("task"))
 	}
 	if err := requireRole(role, brabo.Developer, "triggering a gate"); err != nil {
 		return err

@@ -53,6 +53,18 @@ func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) getTask(w http.ResponseWriter, r *http.Request) error {
+	t, _, _, err := s.visibleTask(r)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, t)
+	return nil
+}
+
+// visibleTask loads the task the request names, with its project and the
+// caller's role there. A task of a project the caller cannot see is 404,
+// like a task that does not exist.
+func (s *Server) visibleTask(r *http.Request) (*brabo.Task, *brabo.Project, brabo.Role, error) {
 	var t *brabo.Task
 	err := s.Store.View(r.Context(), func(tx brabo.Tx) error {
 		var err error
@@ -60,14 +72,15 @@ func (s *Server) getTask(w http.ResponseWriter, r *http.Request) error {
 		return err
 	})
 	if errors.Is(err, brabo.ErrNotFound) {
-		return notFound("task " + r.PathValue("task"))
+		return nil, nil, "", notFound("task " + r.PathValue("task"))
 	}
 	if err != nil {
-		return err
+		return nil, nil, "", err
 	}
-	if _, _, err := s.projectAccess(r.Context(), callerOf(r), t.ProjectID); err != nil {
-		return notFound("task " + r.PathValue("task"))
+	p, role, err := s.projectAccess(r.Context(), callerOf(r), t.ProjectID)
+	var ae *apiError
+	if errors.As(err, &ae) && ae.code == brabo.CodeNotFound {
+		return nil, nil, "", notFound("task " + r.PathValue("task"))
 	}
-	writeJSON(w, http.StatusOK, t)
-	return nil
+	return t, p, role, err
 }

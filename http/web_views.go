@@ -180,21 +180,9 @@ type sessionView struct {
 // its task, and the created event carries the mark).
 func (s *Server) sessionLogPage(w http.ResponseWriter, r *http.Request, v *viewer) error {
 	ctx := r.Context()
-	var task *brabo.Task
-	err := s.Store.View(ctx, func(tx brabo.Tx) error {
-		var err error
-		task, err = tx.Task(ctx, r.PathValue("task"))
-		return err
-	})
-	if errors.Is(err, brabo.ErrNotFound) {
-		return notFound("task " + r.PathValue("task"))
-	}
+	task, p, _, err := s.visibleTask(r)
 	if err != nil {
 		return err
-	}
-	p, _, err := s.projectAccess(ctx, callerOf(r), task.ProjectID)
-	if err != nil {
-		return notFound("task " + r.PathValue("task"))
 	}
 	view := sessionView{Task: task, Slug: p.Slug}
 	err = s.Store.View(ctx, func(tx brabo.Tx) error {
