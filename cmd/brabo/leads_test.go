@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/brabo-dev/brabo/engine/enginetest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,18 +33,8 @@ func newLocalProject(t *testing.T, srv *server, admin string) (id, root string) 
 	return id, root
 }
 
-// gitRun runs git in dir, failing the test when git fails.
-func gitRun(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(cmd.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@x", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@x")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v in %s: %v\n%s", args, dir, err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
+// gitRun runs git in dir (enginetest.Git).
+func gitRun(t *testing.T, dir string, args ...string) string { return enginetest.Git(t, dir, args...) }
 
 // devWorkedOn leaves the task as a dev agent does once its PR is open: a
 // commit on main, and the task's work committed on its branch

@@ -12,7 +12,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -316,19 +315,8 @@ func (w *world) worktree(a *brabo.Agent) string {
 	return filepath.Join(w.root, filepath.FromSlash(devagent.WorktreeRel(a.ID)))
 }
 
-// gitIn runs git in dir and returns its trimmed output, failing the test
-// when git fails.
-func gitIn(t testing.TB, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(cmd.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@x", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@x")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %v in %s: %v\n%s", args, dir, err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
+// gitIn runs git in dir (enginetest.Git).
+func gitIn(t testing.TB, dir string, args ...string) string { return enginetest.Git(t, dir, args...) }
 
 func (w *world) saveRun(t *testing.T, r *brabo.Run) {
 	t.Helper()
