@@ -55,6 +55,7 @@ func TestAWaitingAgentSurvivesARestart(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(worktreeOf(root, agent), "made.txt")); err == nil {
 		t.Fatal("the pending command ran")
 	}
+	suspended(t, srv, admin, project, pending)
 
 	// Kill the server while the agent waits; its run must be durable.
 	srv.cmd.Process.Signal(syscall.SIGKILL)
@@ -118,6 +119,24 @@ func asList(v any) []map[string]any {
 		}
 	}
 	return out
+}
+
+// suspended waits until the agent's suspension on actionID is stored:
+// dev.awaiting_approval is appended in the transaction that saves the run
+// and its Ctx. The action shows in the queue a moment earlier, while the
+// turn is still running; a process killed then loses the turn (and the
+// task is blocked with origin infra, as it should be).
+func suspended(t *testing.T, s *server, token, project, actionID string) {
+	t.Helper()
+	waitFor(t, "the suspension on "+actionID+" to be stored", func() string {
+		_, out, _ := s.call("GET", "/v1/projects/"+project+"/events", token, nil)
+		for _, e := range asList(out["events"]) {
+			if e["type"] == "dev.awaiting_approval" && e["actionId"] == actionID {
+				return "stored"
+			}
+		}
+		return ""
+	})
 }
 
 // waitFor polls f until it returns something, for at most 30 s.

@@ -81,7 +81,7 @@ func twoServersWith(t *testing.T, agentScript, perms string) *pair {
 // action's id.
 func (p *pair) pending(t *testing.T) string {
 	t.Helper()
-	return waitFor(t, "the agent to suspend on a pending action", func() string {
+	id := waitFor(t, "the agent to suspend on a pending action", func() string {
 		_, out, _ := p.b.call("GET", "/v1/queue", p.admin, nil)
 		for _, x := range asList(out["actions"]) {
 			if strings.Contains(x["payload"].(map[string]any)["command"].(string), "touch made.txt") {
@@ -90,6 +90,8 @@ func (p *pair) pending(t *testing.T) string {
 		}
 		return ""
 	})
+	suspended(t, p.b, p.admin, p.project, id)
+	return id
 }
 
 // done waits for the task to be done, through s.
