@@ -167,6 +167,7 @@ func TestWebApprovalQueue(t *testing.T) {
 			return ""
 		})
 		do(t, ctx, "the card arrives", chromedp.WaitVisible(css(card(waitingID))))
+		suspended(t, srv, admin, project, waitingID)
 
 		// The agent card says what it waits on.
 		do(t, ctx, "agent card", chromedp.Navigate(srv.url+"/ui/projects/"+project+"/agents"),
