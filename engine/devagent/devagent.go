@@ -517,20 +517,11 @@ func (m *Manager) apply(ctx context.Context, st *state, out toolloop.Outcome) (*
 			if err := m.fence(ctx, tx, st.agent.ID); err != nil {
 				return err
 			}
-			task, err := tx.Task(ctx, st.task.ID)
-			if err != nil {
-				return err
-			}
-			task.Status, task.BlockedReason, task.BlockedOrigin, task.UpdatedAt = brabo.TaskDone, "", "", now
-			if err := tx.UpdateTask(ctx, task); err != nil {
-				return err
-			}
-			st.task = task
-			if err := tx.SaveRun(ctx, st.run); err != nil {
+			if err := endTask(ctx, tx, st, brabo.TaskDone, "", "", now); err != nil {
 				return err
 			}
 			return tx.AppendEvent(ctx, &brabo.Event{ProjectID: st.project.ID, Type: brabo.EventTaskStatusChanged, ActorID: st.agent.ID,
-				CreatedAt: now, Payload: mustJSON(map[string]any{"taskId": task.ID, "status": brabo.TaskDone})})
+				CreatedAt: now, Payload: mustJSON(map[string]any{"taskId": st.task.ID, "status": brabo.TaskDone})})
 		})
 		if err != nil {
 			return nil, fmt.Errorf("devagent: recording task %s done: %w", st.task.ID, err)
@@ -563,16 +554,7 @@ func (m *Manager) block(ctx context.Context, st *state, why string, origin brabo
 		if err := leaveRun(ctx, tx, st.run, brabo.RunBlocked, now); err != nil {
 			return err
 		}
-		task, err := tx.Task(ctx, st.task.ID)
-		if err != nil {
-			return err
-		}
-		task.Status, task.BlockedReason, task.BlockedOrigin, task.UpdatedAt = brabo.TaskBlocked, why, origin, now
-		if err := tx.UpdateTask(ctx, task); err != nil {
-			return err
-		}
-		st.task = task
-		if err := tx.SaveRun(ctx, st.run); err != nil {
+		if err := endTask(ctx, tx, st, brabo.TaskBlocked, why, origin, now); err != nil {
 			return err
 		}
 		if limit != nil {
@@ -581,16 +563,32 @@ func (m *Manager) block(ctx context.Context, st *state, why string, origin brabo
 				max = toolloop.DefaultMaxIterations
 			}
 			if err := tx.AppendEvent(ctx, &brabo.Event{ProjectID: st.project.ID, Type: EventLimitReached, ActorID: st.agent.ID, CreatedAt: now,
-				Payload: mustJSON(map[string]any{"taskId": task.ID, "iteration": limit.Iterations, "max_iterations": max})}); err != nil {
+				Payload: mustJSON(map[string]any{"taskId": st.task.ID, "iteration": limit.Iterations, "max_iterations": max})}); err != nil {
 				return err
 			}
 		}
 		return tx.AppendEvent(ctx, &brabo.Event{ProjectID: st.project.ID, Type: EventTaskBlocked, ActorID: st.agent.ID, CreatedAt: now,
-			Payload: mustJSON(map[string]any{"taskId": task.ID, "reason": why, "origin": origin})})
+			Payload: mustJSON(map[string]any{"taskId": st.task.ID, "reason": why, "origin": origin})})
 	})
 	if err != nil {
 		*st.run = prev
 		return fmt.Errorf("devagent: blocking task %s (%s): %w", st.task.ID, why, err)
 	}
 	return nil
+}
+
+// endTask records, inside tx, how the task ended (done, or blocked with
+// why and origin) and saves the run as it now stands: the one write every
+// way out of a task shares.
+func endTask(ctx context.Context, tx brabo.Tx, st *state, status brabo.TaskStatus, why string, origin brabo.Origin, now time.Time) error {
+	task, err := tx.Task(ctx, st.task.ID)
+	if err != nil {
+		return err
+	}
+	task.Status, task.BlockedReason, task.BlockedOrigin, task.UpdatedAt = status, why, origin, now
+	if err := tx.UpdateTask(ctx, task); err != nil {
+		return err
+	}
+	st.task = task
+	return tx.SaveRun(ctx, st.run)
 }

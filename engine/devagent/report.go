@@ -335,21 +335,12 @@ func (m *Manager) finishPR(ctx context.Context, st *state, p prSettled) error {
 		if err := leaveRun(ctx, tx, st.run, brabo.RunDone, now); err != nil {
 			return err
 		}
-		task, err := tx.Task(ctx, st.task.ID)
-		if err != nil {
-			return err
-		}
-		task.Status, task.BlockedReason, task.BlockedOrigin, task.UpdatedAt = brabo.TaskDone, "", "", now
-		if err := tx.UpdateTask(ctx, task); err != nil {
-			return err
-		}
-		st.task = task
-		if err := tx.SaveRun(ctx, st.run); err != nil {
+		if err := endTask(ctx, tx, st, brabo.TaskDone, "", "", now); err != nil {
 			return err
 		}
 		return tx.AppendEvent(ctx, &brabo.Event{ProjectID: st.project.ID, Type: brabo.EventTaskStatusChanged, ActorID: st.agent.ID,
 			ActionID: p.ActionID, CreatedAt: now,
-			Payload: mustJSON(map[string]any{"taskId": task.ID, "status": brabo.TaskDone, "pr": p.PR})})
+			Payload: mustJSON(map[string]any{"taskId": st.task.ID, "status": brabo.TaskDone, "pr": p.PR})})
 	})
 	if errors.Is(err, errLeftElsewhere) {
 		*st.run = prev
