@@ -53,7 +53,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -61,6 +60,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
+	"github.com/brabo-dev/brabo/internal/modelhttp"
 	"github.com/brabo-dev/brabo/model"
 )
 
@@ -245,7 +245,7 @@ func inputSchema(raw json.RawMessage) (anthropic.ToolInputSchemaParam, error) {
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
-		return s, fmt.Errorf("parameters are not a JSON Schema object: %s", abbreviate(string(raw), 200))
+		return s, fmt.Errorf("parameters are not a JSON Schema object: %s", modelhttp.Abbreviate(string(raw), 200))
 	}
 	for k, v := range fields {
 		switch k {
@@ -321,10 +321,10 @@ func failure(ctx context.Context, err error, httpResp *http.Response) error {
 	if errors.As(err, &apiErr) {
 		msg := apiErr.Message
 		if msg == "" {
-			msg = abbreviate(strings.TrimSpace(apiErr.RawJSON()), 500)
+			msg = modelhttp.Abbreviate(strings.TrimSpace(apiErr.RawJSON()), 500)
 		}
 		if msg == "" {
-			msg = bodyText(apiErr.Response)
+			msg = modelhttp.BodyText(apiErr.Response)
 		}
 		if msg == "" {
 			msg = http.StatusText(apiErr.StatusCode)
@@ -334,33 +334,5 @@ func failure(ctx context.Context, err error, httpResp *http.Response) error {
 		}
 		return &model.Error{Provider: Provider, Status: apiErr.StatusCode, Retryable: model.RetryableStatus(apiErr.StatusCode), Message: msg}
 	}
-	if httpResp != nil {
-		// An answer the SDK could not read.
-		status := httpResp.StatusCode
-		msg := err.Error()
-		if status >= 400 {
-			if b := bodyText(httpResp); b != "" {
-				msg = b
-			}
-		}
-		return &model.Error{Provider: Provider, Status: status, Retryable: model.RetryableStatus(status), Message: msg}
-	}
-	// No answer at all: connection refused, reset, timeout.
-	return &model.Error{Provider: Provider, Retryable: true, Message: err.Error()}
-}
-
-// bodyText reads what is left of an error response's body, shortened.
-func bodyText(res *http.Response) string {
-	if res == nil || res.Body == nil {
-		return ""
-	}
-	b, _ := io.ReadAll(io.LimitReader(res.Body, 4096))
-	return abbreviate(strings.TrimSpace(string(b)), 500)
-}
-
-func abbreviate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
+	return modelhttp.UnreadError(Provider, httpResp, err)
 }

@@ -48,13 +48,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/brabo-dev/brabo/internal/modelhttp"
 	"github.com/brabo-dev/brabo/model"
 )
 
@@ -214,7 +214,7 @@ func parameters(raw json.RawMessage) (openai.FunctionParameters, error) {
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
-		return nil, fmt.Errorf("parameters are not a JSON Schema object: %s", abbreviate(string(raw), 200))
+		return nil, fmt.Errorf("parameters are not a JSON Schema object: %s", modelhttp.Abbreviate(string(raw), 200))
 	}
 	schema := make(openai.FunctionParameters, len(fields))
 	for k, v := range fields {
@@ -303,7 +303,7 @@ func failure(ctx context.Context, err error, httpResp *http.Response) error {
 	if errors.As(err, &apiErr) {
 		msg := apiErr.Message
 		if msg == "" {
-			msg = bodyText(apiErr.Response)
+			msg = modelhttp.BodyText(apiErr.Response)
 		}
 		if msg == "" {
 			msg = http.StatusText(apiErr.StatusCode)
@@ -315,35 +315,5 @@ func failure(ctx context.Context, err error, httpResp *http.Response) error {
 		retryable := model.RetryableStatus(apiErr.StatusCode) && apiErr.Code != "insufficient_quota"
 		return &model.Error{Provider: Provider, Status: apiErr.StatusCode, Retryable: retryable, Message: msg}
 	}
-	if httpResp != nil {
-		// An answer the SDK could not read: an error status with a body
-		// that is not the API's JSON (a proxy's HTML page), or a success
-		// whose body is not a chat completion.
-		status := httpResp.StatusCode
-		msg := err.Error()
-		if status >= 400 {
-			if b := bodyText(httpResp); b != "" {
-				msg = b
-			}
-		}
-		return &model.Error{Provider: Provider, Status: status, Retryable: model.RetryableStatus(status), Message: msg}
-	}
-	// No answer at all: connection refused, reset, timeout.
-	return &model.Error{Provider: Provider, Retryable: true, Message: err.Error()}
-}
-
-// bodyText reads what is left of an error response's body, shortened.
-func bodyText(res *http.Response) string {
-	if res == nil || res.Body == nil {
-		return ""
-	}
-	b, _ := io.ReadAll(io.LimitReader(res.Body, 4096))
-	return abbreviate(strings.TrimSpace(string(b)), 500)
-}
-
-func abbreviate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
+	return modelhttp.UnreadError(Provider, httpResp, err)
 }
