@@ -173,23 +173,8 @@ func (w *world) worker(mgr *devagent.Manager) *wake.Worker {
 		Poll: 10 * time.Millisecond, Log: quiet}
 }
 
-// run starts a goroutine until the returned stop is called; stop waits for
-// it to end.
-func run(t *testing.T, fn func(ctx context.Context)) (stop func()) {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); fn(ctx) }()
-	stopped := false
-	stop = func() {
-		if !stopped {
-			stopped = true
-			cancel()
-			<-done
-		}
-	}
-	t.Cleanup(stop)
-	return stop
-}
+// run starts fn until the returned stop (enginetest.Go).
+func run(t *testing.T, fn func(ctx context.Context)) (stop func()) { return enginetest.Go(t, fn) }
 
 // startAgent starts mgr's actor for the world's agent and a wake worker;
 // stop ends both and waits for them.
@@ -207,28 +192,10 @@ func (w *world) startAgent(t *testing.T, mgr *devagent.Manager) (stop func()) {
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	enginetest.WaitFor(t, what, cond)
 }
 
-func (w *world) getTask(t *testing.T) *brabo.Task {
-	t.Helper()
-	ctx := context.Background()
-	var task *brabo.Task
-	if err := w.store.View(ctx, func(tx brabo.Tx) error {
-		var err error
-		task, err = tx.Task(ctx, w.task.ID)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return task
-}
+func (w *world) getTask(t *testing.T) *brabo.Task { return enginetest.Task(t, w.store, w.task.ID) }
 
 // agentRun is the latest run of the world's agent, nil for none.
 func (w *world) agentRun(t *testing.T) *brabo.Run {

@@ -112,19 +112,7 @@ func drain(t *testing.T, wk *wake.Worker, l *devlead.Lead) int {
 	return total
 }
 
-func (w *world) run(t *testing.T, id string) *brabo.Run {
-	t.Helper()
-	ctx := context.Background()
-	var r *brabo.Run
-	if err := w.store.View(ctx, func(tx brabo.Tx) error {
-		var err error
-		r, err = tx.Run(ctx, id)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
+func (w *world) run(t *testing.T, id string) *brabo.Run { return enginetest.Run(t, w.store, id) }
 
 func (w *world) waitingRun(t *testing.T) *brabo.Run {
 	t.Helper()

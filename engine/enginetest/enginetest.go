@@ -58,16 +58,7 @@ func Project(t testing.TB, s brabo.Store, root string) (*brabo.Member, *brabo.Pr
 // Action reads an action.
 func Action(t testing.TB, s brabo.Store, id string) *brabo.ProposedAction {
 	t.Helper()
-	ctx := context.Background()
-	var a *brabo.ProposedAction
-	if err := s.View(ctx, func(tx brabo.Tx) error {
-		var err error
-		a, err = tx.Action(ctx, id)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return a
+	return read(t, s, func(ctx context.Context, tx brabo.Tx) (*brabo.ProposedAction, error) { return tx.Action(ctx, id) })
 }
 
 // Events returns the project's events of one type, in order ("" for all).

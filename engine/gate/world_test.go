@@ -155,23 +155,8 @@ func (w *world) lead(auto, perf model.Model) *gate.Lead {
 		Models: map[string]model.Model{gate.QAAutomation: auto, gate.QAPerformanceSecurity: perf}}
 }
 
-// run starts a goroutine until the returned stop is called; stop waits for
-// it to end.
-func run(t *testing.T, fn func(ctx context.Context)) (stop func()) {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); fn(ctx) }()
-	stopped := false
-	stop = func() {
-		if !stopped {
-			stopped = true
-			cancel()
-			<-done
-		}
-	}
-	t.Cleanup(stop)
-	return stop
-}
+// run starts fn until the returned stop (enginetest.Go).
+func run(t *testing.T, fn func(ctx context.Context)) (stop func()) { return enginetest.Go(t, fn) }
 
 // startWake runs a wake worker that delivers to the lead (Local too when
 // local is true) and, when local, the lead's mailbox; stop ends both.
@@ -193,42 +178,12 @@ func (w *world) startWake(t *testing.T, l *gate.Lead, local bool) (stop func()) 
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	enginetest.WaitFor(t, what, cond)
 }
 
-func (w *world) getTask(t *testing.T) *brabo.Task {
-	t.Helper()
-	ctx := context.Background()
-	var task *brabo.Task
-	if err := w.store.View(ctx, func(tx brabo.Tx) error {
-		var err error
-		task, err = tx.Task(ctx, w.task.ID)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return task
-}
+func (w *world) getTask(t *testing.T) *brabo.Task { return enginetest.Task(t, w.store, w.task.ID) }
 
-func (w *world) getRun(t *testing.T, id string) *brabo.Run {
-	t.Helper()
-	ctx := context.Background()
-	var r *brabo.Run
-	if err := w.store.View(ctx, func(tx brabo.Tx) error {
-		var err error
-		r, err = tx.Run(ctx, id)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
+func (w *world) getRun(t *testing.T, id string) *brabo.Run { return enginetest.Run(t, w.store, id) }
 
 // awaitingRun is what the wake worker finds for a key and an action.
 func (w *world) awaitingRun(t *testing.T, key, actionID string) (*brabo.Run, error) {
