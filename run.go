@@ -2,6 +2,7 @@ package brabo
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 )
 
@@ -54,6 +55,16 @@ const (
 	RunDone             RunState = "done"
 	RunBlocked          RunState = "blocked"
 )
+
+// AgentKey is the actor key of an agent ("agent:<id>"): what settled
+// events are routed by (Run.ActorKey, OutboxMessage.ActorKey).
+func AgentKey(agentID string) string { return agentKeyPrefix + agentID }
+
+// AgentOfKey returns the agent id an actor key names, and false for a key
+// that names no agent.
+func AgentOfKey(key string) (string, bool) { return strings.CutPrefix(key, agentKeyPrefix) }
+
+const agentKeyPrefix = "agent:"
 
 // Run is an agent's turn at a task, persisted whenever it suspends: the
 // in-memory actor is a cache of it, and any process sharing the store can

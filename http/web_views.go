@@ -33,9 +33,6 @@ type agentsView struct {
 	Tasks           []*brabo.Task
 }
 
-// agentKey is the key settled events are routed by (DESIGN §7.3).
-func agentKey(agentID string) string { return "agent:" + agentID }
-
 // agentCardFor reads an agent's state from its runs and tasks: the run is
 // the truth of a wait, the task of work and blocks.
 func (s *Server) agentCardFor(ctx context.Context, tx brabo.Tx, p *brabo.Project, role brabo.Role, a *brabo.Agent, tasks []*brabo.Task) (agentCard, error) {
@@ -49,7 +46,7 @@ func (s *Server) agentCardFor(ctx context.Context, tx brabo.Tx, p *brabo.Project
 			c.Wildcard, c.Auto = true, r.Mode == brabo.AutoApprove
 		}
 	}
-	run, err := tx.WaitingRun(ctx, agentKey(a.ID))
+	run, err := tx.WaitingRun(ctx, brabo.AgentKey(a.ID))
 	switch {
 	case err == nil && run.State == brabo.RunAwaitingApproval:
 		c.State, c.ActionID = "awaiting approval", run.AwaitingActionID

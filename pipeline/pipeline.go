@@ -80,7 +80,7 @@ type Actor struct {
 // Key is the proposing actor's key the outbox routes by.
 func (a Actor) Key() string {
 	if a.Agent != nil {
-		return "agent:" + a.Agent.ID
+		return brabo.AgentKey(a.Agent.ID)
 	}
 	if a.Member != nil {
 		return "member:" + a.Member.ID

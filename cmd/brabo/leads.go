@@ -192,7 +192,7 @@ func (l *leads) Read(ctx context.Context, projectID string) (*brabo.Conversation
 		c.Messages = append(c.Messages, lm)
 	}
 	err = l.store.View(ctx, func(tx brabo.Tx) error {
-		r, err := tx.WaitingRun(ctx, devlead.ActorKey(d.Agent.ID))
+		r, err := tx.WaitingRun(ctx, brabo.AgentKey(d.Agent.ID))
 		if err == nil {
 			c.AwaitingActionID = r.AwaitingActionID
 		}

@@ -531,7 +531,7 @@ func (m *Manager) claim(ctx context.Context, agent *brabo.Agent) (*state, error)
 			if err != nil {
 				return err
 			}
-			run := &brabo.Run{ID: pipeline.NewID("run"), ProjectID: project.ID, ActorKey: ActorKey(agent.ID),
+			run := &brabo.Run{ID: pipeline.NewID("run"), ProjectID: project.ID, ActorKey: brabo.AgentKey(agent.ID),
 				TaskID: task.ID, State: brabo.RunWorking, UpdatedAt: now}
 			if err := tx.SaveRun(ctx, run); err != nil {
 				return err

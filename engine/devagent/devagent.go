@@ -68,7 +68,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -185,9 +184,6 @@ func (m *Manager) waitCap() time.Duration {
 	return DefaultWaitCap
 }
 
-// ActorKey is the key the outbox routes an agent's settled events by.
-func ActorKey(agentID string) string { return "agent:" + agentID }
-
 // keyLock serialises restoring and store-side resuming of one actor's run
 // in this process.
 func (m *Manager) keyLock(key string) *sync.Mutex {
@@ -216,7 +212,7 @@ func (m *Manager) Start(ctx context.Context, agent *brabo.Agent) error {
 	if m.Store == nil || m.Model == nil {
 		return errors.New("devagent: the manager needs a store and a model")
 	}
-	key := ActorKey(agent.ID)
+	key := brabo.AgentKey(agent.ID)
 	size := m.MailboxSize
 	if size <= 0 {
 		size = DefaultMailboxSize
@@ -264,7 +260,7 @@ func (m *Manager) waitsHere(actorKey, actionID string) bool {
 func (m *Manager) Live(agentID string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	_, ok := m.actors[ActorKey(agentID)]
+	_, ok := m.actors[brabo.AgentKey(agentID)]
 	return ok
 }
 
@@ -281,7 +277,7 @@ func (m *Manager) Restore(ctx context.Context) error {
 	seen := map[string]bool{}
 	var errs []error
 	for _, r := range runs {
-		id, ok := strings.CutPrefix(r.ActorKey, "agent:")
+		id, ok := brabo.AgentOfKey(r.ActorKey)
 		if !ok || seen[id] {
 			continue
 		}
@@ -435,7 +431,7 @@ func (m *Manager) loadRun(ctx context.Context, runID string) (*state, error) {
 		if st.run, err = tx.Run(ctx, runID); err != nil {
 			return err
 		}
-		id, ok := strings.CutPrefix(st.run.ActorKey, "agent:")
+		id, ok := brabo.AgentOfKey(st.run.ActorKey)
 		if !ok {
 			return fmt.Errorf("run %s belongs to %q, not to an agent", runID, st.run.ActorKey)
 		}

@@ -239,7 +239,7 @@ func TestASettledEventForAnotherActionIsIgnored(t *testing.T) {
 	r, _ := suspended(t, w, rec)
 
 	other, _ := json.Marshal(brabo.Settled{ActionID: "act_other", Status: brabo.StatusExecuted, Result: &brabo.Result{Output: "nope"}})
-	msg := brabo.OutboxMessage{ProjectID: w.prj.ID, Topic: brabo.TopicActionSettled, ActorKey: devagent.ActorKey(w.agent.ID),
+	msg := brabo.OutboxMessage{ProjectID: w.prj.ID, Topic: brabo.TopicActionSettled, ActorKey: brabo.AgentKey(w.agent.ID),
 		ActionID: "act_other", Payload: other}
 	// A live actor takes only the action it waits on: anything else goes
 	// the store's way (where a run not awaiting it ignores it too).

@@ -222,7 +222,7 @@ func (m *Manager) managedAgents(ctx context.Context) ([]*brabo.Agent, error) {
 func (m *Manager) actorOf(agentID string) *actor {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.actors[ActorKey(agentID)]
+	return m.actors[brabo.AgentKey(agentID)]
 }
 
 // errLeaseLost says this manager no longer holds the agent's lease: the

@@ -117,7 +117,7 @@ func TestTwoAgentsOfOneProjectGetTwoWorktrees(t *testing.T) {
 		for _, a := range []*brabo.Agent{w.agent, second} {
 			var r *brabo.Run
 			w.store.View(ctx, func(tx brabo.Tx) error {
-				r, _ = tx.WaitingRun(ctx, devagent.ActorKey(a.ID))
+				r, _ = tx.WaitingRun(ctx, brabo.AgentKey(a.ID))
 				return nil
 			})
 			if r != nil {
@@ -142,7 +142,7 @@ func TestTwoAgentsOfOneProjectGetTwoWorktrees(t *testing.T) {
 		w.checkHeld(t, a, task)
 		var r *brabo.Run
 		w.store.View(ctx, func(tx brabo.Tx) error {
-			r, _ = tx.WaitingRun(ctx, devagent.ActorKey(a.ID))
+			r, _ = tx.WaitingRun(ctx, brabo.AgentKey(a.ID))
 			return nil
 		})
 		act := w.action(t, r.AwaitingActionID)

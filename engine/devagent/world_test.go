@@ -209,7 +209,7 @@ func (w *world) agentRun(t *testing.T) *brabo.Run {
 				return err
 			}
 			for _, r := range runs {
-				if r.ActorKey == devagent.ActorKey(w.agent.ID) && (latest == nil || r.UpdatedAt.After(latest.UpdatedAt)) {
+				if r.ActorKey == brabo.AgentKey(w.agent.ID) && (latest == nil || r.UpdatedAt.After(latest.UpdatedAt)) {
 					latest = r
 				}
 			}

@@ -91,10 +91,7 @@ type Lead struct {
 	wg                  sync.WaitGroup
 }
 
-// ActorKey is the key the outbox routes the lead's settled events by.
-func ActorKey(agentID string) string { return "agent:" + agentID }
-
-func (l *Lead) key() string { return ActorKey(l.Agent.ID) }
+func (l *Lead) key() string { return brabo.AgentKey(l.Agent.ID) }
 
 func (l *Lead) now() time.Time {
 	if l.Now != nil {

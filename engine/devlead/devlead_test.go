@@ -120,7 +120,7 @@ func (w *world) waitingRun(t *testing.T) *brabo.Run {
 	var r *brabo.Run
 	if err := w.store.View(ctx, func(tx brabo.Tx) error {
 		var err error
-		r, err = tx.WaitingRun(ctx, devlead.ActorKey(w.agent.ID))
+		r, err = tx.WaitingRun(ctx, brabo.AgentKey(w.agent.ID))
 		return err
 	}); err != nil {
 		t.Fatalf("the lead's waiting run: %v", err)

@@ -159,7 +159,7 @@ func BenchmarkWakeLatency(b *testing.B) {
 			w.store.View(ctx, func(tx brabo.Tx) error {
 				list, err := tx.Actions(ctx, brabo.ActionFilter{Status: brabo.StatusPending, Limit: 1})
 				if len(list) == 1 {
-					if _, err := tx.AwaitingRun(ctx, devagent.ActorKey(agent.ID), list[0].ID); err == nil {
+					if _, err := tx.AwaitingRun(ctx, brabo.AgentKey(agent.ID), list[0].ID); err == nil {
 						pending = list[0]
 					}
 				}
@@ -235,7 +235,7 @@ func BenchmarkSuspendedAgentsMemory(b *testing.B) {
 				actionID := fmt.Sprintf("act_%05d", i)
 				ctxJSON := suspendedCtx(convo, actionID)
 				if err := tx.SaveRun(ctx, &brabo.Run{ID: fmt.Sprintf("run_%05d", i), ProjectID: w.project.ID,
-					ActorKey: devagent.ActorKey(a.ID), TaskID: fmt.Sprintf("task_%05d", i), State: brabo.RunAwaitingApproval,
+					ActorKey: brabo.AgentKey(a.ID), TaskID: fmt.Sprintf("task_%05d", i), State: brabo.RunAwaitingApproval,
 					AwaitingActionID: actionID, Ctx: ctxJSON, UpdatedAt: time.Now()}); err != nil {
 					return err
 				}

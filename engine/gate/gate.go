@@ -172,9 +172,6 @@ func (Completed) result() {}
 func (Suspended) result() {}
 func (Failed) result()    {}
 
-// ActorKey is the key the outbox routes an agent's settled events by.
-func ActorKey(agentID string) string { return "agent:" + agentID }
-
 func mustJSON(v any) json.RawMessage {
 	b, err := json.Marshal(v)
 	if err != nil {

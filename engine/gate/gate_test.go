@@ -34,7 +34,7 @@ func suspended(t *testing.T, w *world, res gate.Result, perf *recorder) gate.Sus
 	t.Helper()
 	s, ok := res.(gate.Suspended)
 	must(t, ok, "the area ended %#v; want Suspended", res)
-	key := gate.ActorKey(w.auto.ID)
+	key := brabo.AgentKey(w.auto.ID)
 	must(t, s.SubAgent == gate.QAAutomation && s.ActorKey == key && len(s.Verdicts) == 0, "suspended: %+v", s)
 	a := w.action(t, s.ActionID)
 	must(t, a.Status == brabo.StatusPending && a.Payload.Command == "ls && touch qa-report.txt" && a.ActorID == w.auto.ID &&
@@ -241,7 +241,7 @@ func TestTheSecondDelegationWaitsTooAndTheFirstVerdictIsKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, ok := res.(gate.Suspended)
-	key := gate.ActorKey(w.perf.ID)
+	key := brabo.AgentKey(w.perf.ID)
 	must(t, ok && s.SubAgent == gate.QAPerformanceSecurity && s.ActorKey == key && len(s.Verdicts) == 1 &&
 		s.Verdicts[0].Verdict == "qa-automation: PASS", "the area ended %#v", res)
 	r, err := w.awaitingRun(t, key, s.ActionID)

@@ -250,7 +250,7 @@ func (l *Lead) handle(ctx context.Context, msg brabo.OutboxMessage) error {
 		err = fmt.Errorf("the stored state does not await action %s", run.AwaitingActionID)
 	}
 	if err != nil {
-		sub := strings.TrimPrefix(run.ActorKey, "agent:")
+		sub, _ := brabo.AgentOfKey(run.ActorKey)
 		why := fmt.Sprintf("the suspended area could not be restored, so the decision on action %s cannot reach it: %v (the action stays recorded)",
 			run.AwaitingActionID, err)
 		_, ferr := l.fail(ctx, a, sub, sub, why, brabo.OriginInfra)
@@ -356,7 +356,7 @@ func (l *Lead) continueArea(ctx context.Context, a *area, remaining []string, ve
 	}
 	// Each delegation has its own Run, keyed by the sub-agent from the
 	// start: the store keeps a run's actor key as first saved.
-	a.run = &brabo.Run{ID: pipeline.NewID("run"), ProjectID: a.project.ID, ActorKey: ActorKey(agent.ID), TaskID: a.task.ID,
+	a.run = &brabo.Run{ID: pipeline.NewID("run"), ProjectID: a.project.ID, ActorKey: brabo.AgentKey(agent.ID), TaskID: a.task.ID,
 		State: brabo.RunWorking, UpdatedAt: l.now()}
 	if err := l.appendEvent(ctx, a, EventDelegationStarted, agent.ID, "",
 		map[string]any{"taskId": a.task.ID, "area": l.area(), "subAgent": name}); err != nil {

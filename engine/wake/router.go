@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/brabo-dev/brabo"
@@ -110,7 +109,7 @@ func (r *Router) receiver(ctx context.Context, actorKey string) (Receiver, error
 // agent resolves an "agent:<id>" key; nil for a key of another kind or an
 // agent the store does not have.
 func (r *Router) agent(ctx context.Context, actorKey string) (*brabo.Agent, error) {
-	id, ok := strings.CutPrefix(actorKey, "agent:")
+	id, ok := brabo.AgentOfKey(actorKey)
 	if !ok || id == "" {
 		return nil, nil
 	}
