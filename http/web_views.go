@@ -254,15 +254,15 @@ func payloadStatus(raw json.RawMessage) string {
 // reads the same sentence as the approval card (brabo.DecisionSentence).
 func eventSentence(e brabo.Event) string {
 	var p struct {
-		Status    brabo.ActionStatus `json:"status"`
-		Reason    string             `json:"reason"`
-		ScopeRoot brabo.ScopeRoot    `json:"scopeRoot"`
-		Pattern   string             `json:"pattern"`
-		ActionTyp string             `json:"actionType"`
-		ExitCode  *int               `json:"exitCode"`
-		Error     string             `json:"error"`
-		Origin    string             `json:"origin"`
-		ToolName  string             `json:"toolName"`
+		Status     brabo.ActionStatus `json:"status"`
+		Reason     string             `json:"reason"`
+		ScopeRoot  brabo.ScopeRoot    `json:"scopeRoot"`
+		Pattern    string             `json:"pattern"`
+		ActionType string             `json:"actionType"`
+		ExitCode   *int               `json:"exitCode"`
+		Error      string             `json:"error"`
+		Origin     string             `json:"origin"`
+		ToolName   string             `json:"toolName"`
 	}
 	_ = json.Unmarshal(e.Payload, &p)
 	switch e.Type {
@@ -279,7 +279,7 @@ func eventSentence(e brabo.Event) string {
 		if p.Pattern != "" {
 			return "always allow recorded " + p.Pattern
 		}
-		return "always allow recorded agent_autonomy for " + p.ActionTyp
+		return "always allow recorded agent_autonomy for " + p.ActionType
 	case brabo.EventActionExecuted, brabo.EventActionFailed:
 		if p.Error != "" {
 			return p.Error
