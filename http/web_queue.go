@@ -75,10 +75,7 @@ func (s *Server) pendingCards(ctx context.Context, m *brabo.Member) ([]card, err
 // cardFor builds the card of one action for one member.
 func (s *Server) cardFor(ctx context.Context, m *brabo.Member, a *brabo.ProposedAction) (card, error) {
 	c := card{A: a, MinRole: a.Type.MinRole(), Subject: subject(a), Where: a.Payload.Cwd,
-		Sentence: brabo.DecisionSentence(brabo.StatusPending, a.Reason, a.Decision.ScopeRoot)}
-	if a.Status != brabo.StatusPending {
-		c.Sentence = brabo.DecisionSentence(a.Status, a.Reason, a.Decision.ScopeRoot)
-	}
+		Sentence: brabo.DecisionSentence(a.Status, a.Reason, a.Decision.ScopeRoot)}
 	if a.Type == brabo.Terminal && c.Where == "" {
 		c.Where = "."
 	}
