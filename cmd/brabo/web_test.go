@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -83,6 +84,23 @@ func TestWebApprovalQueue(t *testing.T) {
 				t.Errorf("the card lacks %q:\n%s", want, text)
 			}
 		}
+	})
+
+	t.Run("a (re)connection merges what the stream missed", func(t *testing.T) {
+		evalBool(t, ctx, "close the stream", `(window.braboStream.close(), true)`)
+		id := pending("touch missed.txt")
+		time.Sleep(500 * time.Millisecond)
+		evalBool(t, ctx, "no card without the stream", fmt.Sprintf(`!document.querySelector(%q)`, card(id)))
+		evalBool(t, ctx, "merge as on open", `(window.braboMerge(), true)`)
+		do(t, ctx, "the missed card arrives", chromedp.WaitVisible(css(card(id))))
+		evalBool(t, ctx, "the live card stays, once", fmt.Sprintf(`document.querySelectorAll(%q).length === 1`, card(liveID)))
+		do(t, ctx, "reload for a live stream again", chromedp.Reload(), chromedp.WaitVisible(css("#queue")))
+		waitJS(t, ctx, "the stream to connect", `window.braboStream && window.braboStream.readyState === 1`)
+		do(t, ctx, "deny the missed one", chromedp.Click(css(card(id)+" button.deny")),
+			chromedp.WaitVisible(css(card(id)+" textarea")),
+			chromedp.SendKeys(css(card(id)+" textarea"), "only a test"),
+			chromedp.Click(css(card(id)+" form button.deny")),
+			chromedp.WaitNotPresent(css(card(id))))
 	})
 
 	t.Run("Approve executes it and the card leaves the queue", func(t *testing.T) {

@@ -109,5 +109,7 @@
   // dropped) recounts; htmx's own events do not reach the page from a card
   // that its swap removed.
   new MutationObserver(recount).observe(queue, { childList: true });
+  // For the browser tests: the stream, and the merge a (re)connection runs.
   window.braboStream = stream;
+  window.braboMerge = merge;
 })();
