@@ -298,7 +298,6 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) logout(w http.ResponseWriter, r *http.Request, _ *viewer) error {
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true})
-	w.Header().Set("HX-Redirect", "/login")
 	http.Redirect(w, r, "/login", http.StatusSeeOther)
 	return nil
 }
