@@ -1,0 +1,74 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/brabo-dev/brabo"
+)
+
+// TestWALStaysBoundedUnderSteadyReads is the rule that the WAL is started
+// again while readers never stop: with only PASSIVE checkpoints from the
+// read pool it grew by every commit's pages for as long as the load
+// lasted, since a reader always held a frame the checkpoint could not
+// pass.
+func TestWALStaysBoundedUnderSteadyReads(t *testing.T) {
+	defer func(p time.Duration) { checkpointPeriod = p }(checkpointPeriod)
+	checkpointPeriod = 20 * time.Millisecond
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "brabo.db")
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+
+	var stop atomic.Bool
+	var readers sync.WaitGroup
+	var reads atomic.Int64
+	for range 4 {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			for !stop.Load() {
+				s.View(ctx, func(tx brabo.Tx) error {
+					tx.Member(ctx, "m0")
+					time.Sleep(100 * time.Microsecond) // a reader is always inside a transaction
+					return nil
+				})
+				reads.Add(1)
+			}
+		}()
+	}
+	const commits = 1000
+	start := time.Now()
+	for i := range commits {
+		m := &brabo.Member{ID: fmt.Sprintf("m%d", i), Name: fmt.Sprintf("member %d", i), TokenHash: fmt.Sprintf("hash %d", i)}
+		if err := s.Update(ctx, func(tx brabo.Tx) error { return tx.CreateMember(ctx, m) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	elapsed := time.Since(start)
+	stop.Store(true)
+	readers.Wait()
+
+	if elapsed < 5*checkpointPeriod {
+		t.Skipf("%d commits took %v, under five checkpoint periods: nothing to show", commits, elapsed)
+	}
+	// The WAL's frame count since it last started: a WAL that was never
+	// started again holds at least one frame per commit.
+	var busy, frames, copied int
+	if err := s.read.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied); err != nil {
+		t.Fatal(err)
+	}
+	if frames >= commits/2 {
+		t.Fatalf("the WAL holds %d frames after %d commits in %v with %d reads alongside: it was not started again",
+			frames, commits, elapsed, reads.Load())
+	}
+	t.Logf("the WAL holds %d frames after %d commits in %v (%d reads alongside)", frames, commits, elapsed, reads.Load())
+}
