@@ -16,6 +16,7 @@ import (
 
 	"github.com/brabo-dev/brabo"
 	brabohttp "github.com/brabo-dev/brabo/http"
+	"github.com/brabo-dev/brabo/internal/cputime"
 	"github.com/brabo-dev/brabo/pipeline"
 	"github.com/brabo-dev/brabo/store/postgres"
 	"github.com/brabo-dev/brabo/store/sqlite"
@@ -85,7 +86,7 @@ func benchPropose(b *testing.B, s brabo.Store) {
 	b.SetParallelism(max(1, 16/runtime.GOMAXPROCS(0)))
 	b.ReportAllocs()
 	b.ResetTimer()
-	start := time.Now()
+	start, cpu := time.Now(), cputime.Used()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			req, _ := http.NewRequest("POST", url, bytes.NewReader(body))
@@ -104,4 +105,45 @@ func benchPropose(b *testing.B, s brabo.Store) {
 		}
 	})
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "proposals/s")
+	b.ReportMetric(cputime.PerOp(cpu, b.N), "cpu-us/op")
+}
+
+// BenchmarkHTTPFloor is what the same 16 clients reach against a handler
+// that does nothing but read the request and answer a body of the size a
+// proposal's answer has: the HTTP part of BenchmarkProposeHTTP alone, with
+// no store, no policy and no JSON. It bounds what any proposal rate can be
+// on this machine (docs/PERFORMANCE.md).
+func BenchmarkHTTPFloor(b *testing.B) {
+	answer := bytes.Repeat([]byte("x"), 971) // a proposal's answer in BenchmarkProposeHTTP
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		w.Write(answer)
+	}))
+	defer srv.Close()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	body := []byte(`{"type":"terminal","payload":{"command":"cd src && pnpm test --filter api"}}`)
+	b.SetParallelism(max(1, 16/runtime.GOMAXPROCS(0)))
+	b.ResetTimer()
+	start, cpu := time.Now(), cputime.Used()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			req, _ := http.NewRequest("POST", srv.URL+"/v1/projects/p/actions", bytes.NewReader(body))
+			req.Header.Set("Authorization", "Bearer token")
+			resp, err := client.Do(req)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusCreated {
+				b.Errorf("status %d", resp.StatusCode)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "requests/s")
+	b.ReportMetric(cputime.PerOp(cpu, b.N), "cpu-us/op")
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/brabo-dev/brabo/internal/cputime"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -42,7 +43,7 @@ func BenchmarkBareInsert(b *testing.B) {
 	}
 	b.SetParallelism(max(1, 16/runtime.GOMAXPROCS(0)))
 	b.ResetTimer()
-	start := time.Now()
+	start, cpu := time.Now(), cputime.Used()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			tx, err := s.pool.Begin(ctx)
@@ -62,4 +63,5 @@ func BenchmarkBareInsert(b *testing.B) {
 		}
 	})
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "inserts/s")
+	b.ReportMetric(cputime.PerOp(cpu, b.N), "cpu-us/op")
 }

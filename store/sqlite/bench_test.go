@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/brabo-dev/brabo/internal/cputime"
 )
 
 // BenchmarkBareInsert is the floor the pipeline is measured against: 16
@@ -23,7 +25,7 @@ func BenchmarkBareInsert(b *testing.B) {
 	}
 	b.SetParallelism(max(1, 16/runtime.GOMAXPROCS(0)))
 	b.ResetTimer()
-	start := time.Now()
+	start, cpu := time.Now(), cputime.Used()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			tx, err := s.write.BeginTx(ctx, nil)
@@ -43,4 +45,5 @@ func BenchmarkBareInsert(b *testing.B) {
 		}
 	})
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "inserts/s")
+	b.ReportMetric(cputime.PerOp(cpu, b.N), "cpu-us/op")
 }
