@@ -217,7 +217,9 @@ const checkpointWait = 100 * time.Millisecond
 // anybody, is not enough under a steady load: it can only copy frames
 // that no reader still needs, so it never catches up, the WAL never
 // restarts, and the file grows for as long as the load lasts (by 80 MB/s
-// in the proposal benchmark). RESTART waits (up to checkpointWait) for readers to leave the WAL.
+// in the proposal benchmark). RESTART waits (up to checkpointWait) for
+// readers to leave the WAL; writes wait meanwhile, so a read transaction
+// longer than that costs the writers up to checkpointWait once a period.
 func (s *Store) checkpoint() {
 	ctx := context.Background()
 	s.write.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", checkpointWait.Milliseconds()))
