@@ -54,7 +54,7 @@ func oracleSimple(content string) bool {
 	if strings.TrimSpace(content) == "" {
 		return false
 	}
-	for _, field := range strings.Fields(content) {
+	for _, field := range oracleFields(content) {
 		if field[0] == '!' || field[0] == '~' || field[0] == '#' {
 			return false
 		}
@@ -71,11 +71,17 @@ func oracleSimple(content string) bool {
 	return !strings.ContainsAny(content, "\n\r\v\f")
 }
 
+// oracleFields splits on the shell's blanks, space and tab; every other
+// character, a Unicode space included, is part of a field.
+func oracleFields(content string) []string {
+	return strings.FieldsFunc(content, func(r rune) bool { return r == ' ' || r == '\t' })
+}
+
 // oracleTokens splits simple pattern content on blanks; a token that ends
 // in '*' and holds no '/' is a prefix (DESIGN §4.2).
 func oracleTokens(content string) []oracleTok {
 	var out []oracleTok
-	for _, f := range strings.Fields(content) {
+	for _, f := range oracleFields(content) {
 		if strings.HasSuffix(f, "*") && !strings.Contains(f, "/") {
 			out = append(out, oracleTok{text: f[:len(f)-1], prefix: true})
 		} else {

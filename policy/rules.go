@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/brabo-dev/brabo"
 	"mvdan.cc/sh/v3/syntax"
@@ -179,6 +181,9 @@ func compile(name string, lists [3][]string) (*Rules, error) {
 					r.warnings = append(r.warnings, fmt.Sprintf("%s: %s %q: %s", name, entry, src, w))
 				}
 			}
+			if w := invisibleWarning(src); w != "" {
+				r.warnings = append(r.warnings, fmt.Sprintf("%s: %s %q: %s", name, entry, src, w))
+			}
 			idx := len(rl.patterns)
 			rl.patterns = append(rl.patterns, p)
 			if p.typ == brabo.Terminal {
@@ -269,6 +274,21 @@ func colonStarWarning(toks []patternToken) string {
 		if t.wildcard && len(t.text) > 1 && strings.HasSuffix(t.text, ":") {
 			bare := strings.TrimSuffix(t.text, ":")
 			return fmt.Sprintf("'*' matches inside one token: this matches %s:… but not %s itself; write the pattern without :* to cover %s", bare, bare, bare)
+		}
+	}
+	return ""
+}
+
+// invisibleWarning explains an entry holding a character that shows as a
+// blank or not at all (U+00A0, U+205F, a zero-width space, a bidi
+// control): the shell splits words on space and tab only, so such a
+// character is part of a word, and "Terminal(rm\u00a0)" in deny does not
+// hold back the rm its reader sees. The entry still counts.
+func invisibleWarning(src string) string {
+	for _, r := range src {
+		if r != ' ' && r != '\t' && r != utf8.RuneError && !unicode.IsPrint(r) {
+			return fmt.Sprintf("it holds %U, an invisible character the shell takes as part of a word: "+
+				"the entry matches only commands that hold it too", r)
 		}
 	}
 	return ""

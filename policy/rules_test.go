@@ -303,6 +303,47 @@ func TestParseWarnings(t *testing.T) {
 	}
 }
 
+// An entry holding a character that shows as a blank or not at all warns:
+// for the shell it is part of a word, so the entry does not match the
+// command its reader sees. It still counts for what it does match.
+func TestInvisibleCharacterWarns(t *testing.T) {
+	for _, c := range []struct {
+		name, entry string
+		warn        string // the code point named, "" for no warning
+	}{
+		{"no-break space", "Terminal(rm\u00a0-rf)", "U+00A0"},
+		{"medium mathematical space", "Terminal(0\u205f)", "U+205F"},
+		{"zero-width space", "Terminal(git\u200b push)", "U+200B"},
+		{"bidi override", "Terminal(ls \u202e)", "U+202E"},
+		{"tab is a blank", "Terminal(git\tstatus)", ""},
+		{"printable non-ASCII", "Terminal(echo café)", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := NewRules("", nil, []string{c.entry}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := r.Warnings()
+			if c.warn == "" {
+				if len(got) != 0 {
+					t.Fatalf("warnings %q, want none", got)
+				}
+				return
+			}
+			if len(got) != 1 || !strings.Contains(got[0], c.warn) || !strings.Contains(got[0], "deny[0]") {
+				t.Fatalf("warnings %q, want one on deny[0] naming %s", got, c.warn)
+			}
+		})
+	}
+	r, _ := NewRules("", nil, []string{"Terminal(rm\u00a0)"}, nil)
+	root := newProject(t)
+	for cmd, want := range map[string]brabo.Policy{"rm x": brabo.RequireApproval, "rm\u00a0 x": brabo.Deny} {
+		if d := Decide(Input{Type: brabo.Terminal, Command: cmd, Role: brabo.Owner, Rules: r, Scope: Scope{Root: root}}); d.Policy != want {
+			t.Errorf("%q: %s (%s), want %s", cmd, d.Policy, d.Reason, want)
+		}
+	}
+}
+
 // NewRules is Parse without the JSON: the same errors, named the same way.
 func TestNewRules(t *testing.T) {
 	_, err := NewRules("", []string{"Terminal(ls)"}, []string{"Terminal()"}, []string{"Foo()"})
