@@ -58,6 +58,8 @@ type writeReq struct {
 	err     error
 	touched []string
 	done    chan struct{}
+	// restartWAL asks the writer to run restartWAL instead of a function.
+	restartWAL bool
 }
 
 // ErrClosed is returned by Update after Close.
@@ -112,7 +114,7 @@ func dsn(path string, txlock string) string {
 	if txlock != "" {
 		q.Set("_txlock", txlock)
 		// The writer never checkpoints on commit (that would stall every
-		// write behind an fsync); it checkpoints once a period instead.
+		// write behind an fsync); the checkpointer does it once a period.
 		q.Add("_pragma", "wal_autocheckpoint(0)")
 	}
 	return "file:" + path + "?" + q.Encode()
@@ -143,8 +145,9 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	s.readStmts.db = read
 	s.writes = make(chan *writeReq, 256)
 	s.quit = make(chan struct{})
-	s.done.Add(1)
+	s.done.Add(2)
 	go s.writer()
+	go s.checkpointer()
 	return s, nil
 }
 
@@ -209,18 +212,48 @@ var checkpointPeriod = time.Second // a variable for tests
 // the WAL; one that cannot finish in time is tried again a period later.
 const checkpointWait = 100 * time.Millisecond
 
-// checkpoint copies the WAL back into the database and starts it again
-// from the beginning. It runs on the writer goroutine, between batches,
-// so it never waits for the writer.
+// checkpointer keeps the WAL from growing without bound, once a period.
 //
-// A PASSIVE checkpoint from another connection, which never blocks
-// anybody, is not enough under a steady load: it can only copy frames
-// that no reader still needs, so it never catches up, the WAL never
-// restarts, and the file grows for as long as the load lasts (by 80 MB/s
-// in the proposal benchmark). RESTART waits (up to checkpointWait) for
-// readers to leave the WAL; writes wait meanwhile, so a read transaction
-// longer than that costs the writers up to checkpointWait once a period.
-func (s *Store) checkpoint() {
+// A PASSIVE checkpoint, which never blocks anybody, does the copying: it
+// runs on the read pool while the writer goes on. It is not enough under a
+// steady load: it can only copy frames no reader still needs, so it never
+// catches up, the WAL never starts again, and the file grows for as long
+// as the load lasts (by 80 MB/s in the proposal benchmark). So the writer
+// then runs a RESTART (restartWAL), which has only the frames written
+// since to copy.
+func (s *Store) checkpointer() {
+	defer s.done.Done()
+	t := time.NewTicker(checkpointPeriod)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+		case <-s.quit:
+			return
+		}
+		s.read.ExecContext(context.Background(), "PRAGMA wal_checkpoint(PASSIVE)")
+		req := &writeReq{restartWAL: true, done: make(chan struct{})}
+		select {
+		case s.writes <- req:
+		case <-s.quit:
+			return
+		}
+		select { // a writer that stopped may never answer it
+		case <-req.done:
+		case <-s.quit:
+			return
+		}
+	}
+}
+
+// restartWAL copies what is left of the WAL into the database and starts
+// the WAL again from the beginning. It runs on the writer goroutine,
+// between batches, so it never waits for the writer; writes wait while it
+// runs. It waits up to checkpointWait for readers to leave the WAL, so a
+// read transaction longer than that costs the writers up to
+// checkpointWait once a period; one that cannot finish is tried again a
+// period later.
+func (s *Store) restartWAL() {
 	ctx := context.Background()
 	s.write.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", checkpointWait.Milliseconds()))
 	s.write.ExecContext(ctx, "PRAGMA wal_checkpoint(RESTART)")
@@ -230,14 +263,9 @@ func (s *Store) checkpoint() {
 // writer is the single goroutine that owns the write connection.
 func (s *Store) writer() {
 	defer s.done.Done()
-	tick := time.NewTicker(checkpointPeriod)
-	defer tick.Stop()
 	for {
 		var first *writeReq
 		select {
-		case <-tick.C:
-			s.checkpoint()
-			continue
 		case first = <-s.writes:
 		case <-s.quit:
 			for {
@@ -250,17 +278,31 @@ func (s *Store) writer() {
 				}
 			}
 		}
+		if first.restartWAL {
+			s.restartWAL()
+			close(first.done)
+			continue
+		}
 		batch := []*writeReq{first}
+		var restart *writeReq
 	fill:
 		for len(batch) < maxBatch {
 			select {
 			case r := <-s.writes:
+				if r.restartWAL {
+					restart = r
+					break fill
+				}
 				batch = append(batch, r)
 			default:
 				break fill
 			}
 		}
 		s.runBatch(batch)
+		if restart != nil {
+			s.restartWAL()
+			close(restart.done)
+		}
 	}
 }
 
