@@ -39,9 +39,14 @@ type Store struct {
 	writeStmts, readStmts stmtCache
 
 	writes chan *writeReq
-	quit   chan struct{}
-	done   sync.WaitGroup
-	closed sync.Once
+	// sending is held (read) while a request is put on writes, and
+	// (write) by Close while it sets stopping: every request sent before
+	// that is in the channel when the writer drains it at quit.
+	sending  sync.RWMutex
+	stopping bool
+	quit     chan struct{}
+	done     sync.WaitGroup
+	closed   sync.Once
 }
 
 // busyTimeout is how long a connection waits for a lock another process
@@ -172,6 +177,9 @@ func (s *Store) Migrate(ctx context.Context) error {
 func (s *Store) Close() error {
 	s.closed.Do(func() {
 		if s.quit != nil {
+			s.sending.Lock()
+			s.stopping = true
+			s.sending.Unlock()
 			close(s.quit)
 			s.done.Wait()
 			s.write.ExecContext(context.Background(), "PRAGMA wal_checkpoint(TRUNCATE)")
@@ -194,15 +202,26 @@ func (s *Store) Close() error {
 // failing commit fails every fn of the batch. It returns after the commit.
 func (s *Store) Update(ctx context.Context, fn func(brabo.Tx) error) error {
 	req := &writeReq{ctx: ctx, fn: fn, done: make(chan struct{})}
-	select {
-	case s.writes <- req:
-	case <-s.quit:
-		return ErrClosed
+	if err := s.send(req); err != nil {
+		return err
 	}
 	// Wait even if ctx ends: once queued, fn may be running, and the
 	// caller must learn whether it committed.
 	<-req.done
 	return req.err
+}
+
+// send queues req for the writer, which will answer it: run it, or
+// refuse it with ErrClosed if the store closes first. It returns
+// ErrClosed, and queues nothing, once Close has begun.
+func (s *Store) send(req *writeReq) error {
+	s.sending.RLock()
+	defer s.sending.RUnlock()
+	if s.stopping {
+		return ErrClosed
+	}
+	s.writes <- req // the writer runs until stopping is set, so this ends
+	return nil
 }
 
 // checkpointPeriod is how often the WAL is copied back into the database.
@@ -233,16 +252,10 @@ func (s *Store) checkpointer() {
 		}
 		s.read.ExecContext(context.Background(), "PRAGMA wal_checkpoint(PASSIVE)")
 		req := &writeReq{restartWAL: true, done: make(chan struct{})}
-		select {
-		case s.writes <- req:
-		case <-s.quit:
+		if s.send(req) != nil {
 			return
 		}
-		select { // a writer that stopped may never answer it
-		case <-req.done:
-		case <-s.quit:
-			return
-		}
+		<-req.done
 	}
 }
 
