@@ -146,6 +146,7 @@ func TestWebApprovalQueue(t *testing.T) {
 
 	t.Run("Always allow records the shown patterns and the next like command is auto-approved", func(t *testing.T) {
 		id := pending("printf always-%s ok")
+		evalBool(t, ctx, "mark the page", `(window.alwaysMark = 43) === 43`)
 		do(t, ctx, "preview", chromedp.WaitVisible(css(card(id))),
 			chromedp.Click(css(card(id)+" button.always")),
 			chromedp.WaitVisible(css(card(id)+" ul.patterns")))
@@ -157,8 +158,12 @@ func TestWebApprovalQueue(t *testing.T) {
 		if strings.Contains(string(before), "Terminal(printf)") {
 			t.Fatal("the preview recorded the pattern")
 		}
+		// Clicked the moment it shows: htmx handles the swapped-in form at
+		// once (no settle delay), so the click is its POST, not a native
+		// submit that reloads the page and records nothing.
 		do(t, ctx, "record", chromedp.Click(css(card(id)+" form button.always")),
 			chromedp.WaitNotPresent(css(card(id))))
+		evalBool(t, ctx, "no reload", `window.alwaysMark === 43`)
 		after, _ := os.ReadFile(filepath.Join(root, "permissions.json"))
 		for _, p := range shown {
 			if !strings.Contains(string(after), p) {
@@ -278,9 +283,14 @@ func TestWebApprovalQueue(t *testing.T) {
 		}
 		title := get(t, ctx, "title", chromedp.Title())
 		if !strings.HasPrefix(title, "(3) ") {
-			t.Errorf("title %q, want (3) first", title)
+			heads := get(t, ctx, "the cards", chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("#queue article.card")).map(e => e.id + ": " + e.querySelector("h2").textContent + " " + (e.querySelector("pre, code") || {}).textContent)`))
+			t.Errorf("title %q, want (3) first; the cards: %q", title, heads)
 		}
-		evalBool(t, ctx, "newest first", fmt.Sprintf(`document.querySelector("#queue article.card").id === %q`, "card-"+c))
+		// Newest first, as the server lists them, even for two proposed in
+		// the same millisecond (ids begin with it; the rest is random).
+		evalBool(t, ctx, "newest first", fmt.Sprintf(
+			`Array.from(document.querySelectorAll("#queue article.card")).map(e => e.id).join(" ") === %q`,
+			"card-"+c+" card-"+pushID+" card-"+a))
 		evalBool(t, ctx, "every button has a label",
 			`Array.from(document.querySelectorAll("button")).every(b => (b.textContent.trim() || b.getAttribute("aria-label") || "").length > 0)`)
 		evalBool(t, ctx, "no always allow on git_push or pr_open",

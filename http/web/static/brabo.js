@@ -45,13 +45,21 @@
     htmx.process(el);
   }
 
-  // olderThan finds the first card older than the one with this id: ids
-  // begin with their time, so newest first is descending id order, whatever
-  // order the cards' fetches finish in.
-  function olderThan(id) {
+  // newer says whether card a comes before card b in the queue's order,
+  // the server's: newest first by creation time (microseconds), then by
+  // id. Not by id alone: ids begin with the millisecond, and two actions
+  // proposed in the same one would be in random order.
+  function newer(a, b) {
+    var ca = Number(a.dataset.created), cb = Number(b.dataset.created);
+    return ca !== cb ? ca > cb : a.id > b.id;
+  }
+
+  // olderThan finds the first card that el goes before, whatever order the
+  // cards' fetches finish in.
+  function olderThan(el) {
     var all = cards();
     for (var i = 0; i < all.length; i++) {
-      if (all[i].id < id) return all[i];
+      if (newer(el, all[i])) return all[i];
     }
     var empty = document.getElementById("queue-empty");
     return empty || null;
@@ -63,7 +71,7 @@
       if (!html) return;
       var el = parse(html).querySelector("article.card");
       if (!el || el.dataset.status !== "pending" || document.getElementById(el.id)) return;
-      place(el, olderThan(el.id));
+      place(el, olderThan(el));
       recount();
     });
   }
