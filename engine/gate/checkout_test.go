@@ -44,6 +44,7 @@ func TestTheSubAgentsWorkInTheGatesCheckoutOfTheTaskBranch(t *testing.T) {
 	must(t, contains(pwd.Content, w.gateDir()) && !pwd.IsError, "pwd printed %q", pwd.Content)
 	must(t, contains(auto.Req(t, 0).Tools[0].Description, devagent.TaskBranch(w.task.ID)),
 		"the terminal tool does not name the task's branch: %q", auto.Req(t, 0).Tools[0].Description)
+	must(t, !offers(auto.Req(t, 0).Tools, "git_commit"), "git_commit is offered in the gate's detached worktree, where a commit would be lost")
 	w.gateRemoved(t)
 	must(t, gitIn(t, w.root, "status", "--porcelain") == "", "the main checkout changed: %q", gitIn(t, w.root, "status", "--porcelain"))
 	must(t, !w.exists("feature.txt"), "the task's work leaked into the main checkout")
@@ -68,6 +69,7 @@ func TestTheSubAgentsUseTheDevAgentsWorktreeWhileItHoldsIt(t *testing.T) {
 	}
 	_, ok := res.(gate.Completed)
 	must(t, ok, "the area ended %#v", res)
+	must(t, offers(auto.Req(t, 0).Tools, "git_commit"), "git_commit is not offered in the dev's worktree, which has a branch to commit to")
 	data, err := os.ReadFile(filepath.Join(dir, "wip.txt"))
 	must(t, err == nil && string(data) == "work in progress\n", "the dev's worktree after the area: %q, %v", data, err)
 	must(t, gitIn(t, dir, "rev-parse", "--abbrev-ref", "HEAD") == devagent.TaskBranch(w.task.ID), "the dev's worktree left its branch")

@@ -502,7 +502,8 @@ func (l *Lead) subAgent(ctx context.Context, projectID, name string) (*brabo.Age
 // buildLoop is a sub-agent's tool loop, under its own identity: the
 // standard pipeline tools and read_file, acting in the checkout of the
 // task's work (its paths are relative to it); the pipeline still scopes
-// every action to the project's folder.
+// every action to the project's folder. In the gate's own worktree there
+// is no git_commit: only the dev's worktree has a branch to commit to.
 func (l *Lead) buildLoop(agent *brabo.Agent, p *brabo.Project, co checkout) *toolloop.Loop {
 	m := l.Models[agent.Name]
 	if m == nil {
@@ -515,6 +516,11 @@ func (l *Lead) buildLoop(agent *brabo.Agent, p *brabo.Project, co checkout) *too
 	}
 	var tools []toolloop.Tool
 	for _, t := range append(toolloop.StandardTools(), devagent.ReadFileTool(co.Dir(), nil)) {
+		if co.own && t.Spec.Name == toolloop.GitCommitTool().Spec.Name {
+			// The gate's own worktree is detached and goes when the area
+			// completes: a commit there would be lost without a word.
+			continue
+		}
 		tools = append(tools, co.Tool(t))
 	}
 	return &toolloop.Loop{Model: m, Proposer: l.Proposer, ProjectID: p.ID, Actor: pipeline.Actor{Agent: agent},

@@ -258,6 +258,16 @@ func must(t *testing.T, ok bool, format string, a ...any) {
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
 
+// offers says whether a model request's tools include the one named.
+func offers(tools []model.Tool, name string) bool {
+	for _, t := range tools {
+		if t.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
 // gateRemoved checks that the gate's worktree of the task is gone and the
 // task's branch stays.
 func (w *world) gateRemoved(t *testing.T) {
