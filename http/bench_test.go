@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -35,30 +36,104 @@ func (noExecution) Execute(context.Context, brabo.ExecRequest) (*brabo.Result, e
 // record the action and its created event, settle. The command that
 // reproduces it is in docs/PERFORMANCE.md.
 func BenchmarkProposeHTTP(b *testing.B) {
+	forEachStore(b, func(b *testing.B, s brabo.Store) {
+		url, agent, client, _ := benchServer(b, s)
+		b.ReportAllocs()
+		post16(b, client, url, agent, benchBody, "proposals/s")
+	})
+}
+
+// BenchmarkProposalWrites is the like-for-like floor of BenchmarkProposeHTTP
+// on the database: the same 16 clients making, per proposal, the same two
+// Update transactions the pipeline makes (the action and its created
+// event; the settlement and its executed event), with rows copied from a
+// real proposal, but no HTTP, no authentication, no policy and no JSON
+// answer. ProposeHTTP's rate over this one is what the pipeline keeps of
+// what its own writes allow (docs/PERFORMANCE.md).
+func BenchmarkProposalWrites(b *testing.B) {
+	forEachStore(b, func(b *testing.B, s brabo.Store) {
+		ctx := context.Background()
+		_, _, _, tmpl := benchServer(b, s)
+		created := mustJSONBench(map[string]any{"status": brabo.StatusAutoApproved, "reason": tmpl.Reason, "scopeRoot": "", "type": tmpl.Type})
+		settled := mustJSONBench(map[string]any{"exitCode": 0, "error": "", "detail": ""})
+		b.SetParallelism(max(1, 16/runtime.GOMAXPROCS(0)))
+		b.ReportAllocs()
+		b.ResetTimer()
+		start, cpu := time.Now(), cputime.Used()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				a := *tmpl
+				a.ID, a.Status, a.Result, a.CreatedAt, a.SettledAt = pipeline.NewID("act"), brabo.StatusAutoApproved, nil, time.Now(), time.Time{}
+				err := s.Update(ctx, func(tx brabo.Tx) error {
+					if err := tx.InsertAction(ctx, &a); err != nil {
+						return err
+					}
+					return tx.AppendEvent(ctx, &brabo.Event{ProjectID: a.ProjectID, Type: brabo.EventActionCreated,
+						ActorID: a.ActorID, ActionID: a.ID, Payload: created, CreatedAt: a.CreatedAt})
+				})
+				if err == nil {
+					now := time.Now()
+					err = s.Update(ctx, func(tx brabo.Tx) error {
+						ok, err := tx.TransitionAction(ctx, a.ID, []brabo.ActionStatus{brabo.StatusAutoApproved},
+							brabo.ActionUpdate{Status: brabo.StatusExecuted, Result: &brabo.Result{}, SettledAt: now})
+						if err != nil || !ok {
+							return fmt.Errorf("settle %s: %v %v", a.ID, ok, err)
+						}
+						return tx.AppendEvent(ctx, &brabo.Event{ProjectID: a.ProjectID, Type: brabo.EventActionExecuted,
+							ActorID: brabo.SystemActor, ActionID: a.ID, Payload: settled, CreatedAt: now})
+					})
+				}
+				if err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+		b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "proposals/s")
+		b.ReportMetric(cputime.PerOp(cpu, b.N), "cpu-us/op")
+	})
+}
+
+func mustJSONBench(v any) json.RawMessage {
+	data, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return data
+}
+
+// forEachStore runs bench on a fresh SQLite file and on a fresh
+// PostgreSQL schema (skipped without BRABO_TEST_POSTGRES).
+func forEachStore(b *testing.B, bench func(*testing.B, brabo.Store)) {
 	b.Run("sqlite", func(b *testing.B) {
 		s, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "brabo.db"))
 		if err != nil {
 			b.Fatal(err)
 		}
-		benchPropose(b, s)
+		defer s.Close()
+		bench(b, s)
 	})
 	b.Run("postgres", func(b *testing.B) {
 		s, err := postgres.Open(context.Background(), postgresURL(b))
 		if err != nil {
 			b.Fatal(err)
 		}
-		benchPropose(b, s)
+		defer s.Close()
+		bench(b, s)
 	})
 }
 
-func benchPropose(b *testing.B, s brabo.Store) {
-	defer s.Close()
+// benchServer starts the real HTTP server on s with a project whose
+// permissions.json allows the benchmark's command and an agent, and
+// proposes it once. It returns the proposals URL, the agent's token, a
+// client, and that first proposal as the store holds it.
+func benchServer(b *testing.B, s brabo.Store) (url, agent string, client *http.Client, first *brabo.ProposedAction) {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	svc := &pipeline.Service{Store: s, Executor: noExecution{}, WorkspacesRoot: b.TempDir(), Log: quiet}
 	api := &brabohttp.Server{Pipeline: svc, Store: s, DirProbe: probeDir, Log: quiet}
 	srv := httptest.NewServer(api.Handler())
-	defer srv.Close()
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	b.Cleanup(srv.Close)
+	client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	admin, err := brabohttp.Bootstrap(context.Background(), s, "admin")
 	if err != nil {
 		b.Fatal(err)
@@ -79,11 +154,19 @@ func benchPropose(b *testing.B, s brabo.Store) {
 		return out
 	}
 	project := call("POST", "/v1/projects", admin, `{"slug":"bench","mode":"local","root":"`+b.TempDir()+`"}`, 201)["id"].(string)
-	agent := call("POST", "/v1/projects/"+project+"/agents", admin, `{"name":"coder"}`, 201)["token"].(string)
+	agent = call("POST", "/v1/projects/"+project+"/agents", admin, `{"name":"coder"}`, 201)["token"].(string)
 	call("PUT", "/v1/projects/"+project+"/permissions", admin, `{"allow":["Terminal(pnpm test)"]}`, 200)
-	url := srv.URL + "/v1/projects/" + project + "/actions"
-	b.ReportAllocs()
-	post16(b, client, url, agent, benchBody, "proposals/s")
+	url = srv.URL + "/v1/projects/" + project + "/actions"
+	id := call("POST", "/v1/projects/"+project+"/actions", agent, string(benchBody), 201)["id"].(string)
+	err = s.View(context.Background(), func(tx brabo.Tx) error {
+		var err error
+		first, err = tx.Action(context.Background(), id)
+		return err
+	})
+	if err != nil || first.Status != brabo.StatusExecuted {
+		b.Fatalf("the first proposal: %v %v", first, err)
+	}
+	return url, agent, client, first
 }
 
 // benchBody is what every benchmark client posts: a proposal.
