@@ -30,13 +30,12 @@ func TestAWaitingAgentSurvivesARestart(t *testing.T) {
 		t.Skip("starts and kills real servers")
 	}
 	data, root := t.TempDir(), t.TempDir()
-	script := filepath.Join(t.TempDir(), "script.json")
-	os.WriteFile(script, []byte(agentScript), 0o644)
+	model := scriptedModel(t, agentScript)
 	os.WriteFile(filepath.Join(root, "README.md"), []byte("# shop\n"), 0o644)
 	os.WriteFile(filepath.Join(root, "permissions.json"), []byte(`{"allow": ["Terminal(ls)", "Terminal(echo)"]}`), 0o644)
 	gitProject(t, root)
 
-	srv := startServe(t, data, "--model", "scripted:"+script)
+	srv := startServe(t, data, "--model", model)
 	admin := srv.token
 	project := srv.must(t, "POST", "/v1/projects", admin, map[string]any{"slug": "shop", "mode": "local", "root": root}, 201)["id"].(string)
 	agent := srv.must(t, "POST", "/v1/projects/"+project+"/agents", admin, map[string]any{"name": "dev-api"}, 201)["agent"].(map[string]any)["id"].(string)
@@ -60,7 +59,7 @@ func TestAWaitingAgentSurvivesARestart(t *testing.T) {
 	// Kill the server while the agent waits; its run must be durable.
 	srv.cmd.Process.Signal(syscall.SIGKILL)
 	srv.cmd.Wait()
-	srv = startServe(t, data, "--model", "scripted:"+script)
+	srv = startServe(t, data, "--model", model)
 	if _, err := os.Stat(filepath.Join(worktreeOf(root, agent), "README.md")); err != nil {
 		t.Fatalf("the waiting agent's worktree is gone after the restart: %v", err)
 	}

@@ -50,6 +50,17 @@ func (b *logBuffer) String() string {
 	return b.buf.String()
 }
 
+// scriptedModel writes script (the scripted provider's JSON) to a file
+// and returns the --model value that plays it.
+func scriptedModel(t *testing.T, script string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "script.json")
+	if err := os.WriteFile(path, []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return "scripted:" + path
+}
+
 // startServe starts the real binary on dataDir and waits until it listens.
 func startServe(t *testing.T, dataDir string, extra ...string) *server {
 	t.Helper()

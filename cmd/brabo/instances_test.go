@@ -58,15 +58,14 @@ func twoServersWith(t *testing.T, agentScript, perms string) *pair {
 	db := u.String()
 
 	root := t.TempDir()
-	script := filepath.Join(t.TempDir(), "script.json")
-	os.WriteFile(script, []byte(agentScript), 0o644)
+	model := scriptedModel(t, agentScript)
 	os.WriteFile(filepath.Join(root, "README.md"), []byte("# shop\n"), 0o644)
 	os.WriteFile(filepath.Join(root, "permissions.json"), []byte(perms), 0o644)
 	gitProject(t, root)
 
 	p := &pair{root: root, schema: schema, conn: conn}
-	p.a = startServe(t, t.TempDir(), "--db", db, "--model", "scripted:"+script, "--log-level", "info")
-	p.b = startServe(t, t.TempDir(), "--db", db, "--model", "scripted:"+script, "--log-level", "info")
+	p.a = startServe(t, t.TempDir(), "--db", db, "--model", model, "--log-level", "info")
+	p.b = startServe(t, t.TempDir(), "--db", db, "--model", model, "--log-level", "info")
 	p.admin = p.a.token
 	if p.admin == "" || p.b.token != "" {
 		t.Fatalf("the first server must print the admin token, the second none (a=%q b=%q)", p.a.token, p.b.token)
@@ -122,6 +121,22 @@ func (p *pair) holders(servers ...*server) []*server {
 		}
 	}
 	return out
+}
+
+// killHolder kills (SIGKILL) the one server that runs the agent's actor
+// and returns the other.
+func (p *pair) killHolder(t *testing.T) (survivor *server) {
+	t.Helper()
+	h := p.holders(p.a, p.b)
+	if len(h) != 1 {
+		t.Fatalf("%d servers ran the agent's actor, want 1", len(h))
+	}
+	h[0].cmd.Process.Kill()
+	h[0].cmd.Wait()
+	if h[0] == p.a {
+		return p.b
+	}
+	return p.a
 }
 
 // leaseOwner is the owner of the agent's lease in the database.
@@ -183,13 +198,7 @@ func TestTwoServersOneDiesTheOtherTakesOver(t *testing.T) {
 	t.Setenv("BRABO_AGENT_LEASE", "2s")
 	p := twoServers(t)
 	pending := p.pending(t)
-	h := p.holders(p.a, p.b)
-	if len(h) != 1 {
-		t.Fatalf("%d servers ran the agent's actor, want 1", len(h))
-	}
-	dead, survivor := h[0], map[*server]*server{p.a: p.b, p.b: p.a}[h[0]]
-	dead.cmd.Process.Kill()
-	dead.cmd.Wait()
+	survivor := p.killHolder(t)
 	waitFor(t, "the survivor to take the agent over", func() string {
 		if len(p.holders(survivor)) == 1 {
 			return "yes"
@@ -226,13 +235,7 @@ func TestTwoServersKillMidTurnTheOtherBlocksTheTask(t *testing.T) {
 		}
 		return ""
 	})
-	h := p.holders(p.a, p.b)
-	if len(h) != 1 {
-		t.Fatalf("%d servers ran the agent's actor, want 1", len(h))
-	}
-	dead, survivor := h[0], map[*server]*server{p.a: p.b, p.b: p.a}[h[0]]
-	dead.cmd.Process.Kill()
-	dead.cmd.Wait()
+	survivor := p.killHolder(t)
 	var task map[string]any
 	waitFor(t, "the survivor to block the cut turn's task", func() string {
 		_, task, _ = survivor.call("GET", "/v1/tasks/"+p.task, p.admin, nil)

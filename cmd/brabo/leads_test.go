@@ -92,10 +92,9 @@ func TestAGateSuspendsAndResumesThroughServe(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real server")
 	}
-	script := filepath.Join(t.TempDir(), "qa.json")
-	os.WriteFile(script, []byte(qaScript), 0o644)
+	model := scriptedModel(t, qaScript)
 	data := t.TempDir()
-	srv := startServe(t, data, "--model", "scripted:"+script)
+	srv := startServe(t, data, "--model", model)
 	admin := srv.token
 	project, root := newLocalProject(t, srv, admin)
 	task := srv.must(t, "POST", "/v1/projects/"+project+"/tasks", admin, map[string]any{"title": "Checkout"}, 201)["id"].(string)
@@ -167,7 +166,7 @@ func TestAGateSuspendsAndResumesThroughServe(t *testing.T) {
 	// durable, and the restarted server takes it back.
 	srv.cmd.Process.Signal(syscall.SIGKILL)
 	srv.cmd.Wait()
-	srv = startServe(t, data, "--model", "scripted:"+script)
+	srv = startServe(t, data, "--model", model)
 	if out := srv.must(t, "POST", "/v1/tasks/"+task+"/gate", dev, nil, 409); out["code"] != "gate_in_progress" {
 		t.Fatalf("a second gate on the waiting task after a restart: %v", out)
 	}
@@ -240,9 +239,8 @@ func TestTheDevLeadConversationThroughServe(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real server")
 	}
-	script := filepath.Join(t.TempDir(), "lead.json")
-	os.WriteFile(script, []byte(leadScript), 0o644)
-	srv := startServe(t, t.TempDir(), "--model", "scripted:"+script)
+	model := scriptedModel(t, leadScript)
+	srv := startServe(t, t.TempDir(), "--model", model)
 	admin := srv.token
 	project, _ := newLocalProject(t, srv, admin)
 	msgs := "/v1/projects/" + project + "/lead/messages"
@@ -347,10 +345,9 @@ func TestTheDevLeadAfterARestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts and kills real servers")
 	}
-	script := filepath.Join(t.TempDir(), "lead.json")
-	os.WriteFile(script, []byte(leadScript), 0o644)
+	model := scriptedModel(t, leadScript)
 	data := t.TempDir()
-	srv := startServe(t, data, "--model", "scripted:"+script)
+	srv := startServe(t, data, "--model", model)
 	admin := srv.token
 	project, _ := newLocalProject(t, srv, admin)
 	srv.must(t, "POST", "/v1/projects/"+project+"/agents", admin, map[string]any{"name": "dev-lead"}, 201)
@@ -359,7 +356,7 @@ func TestTheDevLeadAfterARestart(t *testing.T) {
 
 	srv.cmd.Process.Signal(syscall.SIGKILL)
 	srv.cmd.Wait()
-	srv = startServe(t, data, "--model", "scripted:"+script)
+	srv = startServe(t, data, "--model", model)
 	srv.must(t, "POST", "/v1/actions/"+first+"/approve", admin, nil, 200)
 	waitFor(t, "the approved plan to execute", func() string {
 		if a := srv.must(t, "GET", "/v1/actions/"+first, admin, nil, 200); a["status"] == "executed" {

@@ -33,12 +33,11 @@ func TestWebApprovalQueue(t *testing.T) {
 	}
 	ctx := browser(t)
 	data, root, shots := t.TempDir(), t.TempDir(), t.TempDir()
-	script := filepath.Join(t.TempDir(), "script.json")
-	os.WriteFile(script, []byte(denyScript), 0o644)
+	model := scriptedModel(t, denyScript)
 	os.WriteFile(filepath.Join(root, "README.md"), []byte("# shop\n"), 0o644)
 	os.WriteFile(filepath.Join(root, "permissions.json"), []byte(`{"allow": ["Terminal(ls)", "Terminal(echo)"]}`), 0o644)
 	gitProject(t, root)
-	srv := startServe(t, data, "--model", "scripted:"+script)
+	srv := startServe(t, data, "--model", model)
 	admin := srv.token
 	project := srv.must(t, "POST", "/v1/projects", admin, map[string]any{"slug": "shop", "mode": "local", "root": root}, 201)["id"].(string)
 	bot := srv.must(t, "POST", "/v1/projects/"+project+"/agents", admin, map[string]any{"name": "ci-bot"}, 201)
