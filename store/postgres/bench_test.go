@@ -2,38 +2,20 @@ package postgres
 
 import (
 	"context"
-	"fmt"
-	"net/url"
-	"os"
 	"runtime"
 	"testing"
 	"time"
 
 	"github.com/brabo-dev/brabo/internal/cputime"
-	"github.com/jackc/pgx/v5"
+	"github.com/brabo-dev/brabo/store/storetest"
 )
 
 // BenchmarkBareInsert is the floor the pipeline is measured against: 16
 // concurrent clients, one single-row INSERT per transaction, through the
 // pool the store uses.
 func BenchmarkBareInsert(b *testing.B) {
-	base := os.Getenv("BRABO_TEST_POSTGRES")
-	if base == "" {
-		b.Skip("BRABO_TEST_POSTGRES is not set")
-	}
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, base)
-	if err != nil {
-		b.Fatal(err)
-	}
-	schema := fmt.Sprintf("bench_%d", time.Now().UnixNano())
-	conn.Exec(ctx, "CREATE SCHEMA "+schema)
-	defer func() { conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); conn.Close(ctx) }()
-	u, _ := url.Parse(base)
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	s, err := Open(ctx, u.String())
+	s, err := Open(ctx, storetest.PostgresURL(b))
 	if err != nil {
 		b.Fatal(err)
 	}
