@@ -37,9 +37,9 @@ func (noExecution) Execute(context.Context, brabo.ExecRequest) (*brabo.Result, e
 // reproduces it is in docs/PERFORMANCE.md.
 func BenchmarkProposeHTTP(b *testing.B) {
 	forEachStore(b, func(b *testing.B, s brabo.Store) {
-		url, agent, client, _ := benchServer(b, s)
+		bs := benchServer(b, s)
 		b.ReportAllocs()
-		post16(b, client, url, agent, benchBody, "proposals/s")
+		post16(b, bs.client, bs.url, bs.agent, benchBody, "proposals/s")
 	})
 }
 
@@ -53,9 +53,8 @@ func BenchmarkProposeHTTP(b *testing.B) {
 func BenchmarkProposalWrites(b *testing.B) {
 	forEachStore(b, func(b *testing.B, s brabo.Store) {
 		ctx := context.Background()
-		_, _, _, tmpl := benchServer(b, s)
-		created := mustJSONBench(map[string]any{"status": brabo.StatusAutoApproved, "reason": tmpl.Reason, "scopeRoot": "", "type": tmpl.Type})
-		settled := mustJSONBench(map[string]any{"exitCode": 0, "error": "", "detail": ""})
+		bs := benchServer(b, s)
+		tmpl, created, settled := bs.first, bs.created, bs.settled
 		b.SetParallelism(max(1, 16/runtime.GOMAXPROCS(0)))
 		b.ReportAllocs()
 		b.ResetTimer()
@@ -94,14 +93,6 @@ func BenchmarkProposalWrites(b *testing.B) {
 	})
 }
 
-func mustJSONBench(v any) json.RawMessage {
-	data, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return data
-}
-
 // forEachStore runs bench on a fresh SQLite file and on a fresh
 // PostgreSQL schema (skipped without BRABO_TEST_POSTGRES).
 func forEachStore(b *testing.B, bench func(*testing.B, brabo.Store)) {
@@ -123,17 +114,27 @@ func forEachStore(b *testing.B, bench func(*testing.B, brabo.Store)) {
 	})
 }
 
-// benchServer starts the real HTTP server on s with a project whose
-// permissions.json allows the benchmark's command and an agent, and
-// proposes it once. It returns the proposals URL, the agent's token, a
-// client, and that first proposal as the store holds it.
-func benchServer(b *testing.B, s brabo.Store) (url, agent string, client *http.Client, first *brabo.ProposedAction) {
+// benchSetup is a running API with a project whose permissions.json
+// allows the benchmark's command, an agent, and one proposal already made.
+type benchSetup struct {
+	url    string // where the agent proposes
+	agent  string // the agent's token
+	client *http.Client
+	// first is the first proposal as the store holds it, and created and
+	// settled the payloads of its created and executed events.
+	first            *brabo.ProposedAction
+	created, settled json.RawMessage
+}
+
+// benchServer starts the real HTTP server on s and makes the first
+// proposal.
+func benchServer(b *testing.B, s brabo.Store) *benchSetup {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	svc := &pipeline.Service{Store: s, Executor: noExecution{}, WorkspacesRoot: b.TempDir(), Log: quiet}
 	api := &brabohttp.Server{Pipeline: svc, Store: s, DirProbe: probeDir, Log: quiet}
 	srv := httptest.NewServer(api.Handler())
 	b.Cleanup(srv.Close)
-	client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	admin, err := brabohttp.Bootstrap(context.Background(), s, "admin")
 	if err != nil {
 		b.Fatal(err)
@@ -154,19 +155,32 @@ func benchServer(b *testing.B, s brabo.Store) (url, agent string, client *http.C
 		return out
 	}
 	project := call("POST", "/v1/projects", admin, `{"slug":"bench","mode":"local","root":"`+b.TempDir()+`"}`, 201)["id"].(string)
-	agent = call("POST", "/v1/projects/"+project+"/agents", admin, `{"name":"coder"}`, 201)["token"].(string)
+	agent := call("POST", "/v1/projects/"+project+"/agents", admin, `{"name":"coder"}`, 201)["token"].(string)
 	call("PUT", "/v1/projects/"+project+"/permissions", admin, `{"allow":["Terminal(pnpm test)"]}`, 200)
-	url = srv.URL + "/v1/projects/" + project + "/actions"
+	bs := &benchSetup{url: srv.URL + "/v1/projects/" + project + "/actions", agent: agent, client: client}
 	id := call("POST", "/v1/projects/"+project+"/actions", agent, string(benchBody), 201)["id"].(string)
-	err = s.View(context.Background(), func(tx brabo.Tx) error {
+	ctx := context.Background()
+	err = s.View(ctx, func(tx brabo.Tx) error {
 		var err error
-		first, err = tx.Action(context.Background(), id)
+		if bs.first, err = tx.Action(ctx, id); err != nil {
+			return err
+		}
+		evs, err := tx.Events(ctx, project, 0, 1000)
+		for _, e := range evs {
+			switch {
+			case e.ActionID != id:
+			case e.Type == brabo.EventActionCreated:
+				bs.created = e.Payload
+			case e.Type == brabo.EventActionExecuted:
+				bs.settled = e.Payload
+			}
+		}
 		return err
 	})
-	if err != nil || first.Status != brabo.StatusExecuted {
-		b.Fatalf("the first proposal: %v %v", first, err)
+	if err != nil || bs.first.Status != brabo.StatusExecuted || bs.created == nil || bs.settled == nil {
+		b.Fatalf("the first proposal: %+v, created %s, settled %s: %v", bs.first, bs.created, bs.settled, err)
 	}
-	return url, agent, client, first
+	return bs
 }
 
 // benchBody is what every benchmark client posts: a proposal.
