@@ -58,10 +58,14 @@ func AlwaysAllow(t brabo.ActionType, command string) ([]string, error) {
 	if t != brabo.Terminal {
 		return []string{t.Label() + "()"}, nil
 	}
-	segs, err := analyze(command, cwdSet{dirs: []string{"/"}})
+	an, err := analyze(command, cwdSet{dirs: []string{"/"}})
 	if err != nil {
 		return nil, brabo.Errorf(brabo.CodeInvalidAction, err.Error())
 	}
+	if an.overflow != "" {
+		return nil, brabo.Errorf(brabo.CodeInvalidAction, an.overflow+": nothing can be recorded for it")
+	}
+	segs := an.segs
 	for _, s := range segs {
 		toks := s.tokens()
 		if isPrivileged(toks) {
@@ -140,10 +144,22 @@ func unitPattern(s *segment) (string, bool) {
 			return "", false
 		}
 	}
-	if s.progEnv != "" {
+	if s.progEnv != "" && (gitSafetyEnv(s.progEnv) || shellSensitive(s.progEnv) && programChoosing(s.progEnv)) {
 		return "", false
 	}
 	return renderPattern(unit)
+}
+
+// programChoosing reports whether a variable set for a program chooses
+// which program runs or loads code into it: the unit a click records would
+// then name a program other than the one that ran.
+func programChoosing(name string) bool {
+	switch name {
+	case "PATH", "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND", "NODE_OPTIONS",
+		"PERL5OPT", "RUBYOPT", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "PAGER", "EDITOR", "VISUAL":
+		return true
+	}
+	return strings.HasPrefix(name, "LD_") || strings.HasPrefix(name, "DYLD_") || strings.HasPrefix(name, "BASH_FUNC_")
 }
 
 // guardedUnit reports whether a unit has the content of a seeded read-only

@@ -115,11 +115,11 @@ func TestAlwaysAllowPatternsMatchTheirSegments(t *testing.T) {
 			if len(rules.Warnings()) > 0 {
 				t.Fatalf("the recorded patterns %q draw warnings: %q", patterns, rules.Warnings())
 			}
-			segs, err := analyze(r.cmd, cwdSet{dirs: []string{"/p/src/app"}})
+			an, err := analyze(r.cmd, cwdSet{dirs: []string{"/p/src/app"}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, s := range segs {
+			for _, s := range an.segs {
 				unit, ok := unitPattern(s)
 				rule, _, matched := matchAllow(rules, s, s.tokens())
 				switch {

@@ -276,3 +276,38 @@ func BenchmarkParse(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDecideBounded runs Decide on lines built to cost the most: a
+// command substitution nested n levels deep, and a 64 KiB line of many
+// short segments. Past MaxNesting and MaxSegments the analysis stops, so
+// the cost grows with the line's length only (parsing it), never with its
+// nesting squared (DESIGN §9, "Bounded analysis").
+func BenchmarkDecideBounded(b *testing.B) {
+	small := benchRulesOf(b, 20)
+	var cases []struct {
+		name string
+		cmd  string
+	}
+	for _, n := range []int{1000, 2000, 4000, 8000} {
+		cases = append(cases, struct{ name, cmd string }{fmt.Sprintf("nested-%d", n),
+			"echo " + strings.Repeat("$(", n) + "x" + strings.Repeat(")", n)})
+	}
+	for _, kib := range []int{8, 16, 32, 64} {
+		unit := "ls -la src; "
+		cmd := strings.Repeat(unit, kib<<10/len(unit))
+		cases = append(cases, struct{ name, cmd string }{fmt.Sprintf("line-%dKiB", kib), cmd[:len(cmd)-2]})
+	}
+	for _, c := range cases {
+		in := benchInput(c.cmd, small)
+		if d := Decide(in); d.Policy != brabo.RequireApproval || !strings.HasPrefix(d.Reason, "cap: the line") {
+			b.Fatalf("%s: %s (%s), want the bound's require_approval", c.name, d.Policy, d.Reason)
+		}
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(c.cmd)))
+			for b.Loop() {
+				Decide(in)
+			}
+		})
+	}
+}

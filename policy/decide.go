@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/brabo-dev/brabo"
 )
@@ -196,42 +197,88 @@ func decideTerminal(d *brabo.Decision, in Input, autoMode bool) {
 	default:
 		cwd = path.Clean(cwd)
 	}
-	segs, err := analyze(in.Command, cwdSet{dirs: []string{cwd}})
+	an, err := analyze(in.Command, cwdSet{dirs: []string{cwd}})
 	if err != nil {
 		d.Policy, d.Reason = brabo.RequireApproval, err.Error()
 		return
 	}
+	segs := an.segs
 	rules := in.Rules
 	verdicts := make([]brabo.Segment, len(segs))
 	for i, s := range segs {
 		verdicts[i] = judge(s, rules, root)
 	}
-	d.Segments = verdicts
+	d.Segments = clipSegments(verdicts)
 
 	// The file's opinion (DESIGN §4.4); the built-in denies hold even when
-	// the file is invalid.
+	// the file is invalid, and past the analysis' bounds.
 	for _, v := range verdicts {
 		if v.Verdict == brabo.VerdictDeny {
 			d.Policy, d.Reason = brabo.Deny, v.Rule
 			return
 		}
 	}
+	if an.overflow != "" {
+		d.Policy, d.Reason = brabo.RequireApproval, "cap: "+an.overflow+"; a human reads it"
+		return
+	}
 	if err := rules.Err(); err != nil {
 		d.Policy, d.Reason = brabo.RequireApproval, invalidFileReason(err)
 		return
 	}
-	fileOpinion(d, verdicts, autoMode)
+	compound := fileOpinion(d, verdicts, autoMode)
 	if d.Policy != brabo.AutoApprove {
 		return
 	}
 	terminalCaps(d, segs, in, root, rootErr, autoMode)
+	if d.Policy == brabo.AutoApprove && compound != "" {
+		d.Policy, d.Reason = brabo.RequireApproval, compound
+	}
+}
+
+// What a decision shows of its segments is bounded, so that a stored
+// decision stays small whatever the line (DESIGN §9, "Bounded analysis").
+const (
+	maxSegmentText = 1024
+	maxTokenText   = 256
+	maxTokens      = 64
+)
+
+// clipSegments bounds the text and tokens of each segment in place.
+func clipSegments(v []brabo.Segment) []brabo.Segment {
+	for i := range v {
+		v[i].Text = clip(v[i].Text, maxSegmentText)
+		if len(v[i].Tokens) > maxTokens {
+			v[i].Tokens = append(v[i].Tokens[:maxTokens:maxTokens], fmt.Sprintf("… %d more", len(v[i].Tokens)-maxTokens))
+		}
+		for j, t := range v[i].Tokens {
+			v[i].Tokens[j] = clip(t, maxTokenText)
+		}
+	}
+	return v
+}
+
+// clip cuts s to at most n bytes on a rune boundary, saying how much it
+// left out.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("… (%d more bytes)", len(s)-cut)
 }
 
 // judge gives one segment its verdict from the built-in denies and the file.
 func judge(s *segment, rules *Rules, root string) brabo.Segment {
 	v := brabo.Segment{Text: s.text, Tokens: s.tokens()}
-	if s.bare {
+	if s.bare && s.opaque == "" {
 		v.Verdict, v.Rule = brabo.VerdictNoRule, "a variable assignment: no rule can allow it"
+		if len(s.assigns) == 0 {
+			v.Verdict, v.Rule = brabo.VerdictNoRule, "a redirection with no program: no rule can allow it"
+		}
 		return v
 	}
 	if rule, ok := matchAny(builtinRules, listDeny, s, v.Tokens); ok {
@@ -261,7 +308,7 @@ func judge(s *segment, rules *Rules, root string) brabo.Segment {
 		}
 	}
 	if s.progEnv != "" {
-		v.Verdict, v.Rule = brabo.VerdictNoRule, s.progEnv+" set on the line chooses or changes the program: no allow pattern covers it"
+		v.Verdict, v.Rule = brabo.VerdictNoRule, s.progEnv+" set on the line may change what the program does: no allow pattern covers it"
 		return v
 	}
 	if rule, why, ok := matchAllow(rules, s, v.Tokens); ok {
@@ -276,7 +323,10 @@ func judge(s *segment, rules *Rules, root string) brabo.Segment {
 }
 
 // matchAny finds the first pattern (in file order) of list k that matches the
-// segment, comparing a verb written as a path by its basename too.
+// segment, comparing a verb written as a path by its basename too, and
+// skipping leading options wherever a subcommand may start: deny and ask
+// see through global options at least as widely as allow does (git -C .
+// reset --hard meets Terminal(git reset --hard)).
 func matchAny(r *Rules, k listKind, s *segment, tokens []string) (string, bool) {
 	l := r.list(k)
 	if l == nil || len(tokens) == 0 {
@@ -289,10 +339,20 @@ func matchAny(r *Rules, k listKind, s *segment, tokens []string) (string, bool) 
 		}
 		return true
 	}
-	l.terminal.match(tokens, visit)
+	verbs := []string{tokens[0]}
 	if b := base(tokens[0]); b != tokens[0] {
-		alt := append([]string{b}, tokens[1:]...)
-		l.terminal.match(alt, visit)
+		verbs = append(verbs, b)
+	}
+	alt := make([]string, 0, len(tokens))
+	for _, v := range verbs {
+		alt = append(alt[:0], v)
+		l.terminal.match(append(alt, tokens[1:]...), visit)
+		for _, at := range subcommandStarts(tokens) {
+			if at > 1 {
+				alt = append(alt[:0], v)
+				l.terminal.match(append(alt, tokens[at:]...), visit)
+			}
+		}
 	}
 	if best < 0 {
 		return "", false
@@ -310,7 +370,7 @@ func matchAllow(r *Rules, s *segment, tokens []string) (rule, why string, ok boo
 		return "", "", false
 	}
 	best := -1
-	l.terminal.match(tokens, func(i int) bool {
+	visit := func(i int) bool {
 		if best >= 0 && i > best {
 			return true
 		}
@@ -323,15 +383,58 @@ func matchAllow(r *Rules, s *segment, tokens []string) (rule, why string, ok boo
 		}
 		best = i
 		return true
-	})
+	}
+	l.terminal.match(tokens, visit)
+	if at := harmlessGlobals(tokens); at > 1 {
+		// git --no-pager log, git -C src status: the options do not change
+		// what runs (-C's folder is checked as a path).
+		l.terminal.match(append([]string{tokens[0]}, tokens[at:]...), visit)
+	}
 	if best < 0 {
 		return "", why, false
 	}
 	return l.patterns[best].source, "", true
 }
 
-// fileOpinion combines the segments' verdicts (DESIGN §4.4).
-func fileOpinion(d *brabo.Decision, verdicts []brabo.Segment, autoMode bool) {
+// gitHarmlessGlobals are git's options before the subcommand that change
+// neither the program that runs nor the configuration it reads; the value
+// says whether the option takes the next word (-C's folder).
+var gitHarmlessGlobals = map[string]bool{
+	"--no-pager": false, "-P": false, "-C": true, "--no-optional-locks": false,
+	"--literal-pathspecs": false, "--glob-pathspecs": false, "--noglob-pathspecs": false,
+	"--icase-pathspecs": false, "--no-replace-objects": false, "--no-advice": false,
+}
+
+// harmlessGlobals returns where git's subcommand starts when only harmless
+// global options stand before it, or 0.
+func harmlessGlobals(tokens []string) int {
+	if tokens[0] != "git" {
+		return 0
+	}
+	i := 1
+	for i < len(tokens) {
+		takesNext, ok := gitHarmlessGlobals[tokens[i]]
+		if !ok {
+			break
+		}
+		i++
+		if takesNext {
+			i++
+		}
+	}
+	if i == 1 || i >= len(tokens) || strings.HasPrefix(tokens[i], "-") {
+		return 0
+	}
+	return i
+}
+
+// fileOpinion combines the segments' verdicts (DESIGN §4.4). It returns
+// the compound rule's reason when the rule is still to apply: a compound
+// line that is not all allowed asks, whatever the base (the container
+// floor, a specific autonomy rule) — only auto mode drops this synthesised
+// opinion (DESIGN §9, "Compound rule"). When no segment matched anything,
+// the rule is applied after the caps, whose reasons say more.
+func fileOpinion(d *brabo.Decision, verdicts []brabo.Segment, autoMode bool) (compound string) {
 	var ask, unmatched *brabo.Segment
 	allowRules := make([]string, 0, len(verdicts))
 	cd := false
@@ -354,6 +457,12 @@ func fileOpinion(d *brabo.Decision, verdicts []brabo.Segment, autoMode bool) {
 			}
 		}
 	}
+	if unmatched != nil && !autoMode && len(verdicts) > 1 {
+		compound = fmt.Sprintf("compound: the segment %q has no rule", clip(unmatched.Text, 200))
+		if unmatched.Rule != "no rule" {
+			compound += " (" + unmatched.Rule + ")"
+		}
+	}
 	switch {
 	case ask != nil:
 		d.Policy, d.Reason = brabo.RequireApproval, ask.Rule
@@ -361,15 +470,13 @@ func fileOpinion(d *brabo.Decision, verdicts []brabo.Segment, autoMode bool) {
 		// A line that runs no program (a comment, [[ … ]]) matched nothing:
 		// the file is silent on it, it does not approve it.
 		d.Policy, d.Reason = brabo.AutoApprove, allowReason(allowRules, cd)
-	case len(allowRules) > 0 || cd:
-		if !autoMode {
-			d.Policy = brabo.RequireApproval
-			d.Reason = fmt.Sprintf("compound: the segment %q has no rule", unmatched.Text)
-			if unmatched.Rule != "no rule" {
-				d.Reason += " (" + unmatched.Rule + ")"
-			}
-		}
+	case (len(allowRules) > 0 || cd) && compound != "":
+		// Some segments matched: the rule applies at once.
+		d.Policy, d.Reason = brabo.RequireApproval, compound
+	default:
+		return compound
 	}
+	return ""
 }
 
 func allowReason(rules []string, cd bool) string {
@@ -418,6 +525,10 @@ func terminalCaps(d *brabo.Decision, segs []*segment, in Input, root string, roo
 		}
 		if e := externalEffect(toks); e != nil {
 			capTo(i, "external effect", externalReason(e))
+			return
+		}
+		if cmd, ok := embeddedEffect(toks); ok && !segs[i].wraps {
+			capTo(i, "external effect", fmt.Sprintf("cap: %s may run %q, which leaves the machine or gains privilege", base(toks[0]), cmd))
 			return
 		}
 	}

@@ -42,6 +42,9 @@ var effects = []effect{
 	{words: []string{"git", "merge"}, typed: "git_merge"},
 	{words: []string{"git", "svn", "dcommit"}, typed: "git_push"},
 	{words: []string{"git", "p4", "submit"}, typed: "git_push"},
+	{words: []string{"git", "send-email"}},
+	{words: []string{"git", "imap-send"}},
+	{words: []string{"git", "lfs", "push"}, typed: "git_push"},
 	{words: []string{"gh", "pr", "create"}, typed: "pr_open"},
 	{words: []string{"gh", "pr", "merge"}, typed: "git_merge"},
 	{words: []string{"gh", "release", "create"}},
@@ -133,49 +136,79 @@ func pushingBuild(rest []string) bool {
 	return false
 }
 
-// subcommandWords returns the words after a tool's global options: the
-// subcommand first. It also reports the index in tokens where they start.
-func subcommandWords(tool string, tokens []string) ([]string, int) {
-	globals := toolGlobals[tool]
+// subcommandStarts returns every index of tokens at which a tool's
+// subcommand may start once its leading options are skipped. An option
+// brabo does not know may or may not take the next word as its value, so
+// both readings are kept (npm --registry URL publish: URL, then publish):
+// the checks that must not miss a subcommand (deny, ask, the external
+// effect cap) look at all of them. The last index is the only reading left
+// when the options end: the first word that no option can have taken.
+func subcommandStarts(tokens []string) []int {
+	var out []int
+	if len(tokens) == 0 {
+		return nil
+	}
+	known := toolGlobals[base(tokens[0])]
 	i := 1
-	if tool == "cargo" && i < len(tokens) && strings.HasPrefix(tokens[i], "+") {
-		i++ // +toolchain
+	if i < len(tokens) && base(tokens[0]) == "cargo" && strings.HasPrefix(tokens[i], "+") {
+		i++ // cargo +toolchain
 	}
 	for i < len(tokens) {
 		t := tokens[i]
 		if t == "--" {
-			i++
-			break
+			if i+1 < len(tokens) {
+				out = append(out, i+1)
+			}
+			return out
 		}
 		if !strings.HasPrefix(t, "-") || t == "-" {
-			break
+			return append(out, i)
 		}
-		if globals[t] {
-			i++
+		// An option. A known one that takes a value takes the next word;
+		// for any other, the next word, if it is not an option itself, may
+		// be its value or the subcommand.
+		if known[t] {
+			i += 2
+			continue
+		}
+		if i+1 < len(tokens) && !strings.HasPrefix(tokens[i+1], "-") && !strings.Contains(t, "=") {
+			out = append(out, i+1)
+			i += 2
+			continue
 		}
 		i++
 	}
-	if i > len(tokens) {
-		i = len(tokens)
-	}
-	return tokens[i:], i
+	return out
 }
 
 // externalEffect returns the effect the tokens of one segment would have
-// outside the machine, or nil. The verb is compared by basename, and
-// runners of package binaries (npx, pnpm exec, …) are looked through.
+// outside the machine, or nil. The verb is compared by basename, every
+// place the subcommand may start is tried (subcommandStarts), and runners
+// of package binaries (npx, pnpm exec, …) are looked through.
 func externalEffect(tokens []string) *effect {
 	if len(tokens) == 0 {
 		return nil
 	}
 	tool := base(tokens[0])
 	if inner := packageRunnerProgram(tool, tokens); inner != nil {
-		return externalEffect(inner)
+		if e := externalEffect(inner); e != nil {
+			return e
+		}
 	}
 	if _, ok := toolGlobals[tool]; !ok {
 		return nil
 	}
-	rest, _ := subcommandWords(tool, tokens)
+	for _, at := range subcommandStarts(tokens) {
+		if e := effectAt(tool, tokens[at:]); e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// effectAt matches the words from a subcommand on against the effects of
+// tool.
+func effectAt(tool string, rest []string) *effect {
 	for k := range effects {
 		e := &effects[k]
 		if e.words[0] != tool || len(rest) == 0 || rest[0] != e.words[1] {
@@ -196,6 +229,33 @@ func externalEffect(tokens []string) *effect {
 	return nil
 }
 
+// embeddedEffect finds an external-effect or privileged command written
+// inside the words of a program brabo does not know (flock f git push,
+// some-runner sudo x): such a program may run them, and the cap's promise
+// of a human stop must hold for what it cannot see run.
+func embeddedEffect(tokens []string) (string, bool) {
+	if len(tokens) < 2 {
+		return "", false
+	}
+	if _, known := programs[base(tokens[0])]; known {
+		return "", false
+	}
+	if _, wrapper := wrappers[base(tokens[0])]; wrapper || isShell(base(tokens[0])) {
+		return "", false // their program is a segment of its own
+	}
+	for i := 1; i < len(tokens); i++ {
+		if privileged[base(tokens[i])] {
+			return strings.Join(tokens[i:], " "), true
+		}
+		if _, ok := toolGlobals[base(tokens[i])]; ok {
+			if e := externalEffect(tokens[i:]); e != nil {
+				return strings.Join(tokens[i:], " "), true
+			}
+		}
+	}
+	return "", false
+}
+
 func firstNonFlag(words []string) int {
 	for i, w := range words {
 		if !strings.HasPrefix(w, "-") {
@@ -213,11 +273,16 @@ func packageRunnerProgram(tool string, tokens []string) []string {
 	switch tool {
 	case "npx", "bunx":
 	case "pnpm", "npm", "yarn":
-		sub, _ := subcommandWords(tool, tokens)
-		if len(sub) == 0 || (sub[0] != "exec" && sub[0] != "dlx" && sub[0] != "x") {
+		found := false
+		for _, at := range subcommandStarts(tokens) {
+			if sub := tokens[at]; sub == "exec" || sub == "dlx" || sub == "x" {
+				rest, found = tokens[at+1:], true
+				break
+			}
+		}
+		if !found {
 			return nil
 		}
-		rest = sub[1:]
 	default:
 		return nil
 	}
@@ -277,10 +342,63 @@ func toolOpaque(words []word) string {
 			if (tool == "npm" || tool == "pnpm" || tool == "yarn") && (t.text == "exec" || t.text == "dlx" || t.text == "x") {
 				return runnerOpaque(tool+" "+t.text, words[i+1:])
 			}
+			if tool == "git" {
+				if why := gitRunsCode(t.text, words[i+1:]); why != "" {
+					return why
+				}
+			}
 			return effectPositionOpaque(tool, t.text, words[i+1:])
 		}
 		if toolGlobals[tool][t.text] {
 			i++ // its value, whatever it is, is not the subcommand
+		}
+	}
+	return ""
+}
+
+// gitCommands are git's own subcommands. Any other word in the subcommand
+// position is an alias (config the line may not show, which may run
+// anything with "!") or a git-<name> program on PATH.
+var gitCommands = set("add", "am", "annotate", "apply", "archive", "bisect", "blame", "branch",
+	"bugreport", "bundle", "cat-file", "check-attr", "check-ignore", "check-mailmap", "check-ref-format",
+	"checkout", "checkout-index", "cherry", "cherry-pick", "clean", "clone", "column", "commit",
+	"commit-graph", "commit-tree", "config", "count-objects", "credential", "describe", "diagnose",
+	"diff", "diff-files", "diff-index", "diff-tree", "difftool", "fast-export", "fast-import", "fetch",
+	"fetch-pack", "filter-branch", "fmt-merge-msg", "for-each-ref", "for-each-repo", "format-patch",
+	"fsck", "gc", "get-tar-commit-id", "grep", "hash-object", "help", "hook", "imap-send", "index-pack",
+	"init", "instaweb", "interpret-trailers", "lfs", "log", "ls-files", "ls-remote", "ls-tree", "mailinfo",
+	"mailsplit", "maintenance", "merge", "merge-base", "merge-file", "merge-index", "merge-tree",
+	"mergetool", "mktag", "mktree", "multi-pack-index", "mv", "name-rev", "notes", "p4", "pack-objects",
+	"pack-refs", "patch-id", "prune", "prune-packed", "pull", "push", "range-diff", "read-tree", "rebase",
+	"reflog", "remote", "repack", "replace", "request-pull", "rerere", "reset", "restore", "rev-list",
+	"rev-parse", "revert", "rm", "send-email", "send-pack", "shortlog", "show", "show-branch",
+	"show-index", "show-ref", "sparse-checkout", "stash", "status", "stripspace", "submodule", "svn",
+	"switch", "symbolic-ref", "tag", "unpack-file", "unpack-objects", "update-index", "update-ref",
+	"update-server-info", "var", "verify-commit", "verify-pack", "verify-tag", "version", "whatchanged",
+	"worktree", "write-tree", "daemon")
+
+// gitRunsCode says why a git subcommand runs a program the line names as a
+// string, or one the configuration names: the line does not show what runs.
+func gitRunsCode(sub string, rest []word) string {
+	if !gitCommands[sub] {
+		return "git " + sub + " is not a git command: an alias or a git-" + sub + " program runs what the line does not show"
+	}
+	switch sub {
+	case "filter-branch", "mergetool", "daemon", "instaweb":
+		return "git " + sub + " runs programs the line does not show"
+	}
+	for i, w := range rest {
+		t := w.text
+		name, _, _ := strings.Cut(t, "=")
+		switch {
+		case sub == "bisect" && i == 0 && t == "run",
+			sub == "submodule" && t == "foreach",
+			sub == "hook" && i == 0 && t == "run",
+			sub == "rebase" && (t == "-x" || name == "--exec" || strings.HasPrefix(t, "-x")),
+			sub == "difftool" && (t == "-x" || name == "--extcmd" || name == "--tool" || t == "-t"),
+			name == "--upload-pack" || name == "--receive-pack" || name == "--exec" || name == "--template" ||
+				(sub == "clone" || sub == "fetch" || sub == "pull" || sub == "ls-remote") && (t == "-u" || name == "--config" || t == "-c"):
+			return "git " + sub + " " + t + " runs a program the line names as a string"
 		}
 	}
 	return ""

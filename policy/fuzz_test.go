@@ -111,7 +111,9 @@ func oraclePrefixMatch(p oraclePattern, tokens []string) bool {
 	}
 	for i, pt := range p.toks {
 		if pt.prefix {
-			if !strings.HasPrefix(tokens[i], pt.text) {
+			// x:* is x itself too (DESIGN §9)
+			colonBare := len(pt.text) > 1 && strings.HasSuffix(pt.text, ":") && tokens[i] == pt.text[:len(pt.text)-1]
+			if !strings.HasPrefix(tokens[i], pt.text) && !colonBare {
 				return false
 			}
 		} else if tokens[i] != pt.text {
@@ -122,20 +124,98 @@ func oraclePrefixMatch(p oraclePattern, tokens []string) bool {
 }
 
 // oracleMatch reports whether any pattern matches the tokens by token
-// prefix; byBase also tries the verb by its basename.
+// prefix; byBase (deny and ask) also tries the verb by its basename and
+// every reading of leading options as flags or as options with a value
+// (DESIGN §9: deny and ask see through global options); allow sees only
+// through git's harmless globals.
 func oracleMatch(list []oraclePattern, tokens []string, byBase bool) (string, bool) {
-	alt := tokens
-	if byBase && len(tokens) > 0 {
+	if len(tokens) == 0 {
+		return "", false
+	}
+	var alts [][]string
+	verbs := []string{tokens[0]}
+	if byBase {
 		if b := oracleBasename(tokens[0]); b != tokens[0] {
-			alt = append([]string{b}, tokens[1:]...)
+			verbs = append(verbs, b)
+		}
+		for _, v := range verbs {
+			alts = append(alts, append([]string{v}, tokens[1:]...))
+			for _, at := range oracleStarts(tokens) {
+				alts = append(alts, append([]string{v}, tokens[at:]...))
+			}
+		}
+	} else {
+		alts = append(alts, tokens)
+		if tokens[0] == "git" {
+			i := 1
+			for i < len(tokens) {
+				if tokens[i] == "-C" {
+					i += 2
+				} else if oracleHarmless[tokens[i]] {
+					i++
+				} else {
+					break
+				}
+			}
+			if i > 1 && i < len(tokens) && !strings.HasPrefix(tokens[i], "-") {
+				alts = append(alts, append([]string{"git"}, tokens[i:]...))
+			}
 		}
 	}
 	for _, p := range list {
-		if oraclePrefixMatch(p, tokens) || oraclePrefixMatch(p, alt) {
-			return p.source, true
+		for _, alt := range alts {
+			if oraclePrefixMatch(p, alt) {
+				return p.source, true
+			}
 		}
 	}
 	return "", false
+}
+
+var oracleHarmless = map[string]bool{"--no-pager": true, "-P": true, "--no-optional-locks": true,
+	"--literal-pathspecs": true, "--glob-pathspecs": true, "--noglob-pathspecs": true,
+	"--icase-pathspecs": true, "--no-replace-objects": true, "--no-advice": true}
+
+// oracleStarts enumerates every reading of the options before a
+// subcommand: each option stands alone, or takes the next word when that
+// word is no option and the option holds no '='; an option the tool's
+// table says takes a value always takes it. It returns where the
+// subcommand starts in each reading.
+func oracleStarts(tokens []string) []int {
+	seen := map[int]bool{}
+	var out []int
+	var walk func(i int)
+	walk = func(i int) {
+		if i >= len(tokens) {
+			return
+		}
+		t := tokens[i]
+		switch {
+		case t == "--":
+			if i+1 < len(tokens) && !seen[i+1] {
+				seen[i+1] = true
+				out = append(out, i+1)
+			}
+		case !strings.HasPrefix(t, "-") || t == "-":
+			if !seen[i] {
+				seen[i] = true
+				out = append(out, i)
+			}
+		case toolGlobals[oracleBasename(tokens[0])][t]:
+			walk(i + 2)
+		default:
+			walk(i + 1)
+			if i+1 < len(tokens) && !strings.HasPrefix(tokens[i+1], "-") && !strings.Contains(t, "=") {
+				walk(i + 2)
+			}
+		}
+	}
+	start := 1
+	if oracleBasename(tokens[0]) == "cargo" && len(tokens) > 1 && strings.HasPrefix(tokens[1], "+") {
+		start = 2
+	}
+	walk(start)
+	return out
 }
 
 // oracleRules holds the three lists of one fuzzed file, the built-in denies
@@ -330,6 +410,21 @@ func checkDecision(t *testing.T, v fuzzVariant, in Input, d brabo.Decision, orac
 	if len(d.Segments) == 0 && !startsAuto {
 		fail("auto-approved with no segment: nothing in the file approved it")
 	}
+	// The forms bash and the parser read differently (DESIGN §9) are never
+	// approved: a carriage return, a backslash-newline after a non-blank.
+	if strings.IndexByte(in.Command, '\r') >= 0 {
+		fail("auto-approved a line with a carriage return")
+	}
+	for i := strings.Index(in.Command, "\\\n"); i >= 0; {
+		if i > 0 && in.Command[i-1] != ' ' && in.Command[i-1] != '\t' {
+			fail("auto-approved a line with a backslash-newline inside a word")
+		}
+		j := strings.Index(in.Command[i+2:], "\\\n")
+		if j < 0 {
+			break
+		}
+		i += 2 + j
+	}
 	for i, s := range d.Segments {
 		switch s.Verdict {
 		case brabo.VerdictDeny, brabo.VerdictAsk, brabo.VerdictOpaque:
@@ -342,6 +437,10 @@ func checkDecision(t *testing.T, v fuzzVariant, in Input, d brabo.Decision, orac
 		}
 		if len(s.Tokens) == 0 {
 			continue
+		}
+		// A program name bash reads only by expanding it is never approved.
+		if oracleExpands(s.Tokens[0]) {
+			fail("auto-approved segment %d %q whose program is an expansion", i, s.Tokens)
 		}
 		verb := oracleBasename(s.Tokens[0])
 		if verb == "sudo" || verb == "doas" {
@@ -359,6 +458,19 @@ func checkDecision(t *testing.T, v fuzzVariant, in Input, d brabo.Decision, orac
 			}
 		}
 	}
+}
+
+// oracleExpands reports whether a token as decoded still shows an
+// expansion: a $ before a name or a bracket, a backtick, a glob character,
+// a leading ~, or braces around a comma.
+func oracleExpands(tok string) bool {
+	for i := 0; i+1 < len(tok); i++ {
+		if tok[i] == '$' && strings.IndexByte("{(_@*#?!$-0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ'\"", tok[i+1]) >= 0 {
+			return true
+		}
+	}
+	return strings.ContainsAny(tok, "`*?[") || strings.HasPrefix(tok, "~") ||
+		strings.Contains(tok, "{") && strings.Contains(tok, ",") && strings.Contains(tok, "}")
 }
 
 // oracleEffect recognises the plainest spellings of the external-effect

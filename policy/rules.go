@@ -46,6 +46,9 @@ type pattern struct {
 	typ      brabo.ActionType
 	tokens   []patternToken
 	readOnly bool // the content of a seeded read-only pattern: guarded (DESIGN §4.3)
+	// synonym is what a pattern written in another agent's spelling is
+	// read as: Bash(git status) is Terminal(git status).
+	synonym string
 }
 
 type patternToken struct {
@@ -176,10 +179,8 @@ func compile(name string, lists [3][]string) (*Rules, error) {
 				r.warnings = append(r.warnings, fmt.Sprintf("%s: %s %q: %s", name, entry, src, warning))
 				continue
 			}
-			if k != int(listAllow) {
-				if w := colonStarWarning(p.tokens); w != "" {
-					r.warnings = append(r.warnings, fmt.Sprintf("%s: %s %q: %s", name, entry, src, w))
-				}
+			if p.synonym != "" {
+				r.warnings = append(r.warnings, fmt.Sprintf("%s: %s %q: read as %s", name, entry, src, p.synonym))
 			}
 			if w := invisibleWarning(src); w != "" {
 				r.warnings = append(r.warnings, fmt.Sprintf("%s: %s %q: %s", name, entry, src, w))
@@ -247,11 +248,16 @@ func parsePattern(src string) (p pattern, warning string, err error) {
 		return p, "", errPatternShape
 	}
 	label, content := src[:open], src[open+1:len(src)-1]
+	synonym := ""
+	if label == "Bash" {
+		// Claude Code's spelling of a shell rule, accepted as written.
+		label, synonym = "Terminal", "Terminal("+content+")"
+	}
 	typ, ok := brabo.ActionTypeForLabel(label)
 	if !ok {
 		return p, "", fmt.Errorf("unknown label %s (labels are the action types in PascalCase: Terminal, GitPush, …)", label)
 	}
-	p = pattern{source: src, typ: typ}
+	p = pattern{source: src, typ: typ, synonym: synonym}
 	if typ != brabo.Terminal {
 		if strings.TrimSpace(content) != "" {
 			return p, "content is only used for Terminal: " + label + "(…) matches nothing; write " + label + "()", nil
@@ -264,19 +270,6 @@ func parsePattern(src string) (p pattern, warning string, err error) {
 	}
 	p.readOnly = isSeededReadOnly(p.tokens)
 	return p, "", nil
-}
-
-// colonStarWarning explains a deny or ask token written "x:*": the '*'
-// matches inside the token (DESIGN §4.2), so the entry holds back "x:…"
-// but not the command x a reader may take it for. The entry still counts.
-func colonStarWarning(toks []patternToken) string {
-	for _, t := range toks {
-		if t.wildcard && len(t.text) > 1 && strings.HasSuffix(t.text, ":") {
-			bare := strings.TrimSuffix(t.text, ":")
-			return fmt.Sprintf("'*' matches inside one token: this matches %s:… but not %s itself; write the pattern without :* to cover %s", bare, bare, bare)
-		}
-	}
-	return ""
 }
 
 // invisibleWarning explains an entry holding a character that shows as a
@@ -330,6 +323,9 @@ func patternTokens(content string) ([]patternToken, error) {
 		if bad {
 			return nil, errors.New("a pattern cannot hold a command, process or arithmetic substitution")
 		}
+		if innerStar(w) {
+			return nil, errors.New("a '*' matches only at the end of a token (\"test:*\", \"curl*\"); quote it to mean a literal '*'")
+		}
 		d := decodeWord(content, w)
 		t := patternToken{text: d.text}
 		// A trailing unquoted '*' is a wildcard inside the token, never a
@@ -340,6 +336,29 @@ func patternTokens(content string) ([]patternToken, error) {
 		toks = append(toks, t)
 	}
 	return toks, nil
+}
+
+// innerStar reports whether a pattern word holds an unquoted '*' anywhere
+// but at its very end.
+func innerStar(w *syntax.Word) bool {
+	for i, p := range w.Parts {
+		lit, ok := p.(*syntax.Lit)
+		if !ok {
+			continue
+		}
+		v := lit.Value
+		for j := 0; j < len(v); j++ {
+			switch v[j] {
+			case '\\':
+				j++
+			case '*':
+				if i != len(w.Parts)-1 || j != len(v)-1 {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // listKeyProblems finds the top-level keys that would make a rule a reader

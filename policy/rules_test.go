@@ -258,14 +258,14 @@ func TestParseAccepts(t *testing.T) {
 // Content on a label other than Terminal is valid but matches nothing, and
 // says so in a warning naming the file and the entry.
 func TestParseWarnings(t *testing.T) {
-	rules, err := Parse(testFile, []byte(`{"allow": ["GitPush(main)", "Terminal(ls)"], "deny": ["WriteFile(.env)", "Terminal(curl:*)"], "ask": ["Spend(100)"]}`))
+	rules, err := Parse(testFile, []byte(`{"allow": ["GitPush(main)", "Terminal(ls)"], "deny": ["WriteFile(.env)", "Bash(curl:*)"], "ask": ["Spend(100)"]}`))
 	if err != nil {
 		t.Fatalf("content on a typed label is an error, want a warning: %v", err)
 	}
 	want := []string{
 		testFile + `: allow[0] "GitPush(main)": content is only used for Terminal: GitPush(…) matches nothing; write GitPush()`,
 		testFile + `: deny[0] "WriteFile(.env)": content is only used for Terminal: WriteFile(…) matches nothing; write WriteFile()`,
-		testFile + `: deny[1] "Terminal(curl:*)": '*' matches inside one token: this matches curl:… but not curl itself`,
+		testFile + `: deny[1] "Bash(curl:*)": read as Terminal(curl:*)`,
 		testFile + `: ask[0] "Spend(100)": content is only used for Terminal: Spend(…) matches nothing; write Spend()`,
 	}
 	got := rules.Warnings()

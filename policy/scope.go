@@ -110,13 +110,13 @@ func within(p, dir string) bool {
 	return p == dir || (strings.HasPrefix(p, dir) && len(p) > len(dir) && p[len(dir)] == '/')
 }
 
-// outside returns the first token of s that reaches outside root, described
+// outside returns the first path of s that reaches outside root, described
 // for a human, or "".
 func outside(s *segment, root string) string {
 	if s.cwds.unknown {
-		for _, w := range s.words {
-			if strings.Contains(w.text, "..") {
-				return "relative to a directory the line does not show: " + w.text
+		for _, p := range s.paths {
+			if strings.Contains(p.text, "..") {
+				return "relative to a directory the line does not show: " + p.text
 			}
 		}
 	}
@@ -130,11 +130,9 @@ func outside(s *segment, root string) string {
 			return "cd goes somewhere the line does not show"
 		}
 	}
-	for _, group := range [][]word{s.words, s.assigns, s.redirs} {
-		for _, w := range group {
-			if why := tokenOutside(w.text, s.cwds, root); why != "" {
-				return why
-			}
+	for _, p := range s.paths {
+		if why := tokenOutside(p.text, p.kind, s.cwds, root); why != "" {
+			return why
 		}
 	}
 	if s.computed != "" {
@@ -143,46 +141,37 @@ func outside(s *segment, root string) string {
 	return gitInternals(s)
 }
 
-// gitInternals finds a write into .git, or any touch of its hooks or
-// config: both run code the next time git runs (a hook on commit, a
-// configured pager or fsmonitor on a read), so the file a seeded `git
-// status` reads must not be one the line just wrote.
+// gitInternals finds a write to .git or inside it (any case): its hooks
+// and config run code the next time git runs (a hook on commit, a
+// configured pager or fsmonitor on a read), and a .git file of one's own
+// (a gitfile) points git at a repository the line chose. Reading .git is
+// harmless.
 func gitInternals(s *segment) string {
-	inGit := false
-	for _, d := range s.cwds.dirs {
-		inGit = inGit || strings.Contains(d, "/.git")
-	}
-	check := func(t string, write bool) string {
-		if !inGit && !strings.Contains(t, ".git") {
-			return "" // the common case, without a path built
+	for _, p := range s.paths {
+		if p.kind != argWrite {
+			continue
 		}
-		for _, p := range pathCandidates(t, s.cwds) {
-			els := strings.Split(p, "/")
-			for i, el := range els {
-				if el != ".git" {
-					continue
-				}
-				if write && i < len(els)-1 {
-					return "writes inside .git: " + t
-				}
-				if i+1 < len(els) && (els[i+1] == "hooks" || els[i+1] == "config") {
-					return "touches .git/" + els[i+1] + " (it runs code): " + t
+		if !strings.Contains(strings.ToLower(p.text), ".git") && !cwdInGit(s.cwds) {
+			continue // the common case, without a path built
+		}
+		for _, c := range pathCandidates(p.text, s.cwds) {
+			for _, el := range strings.Split(c, "/") {
+				if strings.EqualFold(el, ".git") {
+					return "writes inside .git: " + p.text
 				}
 			}
 		}
-		return ""
-	}
-	for _, w := range s.redirs {
-		if why := check(w.text, true); why != "" {
-			return why
-		}
-	}
-	for _, w := range s.words[min(1, len(s.words)):] {
-		if why := check(w.text, false); why != "" {
-			return why
-		}
 	}
 	return ""
+}
+
+func cwdInGit(c cwdSet) bool {
+	for _, d := range c.dirs {
+		if strings.Contains(strings.ToLower(d), "/.git") {
+			return true
+		}
+	}
+	return false
 }
 
 // pathCandidates returns the absolute paths a token may name from the
@@ -214,9 +203,11 @@ func cutPWD(c string) (string, bool) {
 	return "", false
 }
 
-// tokenOutside checks one token the way DESIGN §5 lists: absolute paths,
-// tokens with "..", "~" and $HOME, and the value of --opt=/abs.
-func tokenOutside(t string, cwds cwdSet, root string) string {
+// tokenOutside checks one path the way DESIGN §5 lists: absolute paths,
+// tokens with "..", "~" and $HOME. For a word the operand table does not
+// place (kind argUnknown) the value of --opt=/abs and a glued -I/abs are
+// checked too.
+func tokenOutside(t string, kind argKind, cwds cwdSet, root string) string {
 	if strings.Contains(t, "$HOME") || strings.Contains(t, "${HOME") {
 		return "the home directory: " + t
 	}
@@ -229,11 +220,13 @@ func tokenOutside(t string, cwds cwdSet, root string) string {
 		}
 	}
 	candidates := []string{t}
-	if _, v, ok := strings.Cut(t, "="); ok {
-		candidates = append(candidates, v)
-	}
-	if len(t) > 2 && t[0] == '-' && t[1] != '-' && strings.ContainsRune("/~.", rune(t[2])) {
-		candidates = append(candidates, t[2:]) // -I/abs, -o../x
+	if kind == argUnknown {
+		if _, v, ok := strings.Cut(t, "="); ok {
+			candidates = append(candidates, v)
+		}
+		if len(t) > 2 && t[0] == '-' && t[1] != '-' && strings.ContainsRune("/~.", rune(t[2])) {
+			candidates = append(candidates, t[2:]) // -I/abs, -o../x
+		}
 	}
 	for _, c := range candidates {
 		if rest, ok := cutPWD(c); ok {

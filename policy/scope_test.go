@@ -165,7 +165,7 @@ func TestValidateLocalRoot(t *testing.T) {
 // The tokens DESIGN §5 checks: absolute paths, "..", "~", $HOME/${HOME},
 // and the value of --opt=/abs; and the ones it leaves alone.
 func TestScopeTokens(t *testing.T) {
-	allow := []string{"Terminal(cat)", "Terminal(ls)", "Terminal(grep)", "Terminal(cp)", "Terminal(echo)"}
+	allow := []string{"Terminal(cat)", "Terminal(ls)", "Terminal(grep)", "Terminal(cp)", "Terminal(echo)", "Terminal(gcc)"}
 	in := func(name, cmd string) row {
 		return row{name: "inside: " + name, allow: allow, cmd: cmd, want: A, reason: "permissions.json allow: ", segs: "allow"}
 	}
@@ -200,13 +200,14 @@ func TestScopeTokens(t *testing.T) {
 		out("${HOME}", "ls ${HOME}", "the home directory: ${HOME}"),
 		out("$HOME/x in quotes", `cat "$HOME/.aws/credentials"`, "the home directory: $HOME/.aws/credentials"),
 		out("${HOME}/x", "cat ${HOME}/x", "the home directory: ${HOME}/x"),
-		out("--opt=/abs", "grep --file=/etc/shadow x", "outside the project folder: --file=/etc/shadow"),
-		out("--opt=../x", "grep --file=../x y", "outside the project folder: --file=../x"),
-		out("--opt=~/x", "grep --file=~/x y", "the home directory: --file=~/x"),
-		out("-I/abs", "cat -I/usr/include x", "outside the project folder: -I/usr/include"),
+		out("--opt=/abs", "grep --file=/etc/shadow x", "outside the project folder: /etc/shadow"),
+		out("--opt=../x", "grep --file=../x y", "outside the project folder: ../x"),
+		out("--opt=~/x", "grep --file=~/x y", "the home directory: ~/x"),
+		out("--opt=/abs of a program the table does not know", "gcc --sysroot=/usr x", "outside the project folder: --sysroot=/usr"),
+		out("-I/abs", "gcc -I/usr/include x", "outside the project folder: -I/usr/include"),
 		out("a redirection target", "echo x > /tmp/out", "outside the project folder: /tmp/out"),
 		out("an input redirection", "cat < ../secret", "outside the project folder: ../secret"),
-		out("an assignment's value", "X=/etc/x cat y", "outside the project folder: /etc/x"),
+		out("an assignment's value", "LANG=/etc/x cat y", "outside the project folder: /etc/x"),
 		out("an absolute root //", "ls //", "outside the project folder: //"),
 		out("/dev/sda", "cat /dev/sda", "outside the project folder: /dev/sda"),
 		out("/dev/tcp", "echo x > /dev/tcp/1.2.3.4/80", "outside the project folder: /dev/tcp/1.2.3.4/80"),
@@ -217,9 +218,10 @@ func TestScopeTokens(t *testing.T) {
 		out("$PWD/../.. climbs out of the folder", "cat $PWD/../../etc/passwd", "outside the project folder: $PWD/../../etc/passwd"),
 		{name: "outside: $(pwd)/.. climbs out of the folder", allow: append(allow, "Terminal(pwd)"), cmd: "cat $(pwd)/../x",
 			want: RA, reason: "scope: outside the project folder: $(pwd)/../x", segs: "allow allow"},
-		out("--opt=$PWD/..", "grep --file=$PWD/../x y", "outside the project folder: --file=$PWD/../x"),
-		out("$OLDPWD", "cat $OLDPWD/x", "a directory the line does not show: $OLDPWD/x"),
-		out("${PWD%/*} is the parent", "cat ${PWD%/*}/x", "a directory the line does not show: ${PWD%/*}/x"),
+		out("--opt=$PWD/..", "grep --file=$PWD/../x y", "outside the project folder: $PWD/../x"),
+		out("$OLDPWD", "cat $OLDPWD/x", "a path the line computes cannot be checked: $OLDPWD/x"),
+		{name: "outside: ${PWD%/*} is an operator, which makes the path opaque", allow: allow, cmd: "cat ${PWD%/*}/x",
+			want: RA, reason: "default: no rule approves it", segs: "opaque"},
 		{name: "outside: a wrapped program's path", allow: append(allow, "Terminal(timeout)"), cmd: "timeout 5 cat /etc/x",
 			want: RA, reason: "scope: outside the project folder: /etc/x", segs: "allow allow"},
 		{name: "outside is require_approval, never deny, even with the floor", allow: allow, container: true,
@@ -291,7 +293,7 @@ func TestScopeCdTracking(t *testing.T) {
 		{name: "$PWD follows the cd: cd src && cat $PWD/../../x is outside", allow: allow, cmd: "cd src && cat $PWD/../../x",
 			want: RA, reason: "scope: outside the project folder: $PWD/../../x", segs: "cd allow"},
 		{name: "$OLDPWD after a cd is the folder it left, which the scope does not follow", allow: allow,
-			cmd: "cd src && cat $OLDPWD/../x", want: RA, reason: "scope: a directory the line does not show: $OLDPWD/../x",
+			cmd: "cd src && cat $OLDPWD/../x", want: RA, reason: "scope: a path the line computes cannot be checked: $OLDPWD/../x",
 			segs: "cd allow"},
 		{name: "auto mode frees the tracking too", auto: true, allow: allow, cmd: "cd src && cat ../../../x", want: A,
 			reason: cdIn, segs: "cd allow"},

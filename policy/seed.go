@@ -78,6 +78,8 @@ func tokenKey(toks []patternToken) string {
 func isSeededReadOnly(toks []patternToken) bool { return readOnlyContents[tokenKey(toks)] }
 
 // gitCodeRunning are git options that execute code or write files.
+// -c runs code only before the subcommand (git -c k=v); after it, it is
+// the subcommand's own option (git log -c, a combined diff).
 var gitCodeRunning = []string{"-c", "--upload-pack", "--exec", "--config-env", "--output",
 	"--ext-diff", "--exec-path", "--open-files-in-pager", "--textconv"}
 
@@ -110,19 +112,29 @@ func readOnlyViolation(s *segment) string {
 }
 
 func gitReadOnlyViolation(s *segment) string {
-	if s.envSet {
-		return "git with variables set by the line (GIT_* variables can run code)"
+	if s.progEnv != "" {
+		return "git with " + s.progEnv + " set by the line (GIT_* variables can run code)"
 	}
 	sub := ""
 	positional := 0
 	list := false
-	for i, w := range s.words[1:] {
+	words := s.words[1:]
+	if at := harmlessGlobals(s.tokens()); at > 1 {
+		words = s.words[at:] // git --no-pager log, git -C src status
+	}
+	for i, w := range words {
 		if !w.static {
 			return "an expansion after git: " + w.text
 		}
 		t := w.text
 		for _, opt := range gitCodeRunning {
-			if t == opt || strings.HasPrefix(t, opt+"=") || (opt == "-c" && strings.HasPrefix(t, "-c") && !strings.HasPrefix(t, "--")) {
+			if opt == "-c" {
+				if i == 0 && strings.HasPrefix(t, "-c") {
+					return "git " + t + " runs code or writes files"
+				}
+				continue
+			}
+			if t == opt || strings.HasPrefix(t, opt+"=") {
 				return "git " + t + " runs code or writes files"
 			}
 		}

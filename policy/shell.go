@@ -14,6 +14,15 @@ import (
 // requires approval.
 const MaxCommandBytes = 64 << 10
 
+// MaxNesting and MaxSegments bound the analysis of one line, so that its
+// cost and the size of its decision stay linear in the line (DESIGN §9,
+// "Bounded analysis"). Past either the line asks a human, unless a segment
+// read before the limit is denied.
+const (
+	MaxNesting  = 32
+	MaxSegments = 256
+)
+
 // maxShellDepth bounds the recursion into `bash -c '<script>'`.
 const maxShellDepth = 4
 
@@ -24,20 +33,44 @@ const maxCwds = 16
 // segment is one program a command line would run.
 type segment struct {
 	text    string
-	words   []word // verb first; leading assignments excluded
-	assigns []word // values of leading assignments (VAR=value → value)
-	envSet  bool   // the program runs with variables set by the line
-	redirs  []word // redirection targets of this segment and its enclosing statements
-	opaque  string // why the program cannot be known statically ("" if it can)
-	wraps   bool   // this segment is a wrapper whose program is its own segment too
+	words   []word  // verb first; leading assignments excluded
+	assigns []word  // values of leading assignments (VAR=value → value)
+	envSet  bool    // the program runs with variables set by the line
+	redirs  []redir // redirections of this segment and its enclosing statements
+	opaque  string  // why the program cannot be known statically ("" if it can)
+	wraps   bool    // this segment is a wrapper whose program is its own segment too
+	// childAt is the index in words where the wrapped program starts (or
+	// the -c script of a shell): the words from there on are the child's.
+	childAt int
 	cwds    cwdSet // where the segment may run
-	bare    bool   // a bare assignment: no program at all
+	bare    bool   // no program at all: an assignment or a redirection alone
 	cdpath  bool   // the line may set CDPATH: `cd name` may go where the line does not show
-	progEnv string // a variable the line sets for the program that chooses or injects it (PATH=. git)
-	// computed names an argument whose value the line computes (a command
-	// substitution, a variable the line sets): no lexical check can say
-	// which path it names.
+	// progEnv names a variable set for the program that is not on the
+	// harmless list: no allow pattern covers the program then.
+	progEnv string
+	// computed names an argument whose value the line computes: no lexical
+	// check can say which path it names.
 	computed string
+	// args are words[1:] placed by the operand table (readArgs); nil for
+	// a wrapper, whose program is a segment of its own.
+	args []argument
+	// paths are the texts the path scope checks: the operands, option
+	// values and redirection targets that are paths, certain or in a form
+	// DESIGN names as a path (checkArgs).
+	paths []pathWord
+	// stdinArgs is true for a program xargs runs: it gets more words from
+	// its input.
+	stdinArgs bool
+	// input is true when the program's standard input is a pipe, a heredoc
+	// or a file the line names: an interpreter may read its program there.
+	input bool
+}
+
+// redir is a redirection target and what it is to the program: read,
+// written, or data (a heredoc's word).
+type redir struct {
+	w    word
+	kind argKind
 }
 
 func (s *segment) verb() string {
@@ -177,6 +210,13 @@ type analyzer struct {
 	files   []srcFile
 	tainted map[string]bool
 	taintOf int
+	// nest is how deep the walk is in nested constructs; overflow says why
+	// the walk stopped early (MaxNesting, MaxSegments), "" when it did not.
+	nest     int
+	overflow string
+	// piped is true while the walk is on the right of a pipe: the programs
+	// there read the left side's output.
+	piped bool
 }
 
 type srcFile struct {
@@ -184,33 +224,82 @@ type srcFile struct {
 	f   *syntax.File
 }
 
+// analysis is what analyze found in a line: its segments, and why the
+// analysis stopped before the end of the line ("" when it did not).
+type analysis struct {
+	segs     []*segment
+	overflow string
+}
+
 // analyze splits cmd into every program it would run, starting in the
 // directories of cwd.
-func analyze(cmd string, cwd cwdSet) ([]*segment, error) {
+func analyze(cmd string, cwd cwdSet) (analysis, error) {
 	if err := checkCommandText(cmd); err != nil {
-		return nil, err
+		return analysis{}, err
 	}
 	f, err := parseShell(cmd)
 	if err != nil {
-		return nil, err
+		return analysis{}, err
 	}
 	a := &analyzer{cdpath: mentionsCDPATH(cmd, f), segs: make([]*segment, 0, 8)}
 	a.files = append(a.files, srcFile{cmd, f})
 	a.stmts(cmd, f.Stmts, cwd, nil, 0)
-	a.arithmetic(cmd, f, cwd)
-	a.computedArguments()
-	for _, s := range a.segs {
-		if s.opaque == "" && a.funcs[s.verb()] {
-			s.opaque = "calls the function " + s.verb() + " defined in the line"
+	if why, at := lineDisagreement(cmd); why != "" {
+		a.segs = append(a.segs, &segment{text: at, cwds: cwd, opaque: why})
+	}
+	if a.overflow == "" {
+		a.lineState(cmd, f, cwd)
+		a.arithmetic(cmd, f, cwd)
+		for _, s := range a.segs {
+			a.checkArgs(s)
+		}
+		for _, s := range a.segs {
+			if s.opaque == "" && a.funcs[s.verb()] {
+				s.opaque = "calls the function " + s.verb() + " defined in the line"
+			}
 		}
 	}
-	return a.segs, nil
+	return analysis{segs: a.segs, overflow: a.overflow}, nil
+}
+
+// enter notes one more level of nesting, and reports false (recording
+// why) when the analysis must stop.
+func (a *analyzer) enter() bool {
+	switch {
+	case a.overflow != "":
+		return false
+	case a.nest >= MaxNesting:
+		a.overflow = fmt.Sprintf("the line nests deeper than %d levels", MaxNesting)
+		return false
+	case len(a.segs) >= MaxSegments:
+		a.overflow = fmt.Sprintf("the line runs more than %d programs", MaxSegments)
+		return false
+	}
+	a.nest++
+	return true
+}
+
+func (a *analyzer) leave() { a.nest-- }
+
+// add appends a segment unless the line already has MaxSegments.
+func (a *analyzer) add(s *segment) bool {
+	if len(a.segs) >= MaxSegments {
+		if a.overflow == "" {
+			a.overflow = fmt.Sprintf("the line runs more than %d programs", MaxSegments)
+		}
+		return false
+	}
+	a.segs = append(a.segs, s)
+	return true
 }
 
 // stmts walks a statement list run one after another, returning where the
 // line may be afterwards.
-func (a *analyzer) stmts(src string, list []*syntax.Stmt, cwd cwdSet, inh []word, depth int) cwdSet {
+func (a *analyzer) stmts(src string, list []*syntax.Stmt, cwd cwdSet, inh []redir, depth int) cwdSet {
 	for _, st := range list {
+		if a.overflow != "" {
+			return cwd
+		}
 		_, cwd = a.stmt(src, st, cwd, inh, depth)
 	}
 	return cwd
@@ -218,23 +307,53 @@ func (a *analyzer) stmts(src string, list []*syntax.Stmt, cwd cwdSet, inh []word
 
 // stmt walks one statement. It returns the directories the line may be in
 // if the statement succeeded, and whatever happened.
-func (a *analyzer) stmt(src string, st *syntax.Stmt, cwd cwdSet, inh []word, depth int) (ok, any cwdSet) {
+func (a *analyzer) stmt(src string, st *syntax.Stmt, cwd cwdSet, inh []redir, depth int) (ok, any cwdSet) {
+	if !a.enter() {
+		return cwd, cwd
+	}
+	defer a.leave()
 	redirs := inh
 	if len(st.Redirs) > 0 {
-		redirs = append(append([]word(nil), inh...), a.redirects(src, st.Redirs, cwd, depth)...)
+		redirs = append(append([]redir(nil), inh...), a.redirects(src, st.Redirs, cwd, depth)...)
 	}
+	before := len(a.segs)
 	ok, any = a.command(src, st.Cmd, cwd, redirs, depth)
+	if len(st.Redirs) > 0 && len(a.segs) == before {
+		// A redirection with no program of its own to carry it (`> f`,
+		// `(( 1 )) > f`, `if …; fi > f` around nothing): it still opens
+		// its file, so it is a segment of its own.
+		a.add(&segment{text: sourceOf(src, st), redirs: redirs, cwds: cwd, bare: true})
+	}
 	if st.Background || st.Coprocess || st.Disown {
 		return cwd, cwd // runs in a subshell: nothing moves
 	}
 	return ok, any
 }
 
-func (a *analyzer) redirects(src string, rs []*syntax.Redirect, cwd cwdSet, depth int) []word {
-	var out []word
+// redirects reads the targets of rs. A heredoc's delimiter and a
+// here-string are data; a duplication of a descriptor (2>&1) is no path.
+func (a *analyzer) redirects(src string, rs []*syntax.Redirect, cwd cwdSet, depth int) []redir {
+	var out []redir
 	for _, r := range rs {
 		if r.Word != nil {
-			out = append(out, decodeWord(src, r.Word))
+			w := decodeWord(src, r.Word)
+			kind := argPath
+			switch r.Op {
+			case syntax.RdrOut, syntax.AppOut, syntax.ClbOut, syntax.RdrInOut, syntax.RdrAll, syntax.AppAll:
+				kind = argWrite
+			case syntax.DplOut:
+				kind = argWrite
+				if w.static && (isDigits(w.text) || w.text == "-") {
+					kind = argData
+				}
+			case syntax.DplIn:
+				if w.static && (isDigits(w.text) || w.text == "-") {
+					kind = argData
+				}
+			case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
+				kind = argData
+			}
+			out = append(out, redir{w: w, kind: kind})
 			a.nested(src, r.Word, cwd, depth)
 		}
 		if r.Hdoc != nil {
@@ -247,19 +366,28 @@ func (a *analyzer) redirects(src string, rs []*syntax.Redirect, cwd cwdSet, dept
 // nested walks every command or process substitution inside n; each runs in
 // a subshell, so it moves nothing.
 func (a *analyzer) nested(src string, n syntax.Node, cwd cwdSet, depth int) {
-	if n == nil {
+	if n == nil || a.overflow != "" {
 		return
 	}
 	if w, ok := n.(*syntax.Word); ok && plainWord(w) {
 		return // the common case, without the cost of a Walk
 	}
 	syntax.Walk(n, func(n syntax.Node) bool {
+		if a.overflow != "" {
+			return false
+		}
 		switch x := n.(type) {
 		case *syntax.CmdSubst:
-			a.stmts(src, x.Stmts, cwd, nil, depth)
+			if a.enter() {
+				a.stmts(src, x.Stmts, cwd, nil, depth)
+				a.leave()
+			}
 			return false
 		case *syntax.ProcSubst:
-			a.stmts(src, x.Stmts, cwd, nil, depth)
+			if a.enter() {
+				a.stmts(src, x.Stmts, cwd, nil, depth)
+				a.leave()
+			}
 			return false
 		}
 		return true
@@ -279,7 +407,7 @@ func plainWord(w *syntax.Word) bool {
 	return true
 }
 
-func (a *analyzer) command(src string, cmd syntax.Command, cwd cwdSet, redirs []word, depth int) (ok, any cwdSet) {
+func (a *analyzer) command(src string, cmd syntax.Command, cwd cwdSet, redirs []redir, depth int) (ok, any cwdSet) {
 	switch c := cmd.(type) {
 	case nil:
 		return cwd, cwd
@@ -292,7 +420,7 @@ func (a *analyzer) command(src string, cmd syntax.Command, cwd cwdSet, redirs []
 			s.words = append(s.words, assignWord(src, as))
 			a.nested(src, as, cwd, depth)
 		}
-		a.segs = append(a.segs, s)
+		a.add(s)
 		return cwd, cwd
 	case *syntax.BinaryCmd:
 		switch c.Op {
@@ -304,9 +432,12 @@ func (a *analyzer) command(src string, cmd syntax.Command, cwd cwdSet, redirs []
 			okX, anyX := a.stmt(src, c.X, cwd, redirs, depth)
 			okY, anyY := a.stmt(src, c.Y, anyX, redirs, depth)
 			return okX.union(okY), anyX.union(anyY)
-		default: // pipes: each side is a subshell
+		default: // pipes: each side is a subshell, the right one reads the left one
 			a.stmt(src, c.X, cwd, redirs, depth)
+			was := a.piped
+			a.piped = true
 			a.stmt(src, c.Y, cwd, redirs, depth)
+			a.piped = was
 			return cwd, cwd
 		}
 	case *syntax.Subshell:
@@ -355,12 +486,13 @@ func (a *analyzer) command(src string, cmd syntax.Command, cwd cwdSet, redirs []
 		a.stmt(src, c.Body, cwdSet{unknown: true}, redirs, depth)
 		return cwd, cwd
 	case *syntax.TimeClause:
-		s := &segment{text: sourceOf(src, c), redirs: redirs, cwds: cwd, wraps: true}
+		s := &segment{text: sourceOf(src, c), redirs: redirs, cwds: cwd, wraps: true, childAt: 1}
 		s.words = []word{{text: "time", static: true}}
 		if c.PosixFormat {
 			s.words = append(s.words, word{text: "-p", static: true})
+			s.childAt = 2
 		}
-		a.segs = append(a.segs, s)
+		a.add(s)
 		if c.Stmt == nil {
 			return cwd, cwd
 		}
@@ -378,8 +510,11 @@ func (a *analyzer) command(src string, cmd syntax.Command, cwd cwdSet, redirs []
 	}
 }
 
-func (a *analyzer) stmtList(src string, list []*syntax.Stmt, cwd cwdSet, redirs []word, depth int) cwdSet {
+func (a *analyzer) stmtList(src string, list []*syntax.Stmt, cwd cwdSet, redirs []redir, depth int) cwdSet {
 	for _, st := range list {
+		if a.overflow != "" {
+			return cwd
+		}
 		_, cwd = a.stmt(src, st, cwd, redirs, depth)
 	}
 	return cwd
@@ -398,7 +533,8 @@ func assignWord(src string, as *syntax.Assign) word {
 		} else {
 			prefix += "="
 		}
-		w = word{text: prefix + v.text, static: v.static && as.Index == nil && as.Array == nil, glob: v.glob, brace: v.brace}
+		w = word{text: prefix + v.text, static: v.static && as.Index == nil && as.Array == nil, glob: v.glob, brace: v.brace,
+			substituted: v.substituted, params: v.params, paramOp: v.paramOp, nul: v.nul}
 	} else if as.Array != nil || as.Index != nil {
 		w.static = false
 	}
@@ -406,8 +542,13 @@ func assignWord(src string, as *syntax.Assign) word {
 }
 
 // call turns a simple command into its segment, and unwraps wrappers.
-func (a *analyzer) call(src string, c *syntax.CallExpr, cwd cwdSet, redirs []word, depth int) (ok, any cwdSet) {
-	s := &segment{text: sourceOf(src, c), redirs: redirs, cwds: cwd, cdpath: a.cdpath}
+func (a *analyzer) call(src string, c *syntax.CallExpr, cwd cwdSet, redirs []redir, depth int) (ok, any cwdSet) {
+	s := &segment{text: sourceOf(src, c), redirs: redirs, cwds: cwd, cdpath: a.cdpath, input: a.piped}
+	for _, r := range redirs {
+		if r.kind != argWrite {
+			s.input = true // <, <<, <<<: the program may read its code there
+		}
+	}
 	for _, as := range c.Assigns {
 		a.nested(src, as, cwd, depth)
 		v := word{static: true}
@@ -417,23 +558,37 @@ func (a *analyzer) call(src string, c *syntax.CallExpr, cwd cwdSet, redirs []wor
 		if as.Array != nil || as.Index != nil {
 			v.static = false
 		}
-		if as.Name != nil && programEnv(as.Name.Value) {
+		if as.Name != nil && s.progEnv == "" && !harmlessEnv(as.Name.Value) {
 			s.progEnv = as.Name.Value
+		}
+		if as.Name != nil && s.opaque == "" && gitSafetyEnv(as.Name.Value) {
+			s.opaque = as.Name.Value + " set on the line changes which repository or configuration git uses"
 		}
 		s.assigns = append(s.assigns, v)
 	}
 	s.envSet = len(c.Assigns) > 0
 	s.words = make([]word, 0, len(c.Args))
 	for _, w := range c.Args {
+		if items := expandBraces(w); items != nil {
+			for _, it := range items {
+				ew := word{text: it, static: true}
+				decodeUnquotedLit(nil, it, &ew, true, &braceScan{})
+				s.words = append(s.words, ew)
+			}
+			continue
+		}
 		s.words = append(s.words, decodeWord(src, w))
 		a.nested(src, w, cwd, depth)
 	}
 	if len(s.words) == 0 {
 		s.bare = true
-		a.segs = append(a.segs, s)
+		a.add(s)
 		return cwd, cwd
 	}
-	a.segs = append(a.segs, s)
+	s.childAt = len(s.words)
+	if !a.add(s) {
+		return cwd, cwd
+	}
 	a.classify(s, depth)
 	if s.opaque != "" {
 		return cwd, cwd
@@ -519,9 +674,8 @@ func (a *analyzer) classify(s *segment, depth int) {
 		return
 	}
 	name := base(v.text)
-	switch name {
-	case "eval", "source", ".", "alias", "trap":
-		s.opaque = name + " runs code the line does not show"
+	if why := builtinOpaque(name, s.words[1:]); why != "" {
+		s.opaque = why
 		return
 	}
 	if why := externalToolOpaque(s); why != "" {
@@ -538,11 +692,16 @@ func (a *analyzer) classify(s *segment, depth int) {
 	}
 	if spec, ok := wrappers[name]; ok {
 		a.unwrap(s, spec, depth)
+		return
+	}
+	if why := interpreterInput(name, s); why != "" {
+		s.opaque = why
 	}
 }
 
-// child appends the program a wrapper runs as a segment of its own.
-func (a *analyzer) child(parent *segment, words []word, assigns []word, cwd cwdSet, depth int) {
+// child appends the program a wrapper runs as a segment of its own; at is
+// the index in parent.words where it starts.
+func (a *analyzer) child(parent *segment, at int, words []word, assigns []word, cwd cwdSet, depth int) *segment {
 	s := &segment{
 		text:    joinTokens(words),
 		words:   words,
@@ -552,10 +711,22 @@ func (a *analyzer) child(parent *segment, words []word, assigns []word, cwd cwdS
 		cwds:    cwd,
 		cdpath:  parent.cdpath,
 		progEnv: parent.progEnv,
+		input:   parent.input,
+		childAt: len(words),
 	}
 	parent.wraps = true
-	a.segs = append(a.segs, s)
+	if at < parent.childAt {
+		parent.childAt = at
+	}
+	if !a.add(s) {
+		return s
+	}
+	if !a.enter() {
+		return s
+	}
 	a.classify(s, depth)
+	a.leave()
+	return s
 }
 
 func joinTokens(words []word) string {
@@ -568,7 +739,7 @@ func joinTokens(words []word) string {
 
 func isShell(name string) bool {
 	switch name {
-	case "bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "busybox":
+	case "bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "busybox", "rbash", "tcsh", "csh", "fish":
 		return true
 	}
 	return false
@@ -578,6 +749,7 @@ func isShell(name string) bool {
 // line, and marks a shell that reads its script from elsewhere opaque.
 func (a *analyzer) shell(s *segment, depth int) {
 	args := s.words[1:]
+	off := 1
 	if base(s.verb()) == "busybox" {
 		if len(args) == 0 {
 			return // busybox alone lists its applets
@@ -585,13 +757,14 @@ func (a *analyzer) shell(s *segment, depth int) {
 		if !isShell(args[0].text) || args[0].text == "busybox" {
 			// busybox rm -rf / runs rm: the applet is a program of its own,
 			// and a deny on it must hold.
-			a.child(s, args, nil, s.cwds, depth)
+			a.child(s, 1, args, nil, s.cwds, depth)
 			return
 		}
 		args = args[1:]
+		off = 2
 	}
 	hasC, stdin := false, false
-	var script *word
+	script := -1
 	for i := 0; i < len(args); i++ {
 		t := args[i]
 		if !t.static {
@@ -599,8 +772,11 @@ func (a *analyzer) shell(s *segment, depth int) {
 			return
 		}
 		if t.text == "--" || t.text == "-" {
+			if t.text == "-" {
+				stdin = true
+			}
 			if i+1 < len(args) {
-				script = &args[i+1]
+				script = i + 1
 			}
 			break
 		}
@@ -620,30 +796,44 @@ func (a *analyzer) shell(s *segment, depth int) {
 			stdin = stdin || strings.ContainsAny(flags, "si")
 			continue
 		}
-		script = &args[i]
+		script = i
 		break
 	}
+	s.wraps = true
+	if script >= 0 {
+		s.childAt = off + script
+	}
 	switch {
-	case hasC && script == nil:
+	case hasC && script < 0:
 		s.opaque = "a shell -c without a script"
-	case hasC && !script.static:
-		s.opaque = "a shell -c with a non-literal script: " + script.text
 	case hasC:
 		if depth+1 > maxShellDepth {
 			s.opaque = "shell -c nested too deep"
 			return
 		}
-		f, err := parseShell(script.text)
+		text := args[script].text
+		f, err := parseShell(text)
 		if err != nil {
 			s.opaque = "the shell -c script does not parse"
 			return
 		}
-		s.wraps = true
-		a.cdpath = a.cdpath || mentionsCDPATH(script.text, f)
+		if why, _ := lineDisagreement(text); why != "" {
+			s.opaque = "the shell -c script: " + why
+			return
+		}
+		a.cdpath = a.cdpath || mentionsCDPATH(text, f)
 		before := len(a.segs)
-		a.files = append(a.files, srcFile{script.text, f})
-		a.stmts(script.text, f.Stmts, s.cwds, s.redirs, depth+1)
-		a.arithmetic(script.text, f, s.cwds)
+		a.files = append(a.files, srcFile{text, f})
+		if !a.enter() {
+			return
+		}
+		a.stmts(text, f.Stmts, s.cwds, s.redirs, depth+1)
+		a.leave()
+		if a.overflow != "" {
+			return
+		}
+		a.lineState(text, f, s.cwds)
+		a.arithmetic(text, f, s.cwds)
 		for _, inner := range a.segs[before:] {
 			inner.assigns = append(append([]word(nil), s.assigns...), inner.assigns...)
 			inner.envSet = inner.envSet || s.envSet
@@ -651,9 +841,20 @@ func (a *analyzer) shell(s *segment, depth int) {
 				inner.progEnv = s.progEnv
 			}
 		}
-	case stdin || script == nil:
+	case stdin || script < 0:
 		s.opaque = "a shell reading its script from standard input"
+	case stdinPath(args[script].text):
+		s.opaque = "a shell reading its script from standard input: " + args[script].text
 	}
+}
+
+// stdinPath reports whether a script path names the program's own input
+// or another descriptor (/dev/stdin, /dev/fd/0, /proc/self/fd/0), whose
+// content the line does not show.
+func stdinPath(p string) bool {
+	p = path.Clean(p)
+	return p == "-" || p == "/dev/stdin" || strings.HasPrefix(p, "/dev/fd/") || strings.HasPrefix(p, "/proc/") ||
+		p == "/dev/tty" || strings.HasPrefix(p, "/dev/pts/")
 }
 
 // findExec turns each -exec/-execdir/-ok/-okdir of find into a segment.
@@ -669,7 +870,7 @@ func (a *analyzer) findExec(s *segment, depth int) {
 				s.opaque = "find " + s.words[i].text + " without a program"
 				return
 			}
-			a.child(s, s.words[i+1:j], nil, s.cwds, depth)
+			a.child(s, len(s.words), s.words[i+1:j], nil, s.cwds, depth)
 			i = j
 		}
 	}

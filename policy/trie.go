@@ -1,5 +1,7 @@
 package policy
 
+import "strings"
+
 // trie indexes Terminal patterns by their tokens so that matching a segment
 // costs a walk along its tokens, whatever the number of rules.
 type trie struct {
@@ -11,33 +13,37 @@ type trie struct {
 
 func (t *trie) insert(tokens []patternToken, rule int) {
 	n := t
-	for _, tok := range tokens {
-		if tok.wildcard {
-			if n.star == nil {
-				n.star = map[string]*trie{}
-			}
-			c := n.star[tok.text]
-			if c == nil {
-				c = &trie{}
-				n.star[tok.text] = c
-				if !containsInt(n.starLens, len(tok.text)) {
-					n.starLens = append(n.starLens, len(tok.text))
-				}
-			}
-			n = c
-			continue
+	for i, tok := range tokens {
+		if tok.wildcard && len(tok.text) > 1 && strings.HasSuffix(tok.text, ":") {
+			// x:* matches x alone as well as x:… (DESIGN §9): the rest of
+			// the pattern goes under both.
+			n.child(strings.TrimSuffix(tok.text, ":"), false).insert(tokens[i+1:], rule)
+			n.child(tok.text, true).insert(tokens[i+1:], rule)
+			return
 		}
-		if n.next == nil {
-			n.next = map[string]*trie{}
-		}
-		c := n.next[tok.text]
-		if c == nil {
-			c = &trie{}
-			n.next[tok.text] = c
-		}
-		n = c
+		n = n.child(tok.text, tok.wildcard)
 	}
 	n.rules = append(n.rules, rule)
+}
+
+// child returns the node for one pattern token, making it if needed.
+func (t *trie) child(text string, wildcard bool) *trie {
+	m := &t.next
+	if wildcard {
+		m = &t.star
+	}
+	if *m == nil {
+		*m = map[string]*trie{}
+	}
+	c := (*m)[text]
+	if c == nil {
+		c = &trie{}
+		(*m)[text] = c
+		if wildcard && !containsInt(t.starLens, len(text)) {
+			t.starLens = append(t.starLens, len(text))
+		}
+	}
+	return c
 }
 
 // match calls visit for every pattern whose tokens are a prefix of tokens

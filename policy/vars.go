@@ -55,13 +55,17 @@ func (a *analyzer) arithmetic(src string, f *syntax.File, cwd cwdSet) {
 						names = []string{x.Param.Value}
 					}
 				case *syntax.SglQuoted:
+					names = identifiers(x.Value)
 					if quotedCode(x.Value) {
 						mark(ctx, "a quoted command substitution evaluated as arithmetic")
 					}
 				}
 				for _, name := range names {
-					if a.tainted[name] {
+					switch {
+					case a.tainted[name]:
 						mark(ctx, "arithmetic on "+name+", which the line sets to a string, can run the commands in its subscripts")
+					case stringSpecials[name] || isDigits(name):
+						mark(ctx, "arithmetic on $"+name+", which bash fills with text the line controls, can run the commands in its subscripts")
 					}
 				}
 				return risk == ""
@@ -138,47 +142,6 @@ func (a *analyzer) arithmetic(src string, f *syntax.File, cwd cwdSet) {
 	}
 }
 
-// computedArguments marks the segments with an argument, an assignment or a
-// redirection target whose value the line computes: `cat $(printf
-// /etc/passwd)` and `for f in /etc/passwd; do cat $f; done` name a path
-// that only running the line would show.
-func (a *analyzer) computedArguments() {
-	for _, s := range a.segs {
-		for _, group := range [][]word{s.words[min(1, len(s.words)):], s.assigns, s.redirs} {
-			for _, w := range group {
-				if w.substituted && !pwdOnly(w.text) {
-					s.computed = "a command substitution computes " + w.text
-				}
-				for _, p := range w.params {
-					if s.computed != "" {
-						break
-					}
-					if a.tainted == nil {
-						a.tainted = map[string]bool{}
-					}
-					for ; a.taintOf < len(a.files); a.taintOf++ {
-						a.taint(a.files[a.taintOf].src, a.files[a.taintOf].f)
-					}
-					if a.tainted[p] {
-						s.computed = "the line sets $" + p + " in " + w.text
-					}
-				}
-			}
-		}
-	}
-}
-
-// pwdOnly reports whether the only substitution in a token is $(pwd) or
-// `pwd` at its start, which the scope check reads as the directory the
-// segment runs in.
-func pwdOnly(t string) bool {
-	rest, ok := strings.CutPrefix(t, "$(pwd)")
-	if !ok {
-		rest, ok = strings.CutPrefix(t, "`pwd`")
-	}
-	return ok && !strings.Contains(rest, "$(") && !strings.Contains(rest, "`")
-}
-
 // taint records the variables a line may set to something other than an
 // integer: loop variables, assignments, ${x:=…}, and the names given to
 // read, printf -v, declare and the like.
@@ -213,11 +176,21 @@ func (a *analyzer) taint(src string, f *syntax.File) {
 					name, _, _ := strings.Cut(decodeWord(src, w).text, "=")
 					a.tainted[name] = true
 				}
+				for _, name := range assignedNames(src, x.Args) {
+					a.tainted[name] = true // printf -vq, read -a x: the glued names
+				}
 			}
 		}
 		return true
 	})
 }
+
+// stringSpecials are bash's own variables that hold text the line
+// controls: the last argument ($_), a regex match, what read or mapfile
+// read, the command line itself.
+var stringSpecials = set("_", "BASH_REMATCH", "REPLY", "MAPFILE", "OPTARG", "BASH_COMMAND", "BASH_ARGV",
+	"BASH_ARGV0", "BASH_EXECUTION_STRING", "BASH_SOURCE", "FUNCNAME", "COMPREPLY", "COMP_LINE",
+	"COMP_WORDS", "DIRSTACK", "PWD", "OLDPWD", "READLINE_LINE", "HISTCMD", "PIPESTATUS", "GROUPS", "BASH_LINENO")
 
 // setsVariables are the commands that set the variables their arguments
 // name (env and declare's forms when run as ordinary commands).

@@ -14,7 +14,15 @@ type wrapperSpec struct {
 	positional int             // words before the program (timeout's duration)
 	assigns    bool            // NAME=value words before the program (env)
 	chdir      string          // option that changes the directory (env -C)
-	opaqueOpt  string          // options after which the program is a string to split or a shell
+	opaqueOpt  string          // options after which the program is a string to split or a shell, or the environment is gone
+	unset      byte            // the option that removes a variable from the environment (env -u)
+	dropsEnv   byte            // the option that starts the program with no environment (env -i)
+	// stdinArgs is true for xargs: the program gets more words from its
+	// input, which the line does not show.
+	stdinArgs bool
+	// opaqueAlways says why the wrapper is opaque whatever its words: it
+	// joins them into a string a shell runs (watch).
+	opaqueAlways string
 }
 
 func set(names ...string) map[string]bool {
@@ -31,10 +39,10 @@ func set(names ...string) map[string]bool {
 // program must hold whatever runs it.
 var wrappers = map[string]wrapperSpec{
 	"env": {
-		shortArg: "uCS", shortFlag: "i0v",
+		shortArg: "uCS", shortFlag: "0vi",
 		longArg:  set("--unset", "--chdir", "--split-string"),
 		longFlag: set("--ignore-environment", "--null", "--debug"),
-		assigns:  true, chdir: "C", opaqueOpt: "S",
+		assigns:  true, chdir: "C", opaqueOpt: "S", unset: 'u', dropsEnv: 'i',
 	},
 	"command": {shortFlag: "pvV"},
 	"builtin": {},
@@ -59,6 +67,7 @@ var wrappers = map[string]wrapperSpec{
 			"--max-args", "--max-procs", "--max-chars", "--process-slot-var"),
 		longFlag: set("--null", "--open-tty", "--interactive", "--no-run-if-empty",
 			"--verbose", "--exit", "--show-limits"),
+		stdinArgs: true,
 	},
 	"sudo": {
 		shortArg: "ugCDhprtUTR", shortFlag: "AbEHknPSBN",
@@ -70,6 +79,22 @@ var wrappers = map[string]wrapperSpec{
 	},
 	"doas":   {shortArg: "Cu", shortFlag: "ns", opaqueOpt: "s"},
 	"setsid": {shortFlag: "cfw", longFlag: set("--ctty", "--fork", "--wait")},
+	"flock": {
+		shortArg: "wEc", shortFlag: "sxunoFh", positional: 1, opaqueOpt: "c",
+		longArg:  set("--timeout", "--wait", "--conflict-exit-code", "--command"),
+		longFlag: set("--shared", "--exclusive", "--unlock", "--nonblock", "--close", "--no-fork", "--verbose"),
+	},
+	"ionice":  {shortArg: "cnpPuP", shortFlag: "th", longArg: set("--class", "--classdata", "--pid", "--pgid", "--uid")},
+	"taskset": {shortFlag: "apc", longFlag: set("--all-tasks", "--pid", "--cpu-list"), positional: 1},
+	"chrt": {shortFlag: "bdfiorRaempv", longFlag: set("--batch", "--deadline", "--fifo", "--idle", "--other",
+		"--rr", "--reset-on-fork", "--all-tasks", "--max", "--pid", "--verbose"), shortArg: "TPD",
+		longArg: set("--sched-runtime", "--sched-period", "--sched-deadline"), positional: 1},
+	"unbuffer": {shortFlag: "p"},
+	"watch":    {opaqueAlways: "runs its arguments as a string in a shell"},
+	"parallel": {opaqueAlways: "builds command lines from its input"},
+	"script":   {opaqueAlways: "runs a string in a shell"},
+	"su":       {opaqueAlways: "runs a string in another user's shell"},
+	"runuser":  {opaqueAlways: "runs a string in another user's shell"},
 }
 
 // unwrap finds the program a wrapper runs and appends it as a segment.
@@ -77,9 +102,18 @@ func (a *analyzer) unwrap(s *segment, spec wrapperSpec, depth int) {
 	args := s.words[1:]
 	cwd := s.cwds
 	var assigns []word
+	var envNames []string
+	replace := "" // xargs -I R: the words holding R get what xargs reads
+	// late is why the wrapper is opaque although its program is known: the
+	// program is still a segment of its own, so a deny on it holds.
+	late := ""
 	i := 0
 	positional := spec.positional
 	opaque := func(why string) { s.opaque = base(s.verb()) + ": " + why }
+	if spec.opaqueAlways != "" {
+		opaque(spec.opaqueAlways)
+		return
+	}
 options:
 	for i < len(args) {
 		t := args[i]
@@ -92,23 +126,42 @@ options:
 			i++
 			break options
 		case strings.HasPrefix(t.text, "--"):
-			name, _, hasValue := strings.Cut(t.text, "=")
+			name, value, hasValue := strings.Cut(t.text, "=")
 			switch {
 			case spec.longFlag[name] || (name == "--preserve-env" && hasValue):
+				if name == "--ignore-environment" {
+					late = "--ignore-environment drops the variables brabo sets for git's safety"
+				}
+			case spec.stdinArgs && name == "--replace" && !hasValue:
+				replace = "{}" // --replace alone: its value is optional, and glued
 			case spec.longArg[name]:
-				if spec.chdir != "" && name == "--chdir" {
-					if hasValue {
-						cwd = cwd.cd(t.text[len(name)+1:])
-					} else if i+1 < len(args) {
-						cwd = cwd.cdWord(args[i+1])
+				if !hasValue {
+					if i+1 >= len(args) {
+						opaque(name + " needs a value")
+						return
+					}
+					i++
+					value = args[i].text
+					if !args[i].static {
+						opaque("the value of " + name + " is an expansion: " + args[i].text)
+						return
 					}
 				}
-				if name == "--split-string" {
+				switch name {
+				case "--chdir":
+					if spec.chdir != "" {
+						cwd = cwd.cd(value)
+					}
+				case "--split-string":
 					opaque("--split-string turns a string into a command line")
 					return
-				}
-				if !hasValue {
-					i++
+				case "--replace":
+					replace = value
+				case "--unset":
+					if why := envUnset(value); why != "" {
+						late = why
+					}
+					envNames = append(envNames, value)
 				}
 			default:
 				opaque("unknown option " + name)
@@ -124,6 +177,14 @@ options:
 			for k := 0; k < len(flags); k++ {
 				c := flags[k]
 				switch {
+				case spec.stdinArgs && c == 'i': // xargs -i[R]: -I with an optional, glued R
+					replace = "{}"
+					if k+1 < len(flags) {
+						replace = flags[k+1:]
+					}
+					k = len(flags)
+				case spec.dropsEnv == c:
+					late = "-" + string(c) + " drops the variables brabo sets for git's safety"
 				case strings.IndexByte(spec.opaqueOpt, c) >= 0:
 					opaque("-" + string(c) + " runs a shell or splits a string into a command line")
 					return
@@ -140,6 +201,15 @@ options:
 					if spec.chdir != "" && c == spec.chdir[0] {
 						cwd = cwd.cdWord(value)
 					}
+					if spec.stdinArgs && c == 'I' {
+						replace = value.text
+					}
+					if spec.unset != 0 && c == spec.unset {
+						if why := envUnset(value.text); why != "" {
+							late = why
+						}
+						envNames = append(envNames, value.text)
+					}
 					k = len(flags)
 				case strings.IndexByte(spec.shortFlag, c) >= 0:
 				default:
@@ -150,6 +220,7 @@ options:
 			i++
 		case spec.assigns && isAssignment(t.text):
 			assigns = append(assigns, word{text: t.text[strings.IndexByte(t.text, '=')+1:], static: true})
+			envNames = append(envNames, t.text[:strings.IndexByte(t.text, '=')])
 			i++
 		case positional > 0:
 			positional--
@@ -160,47 +231,97 @@ options:
 	}
 	for spec.assigns && i < len(args) && args[i].static && isAssignment(args[i].text) {
 		assigns = append(assigns, word{text: args[i].text[strings.IndexByte(args[i].text, '=')+1:], static: true})
+		envNames = append(envNames, args[i].text[:strings.IndexByte(args[i].text, '=')])
 		i++
+	}
+	for _, name := range envNames {
+		if gitSafetyEnv(name) && late == "" {
+			late = name + " changes which repository or configuration git uses"
+		}
+	}
+	if late != "" {
+		defer opaque(late)
 	}
 	if i >= len(args) {
 		return // nothing wrapped: env prints, exec redirects, nohup fails
 	}
 	before := len(a.segs)
-	a.child(s, args[i:], assigns, cwd, depth)
-	// env PATH=. git status: the wrapped programs run under the variable
-	for _, t := range args[:i] {
-		if name, _, ok := strings.Cut(t.text, "="); ok && spec.assigns && isAssignment(t.text) && programEnv(name) {
-			for _, c := range a.segs[before:] {
-				if c.progEnv == "" {
-					c.progEnv = name
-				}
+	words := args[i:]
+	shell := isShell(base(words[0].text))
+	if replace != "" && !shell {
+		words = append([]word(nil), words...)
+		for k := range words {
+			if strings.Contains(words[k].text, replace) {
+				words[k].static, words[k].substituted, words[k].dynStart = false, true, true
+			}
+		}
+	}
+	c := a.child(s, i+1, words, assigns, cwd, depth)
+	c.stdinArgs = spec.stdinArgs
+	if replace != "" && shell && c.opaque == "" {
+		for _, w := range words[1:] {
+			if strings.Contains(w.text, replace) {
+				// The script is read as written, so that a deny in it
+				// holds; what xargs puts in its place is code the line
+				// does not show.
+				c.opaque = "xargs puts what it reads into the shell's script: " + w.text
+			}
+		}
+	}
+	// env FOO=x git status: the wrapped programs run under the variable
+	for _, name := range envNames {
+		if harmlessEnv(name) {
+			continue
+		}
+		for _, c := range a.segs[before:] {
+			if c.progEnv == "" {
+				c.progEnv = name
 			}
 		}
 	}
 }
 
-// programEnv reports whether a variable set for a program chooses which
-// program runs or injects code into it (PATH=. git runs ./git; LD_PRELOAD,
-// BASH_ENV, NODE_OPTIONS=--require …). An allow pattern names a program, so
-// it never matches a segment run under one of these; deny and ask still do.
-// Search paths for modules (PYTHONPATH=src pytest) are not among them: they
-// add project code to what a test runner runs anyway, and a value outside
-// the project is caught by the path scope.
-func programEnv(name string) bool {
+// envUnset says why removing a variable from a program's environment makes
+// the segment opaque: brabo sets GIT_CONFIG_* for git's safety, and
+// removing them (env -u, unset) brings back what they turned off.
+func envUnset(name string) string {
+	if gitSafetyEnv(name) {
+		return "unsets " + name + ", which brabo sets for git's safety"
+	}
+	return ""
+}
+
+// harmlessEnv reports whether a variable set for a program leaves the
+// program what it was (DESIGN §9, "Environment prefixes"): colours, the
+// terminal's size, the language and the time zone. Any other variable may
+// choose or change the program (PATH=. git, GIT_DIR, GOFLAGS=-toolexec,
+// PYTHONPATH, RUSTC_WRAPPER, MAKEFLAGS, LD_PRELOAD…), so an allow pattern,
+// which names a program, does not cover a segment run under it; deny and
+// ask still do.
+func harmlessEnv(name string) bool {
 	switch name {
-	case "PATH", "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND",
-		"NODE_OPTIONS", "PERL5OPT", "RUBYOPT", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS",
-		"GIT_EXEC_PATH", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_EXTERNAL_DIFF", "GIT_PAGER", "PAGER",
-		"GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "EDITOR", "VISUAL", "GIT_ASKPASS", "GIT_PROXY_COMMAND",
-		"GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM":
+	case "NO_COLOR", "FORCE_COLOR", "TERM", "COLUMNS", "LINES", "LANG", "LANGUAGE", "TZ", "CI":
 		return true
 	}
-	for _, p := range []string{"LD_", "DYLD_", "BASH_FUNC_", "GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_", "npm_config_", "NPM_CONFIG_"} {
+	return strings.HasPrefix(name, "LC_") || strings.HasPrefix(name, "CLICOLOR")
+}
+
+// gitSafetyEnv reports whether a variable tells git which repository or
+// configuration to use, or which program to run for it. brabo injects
+// safe.bareRepository=explicit and core.fsmonitor=false through
+// GIT_CONFIG_COUNT into every process it starts; a line that sets or
+// removes these variables is opaque, since git would then read what the
+// line chose. The author and committer identities are the exception.
+func gitSafetyEnv(name string) bool {
+	if !strings.HasPrefix(name, "GIT_") {
+		return false
+	}
+	for _, p := range []string{"GIT_AUTHOR_", "GIT_COMMITTER_"} {
 		if strings.HasPrefix(name, p) {
-			return true
+			return false
 		}
 	}
-	return false
+	return true
 }
 
 func isDigits(s string) bool {

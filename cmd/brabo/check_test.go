@@ -356,7 +356,7 @@ func TestCheckInvalidPermissions(t *testing.T) {
 		{"not JSON", "{\n  \"allow\": [\"Terminal(ls)\",]\n}", []string{"not valid JSON at line 2, column"}},
 		{"truncated", `{"allow": [`, []string{"not valid JSON"}},
 		{"not an object", `["Terminal(ls)"]`, []string{"must be a JSON object"}},
-		{"unknown label", `{"allow": ["Terminal(ls)", "Bash(ls)"]}`, []string{`allow[1] "Bash(ls)"`, "unknown label Bash"}},
+		{"unknown label", `{"allow": ["Terminal(ls)", "Shell(ls)"]}`, []string{`allow[1] "Shell(ls)"`, "unknown label Shell"}},
 		{"not a pattern", `{"deny": ["rm -rf"]}`, []string{`deny[0] "rm -rf"`, "Label(content)"}},
 		{"empty Terminal", `{"ask": ["Terminal()"]}`, []string{`ask[0] "Terminal()"`, "needs a command"}},
 		{"a list of operators", `{"allow": ["Terminal(ls && rm x)"]}`, []string{`allow[0]`, "one simple command"}},
@@ -577,7 +577,9 @@ func TestCheckHumanOutputIsOneLinePerSegment(t *testing.T) {
 	root := project(t, "-")
 	// A command from an agent must not rewrite what the human reads: a
 	// newline, a carriage return, an escape sequence or a bidi override in
-	// a segment is shown escaped, on the segment's own line.
+	// a segment is shown escaped, on the segment's own line. (The carriage
+	// return also makes the line opaque: bash and the parser read it
+	// differently.)
 	input := []byte("echo \"one\ntwo\rthree\" && printf '\x1b[2Jgone' && echo \u202eevil")
 	r := runBrabo(t, root, input, "check", "--stdin")
 	if r.code != 1 {
@@ -589,13 +591,14 @@ func TestCheckHumanOutputIsOneLinePerSegment(t *testing.T) {
 		`  1. none    echo "one\ntwo\rthree"  — no rule`,
 		`  2. none    printf '\x1b[2Jgone'  — no rule`,
 		`  3. none    echo \u202eevil  — no rule`,
+		`  4. opaque  two\rthree" && printf '\x1b[2Jgone' && echo \u202eevil  — opaque: the line holds a carriage return, which bash and brabo's parser read differently`,
 	}
 	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
 		t.Errorf("stdout:\n%s\nwant:\n%s", r.stdout, strings.Join(want, "\n"))
 	}
 	// --json keeps the text exact.
 	d := decision(t, runBrabo(t, root, input, "check", "--stdin", "--json"))
-	if len(d.Segments) != 3 || d.Segments[1].Text != "printf '\x1b[2Jgone'" {
+	if len(d.Segments) != 4 || d.Segments[1].Text != "printf '\x1b[2Jgone'" {
 		t.Errorf("--json segments %+v", d.Segments)
 	}
 }

@@ -1,0 +1,411 @@
+package policy
+
+import (
+	"strings"
+)
+
+// pathWord is a text the path scope checks, and what the program does
+// with it.
+type pathWord struct {
+	text string
+	kind argKind
+}
+
+// checkArgs reads a segment's words with the operand table and decides,
+// word by word, what a check can rely on (DESIGN §9, "Words"): a program,
+// a subcommand or an option must be spelled out exactly, or the segment is
+// opaque; a path is checked by its text when bash's reading of it is
+// certain (or a glob, or a form DESIGN names as a path: ~, $HOME, $PWD),
+// and is a path the line computes otherwise, unless its form (a NUL, a
+// brace expansion, an operator) makes the segment opaque; a path written
+// must be certain; a printed string may be anything.
+func (a *analyzer) checkArgs(s *segment) {
+	for _, r := range s.redirs {
+		a.checkPath(s, r.w, r.kind, "")
+	}
+	for _, v := range s.assigns {
+		if v.static {
+			s.paths = append(s.paths, pathWord{text: v.text, kind: argUnknown})
+		}
+	}
+	if s.opaque != "" || s.bare || len(s.words) == 0 {
+		return
+	}
+	// A program named by its path is a path too (/usr/bin/x, ../tool).
+	s.paths = append(s.paths, pathWord{text: s.verb(), kind: argPath})
+	prog := base(s.verb())
+	switch prog {
+	case "declare", "typeset", "local", "export", "readonly":
+		// Assignments, not arguments: what they set is lineState's
+		// business, and their values are read by nobody as paths.
+		return
+	case "cd", "pushd", "popd":
+		// Where a cd leads is the cwd tracking's business: a target the
+		// line does not spell out leaves the line somewhere unknown,
+		// which the scope reports.
+		for _, w := range s.words[1:] {
+			if w.static {
+				s.paths = append(s.paths, pathWord{text: w.text, kind: argDir})
+			}
+		}
+		return
+	}
+	if s.wraps {
+		// The wrapper's own words (its options, timeout's duration) were
+		// read by unwrap, which refuses any it does not know; the wrapped
+		// program is a segment of its own.
+		for _, w := range s.words[1:min(s.childAt, len(s.words))] {
+			if w.static {
+				s.paths = append(s.paths, pathWord{text: w.text, kind: argUnknown})
+			}
+		}
+		return
+	}
+	if prog == "find" {
+		a.findArgs(s)
+		return
+	}
+	args, spec := readArgs(prog, s.words[1:])
+	if prog == "sed" && sedInPlace(args) {
+		for i := range args {
+			if !args[i].option && args[i].kind == argPath {
+				args[i].kind = argWrite
+			}
+		}
+	}
+	s.args = args
+	safe := spec != nil && spec.safeOptions
+	for i := range args {
+		ar := &args[i]
+		w := ar.w
+		if s.opaque != "" {
+			return
+		}
+		if ar.subcommand && !w.static {
+			s.opaque = "the subcommand is an expansion: " + w.text
+			return
+		}
+		text := w.text
+		if ar.option {
+			if ar.value == "" {
+				if !w.static && !safe {
+					s.opaque = "an option the line computes: " + w.text
+				}
+				continue
+			}
+			if prefix := strings.TrimSuffix(text, ar.value); strings.ContainsAny(prefix, "$`*?[{~") && !safe {
+				s.opaque = "an option the line computes: " + w.text
+				return
+			}
+			text = ar.value
+		} else if !w.static && ar.optionPlace && w.mayBeOption() && !safe {
+			s.opaque = "an expansion where an option may stand: " + w.text
+			return
+		}
+		if ar.option && w.static || !ar.option {
+			a.checkWord(s, w, text, ar.kind)
+		} else {
+			a.checkValue(s, w, text, ar.kind)
+		}
+	}
+	if s.opaque == "" {
+		a.checkCode(s, prog, args)
+	}
+	if s.stdinArgs && s.opaque == "" {
+		if !safe {
+			s.opaque = "xargs adds words it reads to a program whose options may write or run code"
+		} else if s.computed == "" {
+			s.computed = "xargs adds the words it reads"
+		}
+	}
+}
+
+// checkWord checks one operand (or an option word with a static value).
+func (a *analyzer) checkWord(s *segment, w *word, text string, kind argKind) {
+	if kind == argData {
+		return
+	}
+	if w.static {
+		s.paths = append(s.paths, pathWord{text: text, kind: kind})
+		return
+	}
+	a.checkPath(s, *w, kind, text)
+}
+
+// checkValue checks the value glued to an option whose name is static but
+// whose value is not (--output=$x).
+func (a *analyzer) checkValue(s *segment, w *word, value string, kind argKind) {
+	if kind == argData {
+		return
+	}
+	v := *w
+	v.text = value
+	a.checkPath(s, v, kind, value)
+}
+
+// checkPath checks a word that stands for a path of the given kind.
+func (a *analyzer) checkPath(s *segment, w word, kind argKind, text string) {
+	if text == "" {
+		text = w.text
+	}
+	switch {
+	case kind == argData || w.onlyProcSubst:
+		return
+	case w.static:
+		s.paths = append(s.paths, pathWord{text: text, kind: kind})
+		return
+	}
+	if why := w.opaqueForm(); why != "" {
+		s.opaque = why
+		return
+	}
+	known := pathKnown(&w)
+	switch kind {
+	case argWrite, argDir, argUnknown:
+		switch {
+		case known:
+			s.paths = append(s.paths, pathWord{text: text, kind: kind})
+		case kind == argWrite && w.glob:
+			s.opaque = "a glob where a file is written: " + text
+		case kind == argWrite:
+			s.opaque = "a path written that the line computes: " + text
+		case kind == argDir:
+			s.opaque = "a directory the line computes: " + text
+		default:
+			s.opaque = "an argument the line computes: " + text
+		}
+	default: // a path read
+		switch {
+		case known || globOnly(&w):
+			s.paths = append(s.paths, pathWord{text: text, kind: kind})
+		case s.computed == "":
+			s.computed = text
+		}
+	}
+}
+
+// pathKnown reports whether a path word that is not static is one of the
+// forms DESIGN names as a path, with nothing else expanded: a leading ~,
+// $HOME or ${HOME}, $PWD or ${PWD}, or $(pwd).
+func pathKnown(w *word) bool {
+	if w.glob || w.brace || w.paramOp || w.nul || w.arith || w.undecodable {
+		return false
+	}
+	t := w.text
+	switch {
+	case w.tilde:
+		return len(w.params) == 0 && !w.substituted
+	case w.substituted:
+		return len(w.params) == 0 && pwdOnly(t)
+	case len(w.params) == 1:
+		p := w.params[0]
+		return (p == "HOME" || p == "PWD") && strings.Count(t, "$") == 1 &&
+			(strings.HasPrefix(t, "$"+p) && !nameContinues(t[len(p)+1:]) || strings.HasPrefix(t, "${"+p+"}"))
+	}
+	return false
+}
+
+func nameContinues(rest string) bool {
+	if rest == "" {
+		return false
+	}
+	c := rest[0]
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// globOnly reports whether the only thing bash does to a word is pathname
+// expansion: the text then bounds where the names it matches lie (a
+// relative glob with no ".." stays below the directory it starts in; bash
+// 5.2 never matches "." or ".." with a glob).
+func globOnly(w *word) bool {
+	return w.glob && !w.brace && !w.paramOp && !w.nul && !w.arith && !w.undecodable &&
+		!w.substituted && len(w.params) == 0 && !w.tilde
+}
+
+// pwdOnly reports whether the only substitution in a token is $(pwd) or
+// `pwd` at its start, which the scope check reads as the directory the
+// segment runs in.
+func pwdOnly(t string) bool {
+	rest, ok := strings.CutPrefix(t, "$(pwd)")
+	if !ok {
+		rest, ok = strings.CutPrefix(t, "`pwd`")
+	}
+	return ok && !strings.Contains(rest, "$(") && !strings.Contains(rest, "`")
+}
+
+// sedInPlace reports whether sed is told to edit its files in place.
+func sedInPlace(args []argument) bool {
+	for _, a := range args {
+		t := a.w.text
+		if t == "--in-place" || strings.HasPrefix(t, "--in-place=") ||
+			strings.HasPrefix(t, "-") && !strings.HasPrefix(t, "--") && strings.ContainsRune(t, 'i') && !strings.ContainsAny(t[1:strings.IndexByte(t, 'i')], "ef") {
+			return true
+		}
+	}
+	return false
+}
+
+// checkCode refuses program text that brabo would have to read as code to
+// know what it does: a sed script with a command that runs a program or
+// writes a file (e, w, W, s///e, s///w), an awk program that runs or
+// writes.
+func (a *analyzer) checkCode(s *segment, prog string, args []argument) {
+	switch prog {
+	case "sed":
+		for _, ar := range args {
+			if ar.kind != argData || ar.option && ar.value == "" {
+				continue // a file, or a flag (-n, -E, the -e whose script is the next word)
+			}
+			script := ar.w.text
+			if ar.option {
+				script = ar.value
+			}
+			if !ar.w.static {
+				s.opaque = "a sed script the line computes: " + ar.w.text
+				return
+			}
+			if why := sedScriptRisk(script); why != "" {
+				s.opaque = why
+				return
+			}
+		}
+	case "awk", "gawk", "mawk", "nawk":
+		for _, w := range s.words[1:] {
+			if !strings.HasPrefix(w.text, "-") && awkRisk(w.text) {
+				s.opaque = "an awk program that runs commands or writes files"
+				return
+			}
+		}
+	}
+}
+
+// sedScriptRisk says why a sed script may run a program or write a file,
+// or "". It does not parse sed: any e, w or W command letter, or s///
+// with an e or w flag, anywhere a command could stand, is refused; a
+// script is read as risky rather than guessed safe.
+func sedScriptRisk(script string) string {
+	// Drop the text of s/…/…/ and y/…/…/ commands, then look at what is
+	// left: command letters, addresses and flags.
+	rest := script
+	var letters strings.Builder
+	for i := 0; i < len(rest); i++ {
+		c := rest[i]
+		if (c == 's' || c == 'y') && i+1 < len(rest) && rest[i+1] != '\n' && rest[i+1] != ';' && rest[i+1] != ' ' {
+			delim := rest[i+1]
+			j, parts := i+2, 0
+			for j < len(rest) && parts < 2 {
+				if rest[j] == '\\' {
+					j += 2
+					continue
+				}
+				if rest[j] == delim {
+					parts++
+				}
+				j++
+			}
+			// flags after the last delimiter
+			k := j
+			for k < len(rest) && strings.IndexByte("gpiImM0123456789ew", rest[k]) >= 0 {
+				if rest[k] == 'e' || rest[k] == 'w' {
+					return "a sed s command with the " + string(rest[k]) + " flag runs a program or writes a file"
+				}
+				k++
+			}
+			i = k - 1
+			continue
+		}
+		if c == '/' || c == '\\' { // an address /re/: skip to its end
+			j := i + 1
+			for j < len(rest) && rest[j] != '/' {
+				if rest[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			i = j
+			continue
+		}
+		letters.WriteByte(c)
+	}
+	if strings.ContainsAny(letters.String(), "ewWrR") {
+		return "a sed script with a command that runs a program or reads or writes a file"
+	}
+	return ""
+}
+
+// awkRisk reports whether an awk program may run a command or write a
+// file: system(), a pipe, a redirection of print, getline from a command.
+func awkRisk(prog string) bool {
+	return strings.Contains(prog, "system") || strings.ContainsAny(prog, "|>") || strings.Contains(prog, "getline")
+}
+
+// findArgs reads find's words: the start paths before the expression,
+// and the expression's primaries with what their values are. -exec's
+// program is a segment of its own; -delete writes every file found under
+// the start paths; -fprint writes its file.
+func (a *analyzer) findArgs(s *segment) {
+	words := s.words[1:]
+	var starts []*word
+	i := 0
+	for ; i < len(words); i++ {
+		t := words[i].text
+		if strings.HasPrefix(t, "-") || t == "(" || t == "!" || t == ")" || t == "," {
+			if words[i].static || !words[i].mayBeOption() {
+				break
+			}
+		}
+		if !words[i].static && words[i].mayBeOption() {
+			s.opaque = "an expansion where find's expression may begin: " + t
+			return
+		}
+		starts = append(starts, &words[i])
+	}
+	deletes := false
+	for ; i < len(words); i++ {
+		w := &words[i]
+		if !w.static && w.mayBeOption() {
+			s.opaque = "an expansion in find's expression: " + w.text
+			return
+		}
+		switch w.text {
+		case "-exec", "-execdir", "-ok", "-okdir":
+			for i+1 < len(words) && words[i+1].text != ";" && words[i+1].text != "+" {
+				i++
+			}
+			i++
+		case "-delete":
+			deletes = true
+		case "-fprint", "-fprint0", "-fls":
+			if i+1 < len(words) {
+				i++
+				a.checkPath(s, words[i], argWrite, "")
+			}
+		case "-fprintf":
+			if i+1 < len(words) {
+				i++
+				a.checkPath(s, words[i], argWrite, "")
+				i++ // the format
+			}
+		case "-newer", "-anewer", "-cnewer", "-samefile", "-files0-from":
+			if i+1 < len(words) {
+				i++
+				a.checkPath(s, words[i], argPath, "")
+			}
+		case "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex",
+			"-lname", "-ilname", "-type", "-xtype", "-maxdepth", "-mindepth", "-size", "-mtime", "-atime",
+			"-ctime", "-mmin", "-amin", "-cmin", "-perm", "-user", "-group", "-uid", "-gid", "-links",
+			"-inum", "-printf", "-regextype", "-fstype", "-context", "-newerXY", "-used":
+			i++
+		}
+	}
+	kind := argPath
+	if deletes {
+		kind = argWrite
+	}
+	if len(starts) == 0 && deletes {
+		s.paths = append(s.paths, pathWord{text: ".", kind: argWrite})
+	}
+	for _, w := range starts {
+		a.checkPath(s, *w, kind, "")
+	}
+}
