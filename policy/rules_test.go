@@ -30,6 +30,8 @@ func TestParseRefusesNamingFileEntryAndWhy(t *testing.T) {
 		{"an unknown label", `{"allow": ["Terminal(ls)", "Termnal(ls)"]}`,
 			[]entryWant{{"allow[1]", "Termnal(ls)", "unknown label Termnal"}}},
 		{"a label in snake_case", `{"deny": ["git_push()"]}`, []entryWant{{"deny[0]", "git_push()", "unknown label git_push"}}},
+		{"a * inside a token", `{"allow": ["Terminal(ls *.go)"]}`, []entryWant{{"allow[0]", "Terminal(ls *.go)", "a '*' matches only at the end of a token"}}},
+		{"a * before the end of a token", `{"deny": ["Terminal(rm -*f)"]}`, []entryWant{{"deny[0]", "Terminal(rm -*f)", "a '*' matches only at the end of a token"}}},
 		{"a label in lower case", `{"ask": ["terminal(ls)"]}`, []entryWant{{"ask[0]", "terminal(ls)", "unknown label terminal"}}},
 		{"a label with a blank before it", `{"allow": [" Terminal(ls)"]}`, []entryWant{{"allow[0]", " Terminal(ls)", "unknown label"}}},
 		{"no parentheses", `{"allow": ["Terminal"]}`, []entryWant{{"allow[0]", "Terminal", "a pattern is Label(content)"}}},
