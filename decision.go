@@ -18,6 +18,22 @@ type Decision struct {
 	// Warnings are non-fatal remarks on the permissions file, such as an
 	// entry that can never match.
 	Warnings []string `json:"warnings,omitempty"`
+	// RequiredRole is the least role a human needs to approve the action
+	// (DESIGN §9, "Effective role"): the type's minimum, raised to
+	// maintainer for an external effect or privilege, a protected write or
+	// an opaque program. Denying needs only the type's minimum. Empty in
+	// decisions recorded before it existed: read it with EffectiveRole.
+	RequiredRole Role `json:"requiredRole,omitempty"`
+}
+
+// EffectiveRole is the least role a human needs to approve an action of
+// type t decided as d: d.RequiredRole, or the type's minimum for a
+// decision recorded before the field existed.
+func EffectiveRole(t ActionType, d Decision) Role {
+	if d.RequiredRole.Valid() && d.RequiredRole.AtLeast(t.MinRole()) {
+		return d.RequiredRole
+	}
+	return t.MinRole()
 }
 
 // Verdict is the file's opinion on one segment of a terminal command.

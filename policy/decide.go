@@ -39,6 +39,12 @@ type Input struct {
 	ContainerRunning bool
 	// TargetBranch is the branch a git_merge merges into.
 	TargetBranch string
+	// Path is the file a write_file action writes, relative to the scope
+	// root (or absolute).
+	Path string
+	// Protect names the home folder and brabo's own paths, for the
+	// protected-path rule (ProtectedTable).
+	Protect Protect
 }
 
 // Autonomy holds an agent's agent_autonomy rules that apply to one type:
@@ -79,6 +85,7 @@ func Decide(in Input) (d brabo.Decision) {
 	}()
 	d.ScopeRoot = brabo.ScopeRoot{Mode: in.Scope.Mode, ID: in.Scope.ID}
 	d.Warnings = in.Rules.Warnings()
+	d.RequiredRole = in.Type.MinRole()
 	if !in.Type.Valid() {
 		d.Policy, d.Reason = brabo.RequireApproval, fmt.Sprintf("invalid action: unknown type %q", in.Type)
 		return d
@@ -111,6 +118,7 @@ func Decide(in Input) (d brabo.Decision) {
 		decideTerminal(&d, in, autoMode)
 	} else {
 		decideTyped(&d, in)
+		typedProtected(&d, in)
 	}
 	return d
 }
@@ -208,7 +216,19 @@ func decideTerminal(d *brabo.Decision, in Input, autoMode bool) {
 	for i, s := range segs {
 		verdicts[i] = judge(s, rules, root)
 	}
+	writes, reads := protectedHits(segs, verdicts, in.Protect, root)
+	raise := raisedRole(segs, writes)
 	d.Segments = clipSegments(verdicts)
+	if raise != "" {
+		d.RequiredRole = brabo.Maintainer
+		if raise != "opaque" && raise != "protected" && !in.Role.AtLeast(brabo.Maintainer) {
+			// IAM applies the same raise as the typed action's: a
+			// developer's terminal git push is denied like its git_push.
+			d.Policy, d.Reason = brabo.Deny, "iam: "+raise+" requires maintainer"
+			return
+		}
+	}
+	defer protectedCap(d, writes, reads)
 
 	// The file's opinion (DESIGN §4.4); the built-in denies hold even when
 	// the file is invalid, and past the analysis' bounds.
@@ -567,4 +587,81 @@ func externalReason(e *effect) string {
 		return fmt.Sprintf("cap: external-effect command %s (use the typed action %s)", cmd, e.typed)
 	}
 	return fmt.Sprintf("cap: external-effect command %s (leaves the machine)", cmd)
+}
+
+// raisedRole says why a terminal action needs a maintainer to approve it
+// (DESIGN §9, "Effective role"), or "": the command of an external-effect
+// or privileged segment (which IAM also applies), "protected" for a
+// protected write, "opaque" for a program brabo cannot read.
+func raisedRole(segs []*segment, writes []protectedHit) string {
+	why := ""
+	for _, s := range segs {
+		toks := s.tokens()
+		switch {
+		case isPrivileged(toks):
+			return base(toks[0])
+		case externalEffect(toks) != nil:
+			return strings.Join(externalEffect(toks).words, " ")
+		}
+		if cmd, ok := embeddedEffect(toks); ok && !s.wraps {
+			return cmd
+		}
+		if s.opaque != "" && why == "" {
+			why = "opaque"
+		}
+	}
+	if len(writes) > 0 {
+		return "protected"
+	}
+	return why
+}
+
+// protectedHits finds the protected paths the segments write and the
+// read-protected ones they read, and notes each on its segment.
+func protectedHits(segs []*segment, verdicts []brabo.Segment, p Protect, root string) (writes, reads []protectedHit) {
+	for i, s := range segs {
+		w, r := p.segmentHits(s, root)
+		for _, h := range w {
+			verdicts[i].Notes = append(verdicts[i].Notes, "protected: "+h.reason(true))
+		}
+		for _, h := range r {
+			verdicts[i].Notes = append(verdicts[i].Notes, "protected: "+h.reason(false))
+		}
+		writes, reads = append(writes, w...), append(reads, r...)
+	}
+	return writes, reads
+}
+
+// protectedCap keeps a line that writes a protected path, or reads a
+// read-protected one, from auto-approval in any mode, auto mode included:
+// a human (a maintainer, for a write) decides.
+func protectedCap(d *brabo.Decision, writes, reads []protectedHit) {
+	if d.Policy != brabo.AutoApprove {
+		return
+	}
+	switch {
+	case len(writes) > 0:
+		d.Policy, d.Reason = brabo.RequireApproval, "protected: "+writes[0].reason(true)+" (a maintainer decides)"
+	case len(reads) > 0:
+		d.Policy, d.Reason = brabo.RequireApproval, "protected: "+reads[0].reason(false)
+	}
+}
+
+// typedProtected applies the protected-path rule to a write_file action.
+func typedProtected(d *brabo.Decision, in Input) {
+	if in.Type != brabo.WriteFile || in.Path == "" {
+		return
+	}
+	root := in.Scope.Root
+	abs := in.Path
+	if !strings.HasPrefix(abs, "/") {
+		abs = path.Join(root, abs)
+	}
+	abs = path.Clean(abs)
+	row, ok := in.Protect.protectedPath(abs, in.Path, root)
+	if !ok {
+		return
+	}
+	d.RequiredRole = brabo.Maintainer
+	protectedCap(d, []protectedHit{{path: in.Path, row: row}}, nil)
 }

@@ -416,7 +416,7 @@ func checkDecision(t *testing.T, v fuzzVariant, in Input, d brabo.Decision, orac
 		fail("auto-approved a line with a carriage return")
 	}
 	for i := strings.Index(in.Command, "\\\n"); i >= 0; {
-		if i > 0 && in.Command[i-1] != ' ' && in.Command[i-1] != '\t' {
+		if i > 0 && in.Command[i-1] != ' ' && in.Command[i-1] != '\t' && in.Command[i-1] != '\n' {
 			fail("auto-approved a line with a backslash-newline inside a word")
 		}
 		j := strings.Index(in.Command[i+2:], "\\\n")

@@ -131,6 +131,9 @@ func outside(s *segment, root string) string {
 		}
 	}
 	for _, p := range s.paths {
+		if p.implied {
+			continue
+		}
 		if why := tokenOutside(p.text, p.kind, s.cwds, root); why != "" {
 			return why
 		}
@@ -148,7 +151,7 @@ func outside(s *segment, root string) string {
 // harmless.
 func gitInternals(s *segment) string {
 	for _, p := range s.paths {
-		if p.kind != argWrite {
+		if p.kind != argWrite || p.implied {
 			continue
 		}
 		if !strings.Contains(strings.ToLower(p.text), ".git") && !cwdInGit(s.cwds) {
