@@ -29,10 +29,18 @@ type Decided struct {
 	Autonomy *brabo.AgentAutonomy `json:"autonomy,omitempty"`
 }
 
+// roleToApprove is the least role approving a needs: the role its
+// decision requires (DESIGN §9, "Effective role"). Denying needs only the
+// type's minimum (roleToDeny).
+func roleToApprove(a *brabo.ProposedAction) brabo.Role { return brabo.EffectiveRole(a.Type, a.Decision) }
+
+func roleToDeny(a *brabo.ProposedAction) brabo.Role { return a.Type.MinRole() }
+
 // load reads an action, its project and the decider's role, and refuses a
-// decider below the type's minimum role. A member with no role in the
-// project gets not_found: other projects' actions are not even visible.
-func (s *Service) load(ctx context.Context, actionID string, m *brabo.Member) (*brabo.ProposedAction, *brabo.Project, error) {
+// decider below the role need says the decision needs. A member with no
+// role in the project gets not_found: other projects' actions are not even
+// visible.
+func (s *Service) load(ctx context.Context, actionID string, m *brabo.Member, need func(*brabo.ProposedAction) brabo.Role) (*brabo.ProposedAction, *brabo.Project, error) {
 	var a *brabo.ProposedAction
 	var p *brabo.Project
 	err := s.Store.View(ctx, func(tx brabo.Tx) error {
@@ -47,8 +55,8 @@ func (s *Service) load(ctx context.Context, actionID string, m *brabo.Member) (*
 		if role == "" {
 			return fmt.Errorf("action %s: %w", actionID, brabo.ErrNotFound)
 		}
-		if !role.AtLeast(a.Type.MinRole()) {
-			return forbidden("deciding a %s needs the role %s; you are %s", a.Type, a.Type.MinRole(), role)
+		if min := need(a); !role.AtLeast(min) {
+			return forbidden("deciding this %s needs the role %s; you are %s", a.Type, min, role)
 		}
 		p, err = tx.Project(ctx, a.ProjectID)
 		return err
@@ -88,7 +96,7 @@ func (s *Service) claim(ctx context.Context, tx brabo.Tx, a *brabo.ProposedActio
 // already_approved (it does not run again); a denied one is 409
 // action_already_denied.
 func (s *Service) Approve(ctx context.Context, actionID string, m *brabo.Member) (*Decided, error) {
-	a, p, err := s.load(ctx, actionID, m)
+	a, p, err := s.load(ctx, actionID, m, roleToApprove)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +132,7 @@ func (s *Service) Deny(ctx context.Context, actionID string, m *brabo.Member, re
 	if reason == "" {
 		return nil, invalid("a denial needs a reason: the agent reads it in place of the result")
 	}
-	a, _, err := s.load(ctx, actionID, m)
+	a, _, err := s.load(ctx, actionID, m, roleToDeny)
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +177,7 @@ func (s *Service) Deny(ctx context.Context, actionID string, m *brabo.Member, re
 // record, without recording anything: the missing patterns, or the
 // agent_autonomy rule for a module dev agent.
 func (s *Service) AlwaysAllowPreview(ctx context.Context, actionID string, m *brabo.Member) (*Decided, error) {
-	a, p, err := s.load(ctx, actionID, m)
+	a, p, err := s.load(ctx, actionID, m, roleToApprove)
 	if err != nil {
 		return nil, err
 	}
@@ -229,7 +237,7 @@ func (s *Service) planAlwaysAllow(ctx context.Context, tx brabo.Tx, a *brabo.Pro
 // approved is success with outcome already_approved, recording only what
 // is missing; a denied one is 409 action_already_denied and writes nothing.
 func (s *Service) ApproveAlways(ctx context.Context, actionID string, m *brabo.Member) (*Decided, error) {
-	a, p, err := s.load(ctx, actionID, m)
+	a, p, err := s.load(ctx, actionID, m, roleToApprove)
 	if err != nil {
 		return nil, err
 	}

@@ -31,6 +31,10 @@ type Service struct {
 	// WorkspacesRoot holds the project folders of container and runner
 	// projects (<root>/<workspace_dir_name>).
 	WorkspacesRoot string
+	// Protect names the home folder commands run with and brabo's own
+	// paths (data folder, token files, binary), for the protected-path
+	// rule (policy.ProtectedTable).
+	Protect policy.Protect
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 	Log *slog.Logger
@@ -200,7 +204,7 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 	in := policy.Input{
 		Type: req.Type, Command: req.Payload.Command, Cwd: req.Payload.Cwd, Role: role,
 		Autonomy: autonomy, Scope: scope, ContainerRunning: project.ContainerRunning,
-		TargetBranch: req.Payload.TargetBranch,
+		TargetBranch: req.Payload.TargetBranch, Path: req.Payload.Path, Protect: s.Protect,
 	}
 	if scopeErr == nil {
 		in.Rules = s.loadRules(scope.Root)

@@ -124,22 +124,30 @@ func Decide(in Input) (d brabo.Decision) {
 }
 
 func decideTyped(d *brabo.Decision, in Input) {
-	if err := in.Rules.Err(); err != nil {
-		d.Policy, d.Reason = brabo.RequireApproval, invalidFileReason(err)
-		return
-	}
+	defer func() {
+		// An invalid file approves nothing; what it could read still denies.
+		if err := in.Rules.Err(); err != nil && d.Policy != brabo.Deny {
+			d.Policy, d.Reason = brabo.RequireApproval, invalidFileReason(err)
+		}
+	}()
+	rel, inScope := relativeTo(in.Path, in.Scope.Root)
+lists:
 	for _, k := range []listKind{listDeny, listAsk, listAllow} {
 		l := in.Rules.list(k)
 		if l == nil {
 			continue
 		}
-		if i, ok := l.typed[in.Type]; ok {
+		for _, i := range l.typed[in.Type] {
+			p := &l.patterns[i]
+			if pathLabel(string(in.Type)) && p.path.els != nil && (!inScope || !p.path.match(rel)) {
+				continue // WriteFile(src/**) names paths, and this is not one
+			}
 			d.Policy = [...]brabo.Policy{brabo.AutoApprove, brabo.Deny, brabo.RequireApproval}[k]
-			d.Reason = fmt.Sprintf("%s %s: %s", fileLabel, listNames[k], l.patterns[i].source)
+			d.Reason = fmt.Sprintf("%s %s: %s", fileLabel, listNames[k], p.source)
 			if k == listDeny {
 				return
 			}
-			break
+			break lists
 		}
 	}
 	if d.Policy != brabo.AutoApprove {
@@ -305,16 +313,16 @@ func judge(s *segment, rules *Rules, root string) brabo.Segment {
 		v.Verdict, v.Rule = brabo.VerdictDeny, "built-in deny: "+rule
 		return v
 	}
-	if rules.Err() != nil {
-		v.Verdict, v.Rule = brabo.VerdictNoRule, "permissions.json invalid"
-		return v
-	}
 	if rule, ok := matchAny(rules, listDeny, s, v.Tokens); ok {
 		v.Verdict, v.Rule = brabo.VerdictDeny, fileLabel+" deny: "+rule
 		return v
 	}
 	if rule, ok := matchAny(rules, listAsk, s, v.Tokens); ok {
 		v.Verdict, v.Rule = brabo.VerdictAsk, fileLabel+" ask: "+rule
+		return v
+	}
+	if rules.Err() != nil {
+		v.Verdict, v.Rule = brabo.VerdictNoRule, "permissions.json invalid"
 		return v
 	}
 	if s.opaque != "" {

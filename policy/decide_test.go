@@ -34,6 +34,7 @@ type row struct {
 	cwd    string
 	role   brabo.Role // "" is owner; noRole is none
 	target string     // git_merge's target branch
+	path   string     // write_file's path
 
 	// what Decide is given
 	allow, deny, ask   []string
@@ -95,6 +96,7 @@ func (r row) input(t *testing.T, root string) Input {
 		Cwd:              withRoot(r.cwd, root),
 		Role:             r.role,
 		TargetBranch:     r.target,
+		Path:             withRoot(r.path, root),
 		ContainerRunning: r.container,
 		Autonomy:         Autonomy{Specific: r.specific, Wildcard: r.wildcard},
 		Scope:            testScope,

@@ -37,7 +37,7 @@ var listNames = [3]string{"allow", "deny", "ask"}
 type ruleList struct {
 	patterns []pattern
 	terminal trie
-	typed    map[brabo.ActionType]int // label → index of its first pattern
+	typed    map[brabo.ActionType][]int // label → indices of its patterns, in file order
 }
 
 // pattern is one compiled entry of a list.
@@ -45,7 +45,8 @@ type pattern struct {
 	source   string // as written: Terminal(pnpm test)
 	typ      brabo.ActionType
 	tokens   []patternToken
-	readOnly bool // the content of a seeded read-only pattern: guarded (DESIGN §4.3)
+	readOnly bool        // the content of a seeded read-only pattern: guarded (DESIGN §4.3)
+	path     pathPattern // the content of a typed label whose content is a path (WriteFile)
 	// synonym is what a pattern written in another agent's spelling is
 	// read as: Bash(git status) is Terminal(git status).
 	synonym string
@@ -96,14 +97,17 @@ func (e *FileError) Code() brabo.Code { return brabo.CodeInvalidPermissions }
 
 // Parse compiles the content of a permissions file; name is how errors and
 // reasons name the file. Empty content (or only white space) is the empty
-// file, like a missing one. Unknown top-level keys are ignored (and kept by
-// writers). On error the returned *Rules is invalid: Decide asks a human for
-// every action it is given, naming the error.
+// file, like a missing one. An unknown top-level key is a warning (and kept
+// by writers); one that looks like a misspelt list name (keys.go) makes the
+// file invalid. On error the returned *Rules is invalid: Decide approves
+// nothing with it and asks a human, naming the error, but the deny and ask
+// entries it could read still deny and ask.
 func Parse(name string, data []byte) (*Rules, error) {
 	if name == "" {
 		name = "permissions.json"
 	}
 	var lists [3][]string
+	var keyWarnings []string
 	if len(bytes.TrimSpace(data)) > 0 {
 		fe := &FileError{File: name}
 		var top map[string]json.RawMessage
@@ -112,6 +116,11 @@ func Parse(name string, data []byte) (*Rules, error) {
 			return invalid(name, fe), fe
 		}
 		fe.Entries = append(fe.Entries, listKeyProblems(data, top)...)
+		problems, warnings := keyProblems(top)
+		fe.Entries = append(fe.Entries, problems...)
+		for _, w := range warnings {
+			keyWarnings = append(keyWarnings, name+": "+w)
+		}
 		for k, key := range listNames {
 			raw, ok := top[key]
 			if !ok || string(raw) == "null" {
@@ -134,10 +143,14 @@ func Parse(name string, data []byte) (*Rules, error) {
 			}
 		}
 		if len(fe.Entries) > 0 {
-			return invalid(name, fe), fe
+			salvaged, _ := compile(name, lists)
+			salvaged.err = fe
+			return salvaged, fe
 		}
 	}
-	return compile(name, lists)
+	r, err := compile(name, lists)
+	r.warnings = append(keyWarnings, r.warnings...)
+	return r, err
 }
 
 // NewRules compiles the three lists as if they were read from a file called
@@ -192,15 +205,16 @@ func compile(name string, lists [3][]string) (*Rules, error) {
 				continue
 			}
 			if rl.typed == nil {
-				rl.typed = map[brabo.ActionType]int{}
+				rl.typed = map[brabo.ActionType][]int{}
 			}
-			if _, seen := rl.typed[p.typ]; !seen {
-				rl.typed[p.typ] = idx
-			}
+			rl.typed[p.typ] = append(rl.typed[p.typ], idx)
 		}
 	}
 	if len(fe.Entries) > 0 {
-		return invalid(name, fe), fe
+		// The entries that did compile stay: an invalid file never
+		// approves, and never drops a deny it could read (list).
+		r.err = fe
+		return r, fe
 	}
 	return r, nil
 }
@@ -231,8 +245,10 @@ func (r *Rules) File() string {
 	return r.file
 }
 
+// list returns the compiled list k. An invalid file has no allow list; its
+// deny and ask lists hold the entries that compiled.
 func (r *Rules) list(k listKind) *ruleList {
-	if r == nil || r.err != nil {
+	if r == nil || r.err != nil && k == listAllow {
 		return nil
 	}
 	return &r.lists[k]
@@ -258,6 +274,10 @@ func parsePattern(src string) (p pattern, warning string, err error) {
 		return p, "", fmt.Errorf("unknown label %s (labels are the action types in PascalCase: Terminal, GitPush, …)", label)
 	}
 	p = pattern{source: src, typ: typ, synonym: synonym}
+	if pathLabel(string(typ)) {
+		p.path, err = parsePathPattern(content)
+		return p, "", err
+	}
 	if typ != brabo.Terminal {
 		if strings.TrimSpace(content) != "" {
 			return p, "content is only used for Terminal: " + label + "(…) matches nothing; write " + label + "()", nil

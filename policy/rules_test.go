@@ -31,6 +31,11 @@ func TestParseRefusesNamingFileEntryAndWhy(t *testing.T) {
 			[]entryWant{{"allow[1]", "Termnal(ls)", "unknown label Termnal"}}},
 		{"a label in snake_case", `{"deny": ["git_push()"]}`, []entryWant{{"deny[0]", "git_push()", "unknown label git_push"}}},
 		{"a * inside a token", `{"allow": ["Terminal(ls *.go)"]}`, []entryWant{{"allow[0]", "Terminal(ls *.go)", "a '*' matches only at the end of a token"}}},
+		{"a WriteFile path climbing out", `{"allow": ["WriteFile(../x)"]}`, []entryWant{{"allow[0]", "WriteFile(../x)", "cannot climb out"}}},
+		{"a WriteFile path that is absolute", `{"allow": ["WriteFile(/etc/x)"]}`, []entryWant{{"allow[0]", "WriteFile(/etc/x)", "not absolute"}}},
+		{"a WriteFile ** at the root", `{"allow": ["WriteFile(**)"]}`, []entryWant{{"allow[0]", "WriteFile(**)", `"**" at the root`}}},
+		{"a WriteFile ** inside an element", `{"allow": ["WriteFile(src/a**)"]}`, []entryWant{{"allow[0]", "WriteFile(src/a**)", "whole path element"}}},
+		{"a WriteFile path that is not clean", `{"allow": ["WriteFile(src//x)"]}`, []entryWant{{"allow[0]", "WriteFile(src//x)", "a path pattern is a clean path"}}},
 		{"a * before the end of a token", `{"deny": ["Terminal(rm -*f)"]}`, []entryWant{{"deny[0]", "Terminal(rm -*f)", "a '*' matches only at the end of a token"}}},
 		{"a label in lower case", `{"ask": ["terminal(ls)"]}`, []entryWant{{"ask[0]", "terminal(ls)", "unknown label terminal"}}},
 		{"a label with a blank before it", `{"allow": [" Terminal(ls)"]}`, []entryWant{{"allow[0]", " Terminal(ls)", "unknown label"}}},
@@ -185,8 +190,15 @@ func TestInvalidFileKeepsDenies(t *testing.T) {
 		{name: "invalid file: the reason names the entry", file: `{"allow": ["Nope()"]}`, cmd: "ls", auto: true,
 			want: RA, reason: `permissions.json invalid: allow[0] "Nope()": unknown label Nope`, segs: "none",
 			rules: []string{"permissions.json invalid"}},
-		{name: "invalid file: the file's deny is not read either, it asks", file: `{"allow": ["Nope()"], "deny": ["Terminal(curl)"]}`,
-			cmd: "curl x", want: RA, reason: "permissions.json invalid", segs: "none"},
+		// DESIGN §9: an invalid file never drops its denies.
+		{name: "invalid file: the deny it could read still denies", file: `{"allow": ["Nope()"], "deny": ["Terminal(curl)"]}`,
+			cmd: "curl x", want: D, reason: "permissions.json deny: Terminal(curl)", segs: "deny"},
+		{name: "invalid file: the ask it could read still asks in auto mode", file: `{"allw": ["Terminal(ls)"], "ask": ["Terminal(make)"]}`,
+			cmd: "make", auto: true, want: RA, reason: "permissions.json invalid", segs: "ask"},
+		{name: "invalid file: its allow approves nothing", file: `{"allow": ["Terminal(ls)", "Nope()"]}`,
+			cmd: "ls", want: RA, reason: "permissions.json invalid", segs: "none"},
+		{name: "invalid file: a typed deny it could read still denies", file: `{"denny": [], "deny": ["GitCommit()"]}`,
+			typ: brabo.GitCommit, auto: true, want: D, reason: "permissions.json deny: GitCommit()"},
 		{name: "invalid file: a typed action asks", file: `{"allow": "GitCommit()"}`, typ: brabo.GitCommit, auto: true,
 			want: RA, reason: "permissions.json invalid: allow: must be a list of pattern strings"},
 	})
@@ -213,7 +225,7 @@ func TestParseAccepts(t *testing.T) {
 		{"empty lists", `{"allow": [], "deny": [], "ask": []}`, "", ""},
 		{"the example file", seedExampleFile, "git status", ""},
 		{"unknown top-level keys are ignored", `{"$schema": "https://x/schema.json", "version": 2,
-			"notes": {"allow": ["Nope()"]}, "allowed": ["Nope()"], "allow": ["Terminal(ls)"]}`, "ls", ""},
+			"notes": {"allow": ["Nope()"]}, "tasks": ["Nope()"], "allow": ["Terminal(ls)"]}`, "ls", ""},
 		{"a typed pattern", `{"allow": ["GitCommit()", "Terminal(make test)"]}`, "make test", brabo.GitCommit},
 		{"a pattern with quotes", `{"allow": ["Terminal('pnpm' \"test\")"]}`, "pnpm test", ""},
 		{"a pattern with a $'…' word", `{"allow": ["Terminal($'\\x67it' status)"]}`, "git status", ""},
@@ -260,13 +272,13 @@ func TestParseAccepts(t *testing.T) {
 // Content on a label other than Terminal is valid but matches nothing, and
 // says so in a warning naming the file and the entry.
 func TestParseWarnings(t *testing.T) {
-	rules, err := Parse(testFile, []byte(`{"allow": ["GitPush(main)", "Terminal(ls)"], "deny": ["WriteFile(.env)", "Bash(curl:*)"], "ask": ["Spend(100)"]}`))
+	rules, err := Parse(testFile, []byte(`{"allow": ["GitPush(main)", "Terminal(ls)"], "deny": ["GitCommit(.env)", "Bash(curl:*)"], "ask": ["Spend(100)"]}`))
 	if err != nil {
 		t.Fatalf("content on a typed label is an error, want a warning: %v", err)
 	}
 	want := []string{
 		testFile + `: allow[0] "GitPush(main)": content is only used for Terminal: GitPush(…) matches nothing; write GitPush()`,
-		testFile + `: deny[0] "WriteFile(.env)": content is only used for Terminal: WriteFile(…) matches nothing; write WriteFile()`,
+		testFile + `: deny[0] "GitCommit(.env)": content is only used for Terminal: GitCommit(…) matches nothing; write GitCommit()`,
 		testFile + `: deny[1] "Bash(curl:*)": read as Terminal(curl:*)`,
 		testFile + `: ask[0] "Spend(100)": content is only used for Terminal: Spend(…) matches nothing; write Spend()`,
 	}
@@ -366,5 +378,46 @@ func TestNewRules(t *testing.T) {
 		if _, err := NewRules("", []string{p}, nil, nil); err != nil {
 			t.Errorf("the seeded %s does not compile: %v", p, err)
 		}
+	}
+}
+
+// Keys near a list name make the file invalid; others are warnings
+// (DESIGN §9). The table lists keys that must stay warnings.
+func TestPermissionsKeys(t *testing.T) {
+	for _, key := range []string{"env", "desc", "deps", "all", "any", "key", "tasks", "flow", "$schema", "version", "notes"} {
+		rules, err := Parse(testFile, []byte(`{"`+key+`": ["Terminal(x)"], "deny": ["Terminal(curl)"]}`))
+		if err != nil {
+			t.Errorf("key %q: the file is refused (%v), want a warning", key, err)
+			continue
+		}
+		found := false
+		for _, w := range rules.Warnings() {
+			found = found || strings.Contains(w, `"`+key+`" is not a list brabo reads`)
+		}
+		if !found {
+			t.Errorf("key %q: no warning in %q", key, rules.Warnings())
+		}
+	}
+	for _, c := range []struct{ key, why string }{
+		{"denny", `looks like a misspelt "deny"`},
+		{"alow", `looks like a misspelt "allow"`},
+		{"allwo", `looks like a misspelt "allow"`},
+		{"allowed", `looks like a misspelt "allow"`},
+		{"ALOW", `looks like a misspelt "allow"`},
+		{"asks", `looks like a misspelt "ask"`},
+		{"dny", `looks like a misspelt "deny"`},
+		{"Deny", `list names are lower case`},
+	} {
+		_, err := Parse(testFile, []byte(`{"allow": ["Terminal(ls)"], "`+c.key+`": ["Terminal(curl)"]}`))
+		if err == nil || !strings.Contains(err.Error(), c.why) {
+			t.Errorf("key %q: %v, want an error holding %q", c.key, err, c.why)
+		}
+	}
+	_, err := Parse(testFile, []byte(`{"permissions": {"allow": ["Bash(ls)"], "deny": ["Bash(curl:*)"]}}`))
+	if err == nil || !strings.Contains(err.Error(), `Claude Code's shape`) || !strings.Contains(err.Error(), "at the top level") {
+		t.Errorf("Claude Code's shape: %v, want an error saying how to write it", err)
+	}
+	if _, err := Parse(testFile, []byte(`{"permissions": "see README"}`)); err != nil {
+		t.Errorf("a permissions key holding no lists is a warning: %v", err)
 	}
 }

@@ -53,6 +53,7 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	ws, _ := filepath.Abs(*workspaces)
 	svc := &pipeline.Service{Store: store, WorkspacesRoot: ws, Log: log,
 		Executor: newExecutor(commandEnv(os.Environ(), strings.Split(*passEnv, ",")))}
+	svc.Protect = protection(sf.data, commandEnv(os.Environ(), strings.Split(*passEnv, ",")))
 	ag, err := startAgents(ctx, store, svc, m, false, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "brabo agent: %v\n", err)

@@ -122,8 +122,7 @@ func decision(t *testing.T, r result) brabo.Decision {
 const demoFile = `{
   "allow": ["Terminal(pnpm test)", "Terminal(pnpm test:*)", "Terminal(git status)", "Terminal(cat)", "Terminal(ls)", "Terminal(make)"],
   "deny":  ["Terminal(curl)", "Terminal(git reset --hard)"],
-  "ask":   ["Terminal(pnpm publish)", "GitPush()"],
-  "comment": "unknown keys are ignored"
+  "ask":   ["Terminal(pnpm publish)", "GitPush()"]
 }`
 
 func TestCheckExitCodeIsTheDecision(t *testing.T) {
@@ -142,7 +141,9 @@ func TestCheckExitCodeIsTheDecision(t *testing.T) {
 		{"pnpm build", 1, "default: no rule approves it"},   // prefix is by token, not by string
 		{"pnpm testing", 1, "default: no rule approves it"}, // nor by a string prefix of a token
 		{"pnpm test && pnpm build", 1, `compound: the segment "pnpm build" has no rule`},
-		{"pnpm publish", 1, "permissions.json ask: Terminal(pnpm publish)"},
+		// A developer (check's default role) may not publish at all: IAM
+		// applies the raise an external effect needs (DESIGN §9).
+		{"pnpm publish", 2, "iam: pnpm publish requires maintainer"},
 		{"curl -fsSL https://example.com/x.sh", 2, "permissions.json deny: Terminal(curl)"},
 		{"pnpm test && /usr/bin/curl x", 2, "permissions.json deny: Terminal(curl)"}, // deny by basename
 		{"pnpm test; git reset --hard HEAD~1", 2, "permissions.json deny: Terminal(git reset --hard)"},
@@ -425,7 +426,8 @@ func TestCheckMissingPermissionsIsEmpty(t *testing.T) {
 			{[]string{"--", "rm -rf /"}, 2},
 			{[]string{"--", "rm -fr /"}, 2},
 			{[]string{"--container-running", "--", "make"}, 0},
-			{[]string{"--container-running", "--", "sudo make install"}, 1},
+			{[]string{"--container-running", "--", "sudo make install"}, 2},
+			{[]string{"--role", "maintainer", "--container-running", "--", "sudo make install"}, 1},
 		} {
 			a := check(t, missing, tc.want, append([]string{"--json"}, tc.args...)...)
 			b := check(t, empty, tc.want, append([]string{"--json"}, tc.args...)...)
@@ -556,13 +558,16 @@ func TestCheckAutonomyAndModes(t *testing.T) {
 		{[]string{"--", "cat /etc/hostname"}, 1, "scope: outside the project folder: /etc/hostname"},
 		{[]string{"--auto-mode", "--", "make && ls"}, 0, "agent_autonomy: auto_approve (wildcard)"},
 		{[]string{"--", "make && ls"}, 1, `compound: the segment "ls" has no rule`},
-		// Caps: what leaves the machine, gains privilege or cannot be seen.
-		{[]string{"--auto-mode", "--", "make && git push origin main"}, 1, "cap: external-effect git push (use the typed action git_push)"},
-		{[]string{"--auto-mode", "--", "git -C sub push"}, 1, "cap: external-effect git push (use the typed action git_push)"},
-		{[]string{"--container-running", "--", "sudo make install"}, 1, `compound: the segment "sudo make install" has no rule`},
-		{[]string{"--auto-mode", "--", "sudo make install"}, 1, "cap: privileged command sudo (a human approves every privilege gain)"},
+		// Caps: what leaves the machine, gains privilege or cannot be seen
+		// (for a maintainer; a developer may not do the first two at all).
+		{[]string{"--role", "maintainer", "--auto-mode", "--", "make && git push origin main"}, 1, "cap: external-effect git push (use the typed action git_push)"},
+		{[]string{"--role", "maintainer", "--auto-mode", "--", "git -C sub push"}, 1, "cap: external-effect git push (use the typed action git_push)"},
+		{[]string{"--role", "maintainer", "--container-running", "--", "sudo make install"}, 1, `compound: the segment "sudo make install" has no rule`},
+		{[]string{"--role", "maintainer", "--auto-mode", "--", "sudo make install"}, 1, "cap: privileged command sudo (a human approves every privilege gain)"},
 		{[]string{"--container-running", "--", "make"}, 0, "permissions.json allow: Terminal(make)"},
-		{[]string{"--container-running", "--", "npm publish"}, 1, "cap: external-effect command npm publish (leaves the machine)"},
+		{[]string{"--role", "maintainer", "--container-running", "--", "npm publish"}, 1, "cap: external-effect command npm publish (leaves the machine)"},
+		{[]string{"--auto-mode", "--", "make && git push origin main"}, 2, "iam: git push requires maintainer"},
+		{[]string{"--container-running", "--", "sudo make install"}, 2, "iam: sudo requires maintainer"},
 		{[]string{"--auto-mode", "--", "$CMD push"}, 1, `cap: opaque segment "$CMD push" (the program is an expansion, glob or brace expansion: $CMD)`},
 	} {
 		r := check(t, root, tc.want, append([]string{"--json"}, tc.args...)...)

@@ -84,6 +84,7 @@ func demo(ctx context.Context, addr string, autoApprove, keep bool, out io.Write
 	defer store.Close()
 	svc := &pipeline.Service{Store: store, Executor: newExecutor(commandEnv(os.Environ(), nil)),
 		WorkspacesRoot: filepath.Join(dir, "workspaces"), Log: quiet}
+	svc.Protect = protection(dir, commandEnv(os.Environ(), nil))
 	token, err := brabohttp.Bootstrap(ctx, store, "you")
 	if err != nil {
 		return err

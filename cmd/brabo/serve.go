@@ -134,6 +134,7 @@ func serve(sf storeFlags, addr, workspaces string, env []string, m model.Model, 
 		return fmt.Errorf("--workspaces: %w", err)
 	}
 	svc := &pipeline.Service{Store: store, Executor: newExecutor(env), WorkspacesRoot: workspaces, Log: log}
+	svc.Protect = protection(sf.data, env)
 	if isSQLite {
 		// One process owns a SQLite file: what it left running is not
 		// running anymore.
