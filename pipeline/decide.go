@@ -32,7 +32,9 @@ type Decided struct {
 // roleToApprove is the least role approving a needs: the role its
 // decision requires (DESIGN §9, "Effective role"). Denying needs only the
 // type's minimum (roleToDeny).
-func roleToApprove(a *brabo.ProposedAction) brabo.Role { return brabo.EffectiveRole(a.Type, a.Decision) }
+func roleToApprove(a *brabo.ProposedAction) brabo.Role {
+	return brabo.EffectiveRole(a.Type, a.Decision)
+}
 
 func roleToDeny(a *brabo.ProposedAction) brabo.Role { return a.Type.MinRole() }
 
