@@ -26,9 +26,12 @@ type card struct {
 	Where    string
 	Sentence string
 	// CanDecide is false for a role below the type's minimum: the card is
-	// shown without buttons.
-	CanDecide bool
-	MinRole   brabo.Role
+	// shown without buttons. CanApprove is false, too, for a role below
+	// the one the decision requires (NeedRole): such a viewer may deny.
+	CanDecide  bool
+	CanApprove bool
+	MinRole    brabo.Role
+	NeedRole   brabo.Role
 	// CanAlways is false for the types and commands always allow refuses
 	// (the pipeline's own preview says so; the page keeps no copy of the
 	// list).
@@ -74,7 +77,7 @@ func (s *Server) pendingCards(ctx context.Context, m *brabo.Member) ([]card, err
 
 // cardFor builds the card of one action for one member.
 func (s *Server) cardFor(ctx context.Context, m *brabo.Member, a *brabo.ProposedAction) (card, error) {
-	c := card{A: a, MinRole: a.Type.MinRole(), Subject: subject(a), Where: a.Payload.Cwd,
+	c := card{A: a, MinRole: a.Type.MinRole(), NeedRole: brabo.EffectiveRole(a.Type, a.Decision), Subject: subject(a), Where: a.Payload.Cwd,
 		Sentence: brabo.DecisionSentence(a.Status, a.Reason, a.Decision.ScopeRoot)}
 	if a.Type == brabo.Terminal && c.Where == "" {
 		c.Where = "."
@@ -103,7 +106,8 @@ func (s *Server) cardFor(ctx context.Context, m *brabo.Member, a *brabo.Proposed
 		return c, err
 	}
 	c.CanDecide = a.Status == brabo.StatusPending && role.AtLeast(c.MinRole)
-	if c.CanDecide {
+	c.CanApprove = c.CanDecide && role.AtLeast(c.NeedRole)
+	if c.CanApprove {
 		_, err := s.Pipeline.AlwaysAllowPreview(ctx, a.ID, m)
 		c.CanAlways = err == nil
 	}

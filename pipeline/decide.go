@@ -185,7 +185,7 @@ func (s *Service) AlwaysAllowPreview(ctx context.Context, actionID string, m *br
 	}
 	var plan *alwaysPlan
 	if err := s.Store.View(ctx, func(tx brabo.Tx) error {
-		plan, err = s.planAlwaysAllow(ctx, tx, a, p)
+		plan, err = s.planAlwaysAllow(ctx, tx, a, p, m)
 		return err
 	}); err != nil {
 		return nil, err
@@ -199,9 +199,13 @@ type alwaysPlan struct {
 	file     string
 }
 
-func (s *Service) planAlwaysAllow(ctx context.Context, tx brabo.Tx, a *brabo.ProposedAction, p *brabo.Project) (*alwaysPlan, error) {
+func (s *Service) planAlwaysAllow(ctx context.Context, tx brabo.Tx, a *brabo.ProposedAction, p *brabo.Project, m *brabo.Member) (*alwaysPlan, error) {
+	scope, err := s.ScopeRoot(p)
+	if err != nil {
+		return nil, fmt.Errorf("scope: %w", err)
+	}
 	// The caps come first, even for an action already approved.
-	patterns, err := policy.AlwaysAllow(a.Type, a.Payload.Command)
+	patterns, err := policy.AlwaysAllow(policy.Click{Type: a.Type, Command: a.Payload.Command, Path: a.Payload.Path, Root: scope.Root})
 	if err != nil {
 		return nil, err
 	}
@@ -212,13 +216,19 @@ func (s *Service) planAlwaysAllow(ctx context.Context, tx brabo.Tx, a *brabo.Pro
 			return nil, err
 		}
 		if agent.IsModuleDev() {
+			// A rule for a whole type frees every later action of that
+			// type: only a maintainer writes one, as PUT …/autonomy
+			// needs (DESIGN §9, "Effective role").
+			role, err := tx.Role(ctx, p.ID, m.ID)
+			if err != nil {
+				return nil, err
+			}
+			if !role.AtLeast(brabo.Maintainer) {
+				return nil, forbidden("always allow for %s writes agent_autonomy %s: auto_approve, which needs the role maintainer; you are %s", agent.Name, a.Type, role)
+			}
 			plan.autonomy = &brabo.AgentAutonomy{AgentID: agent.ID, ActionType: a.Type, Mode: brabo.AutoApprove}
 			return plan, nil
 		}
-	}
-	scope, err := s.ScopeRoot(p)
-	if err != nil {
-		return nil, fmt.Errorf("scope: %w", err)
 	}
 	plan.file = permissionsPath(scope.Root)
 	data, err := readPermissions(plan.file)
@@ -243,7 +253,11 @@ func (s *Service) ApproveAlways(ctx context.Context, actionID string, m *brabo.M
 	if err != nil {
 		return nil, err
 	}
-	if _, err := policy.AlwaysAllow(a.Type, a.Payload.Command); err != nil {
+	scope, err := s.ScopeRoot(p)
+	if err != nil {
+		return nil, fmt.Errorf("scope: %w", err)
+	}
+	if _, err := policy.AlwaysAllow(policy.Click{Type: a.Type, Command: a.Payload.Command, Path: a.Payload.Path, Root: scope.Root}); err != nil {
 		return nil, err
 	}
 	if a.Status == brabo.StatusDenied {
@@ -251,17 +265,14 @@ func (s *Service) ApproveAlways(ctx context.Context, actionID string, m *brabo.M
 	}
 	// The file's lock is held across the transaction, so that two clicks
 	// never both read the file before either writes it.
-	unlock := func() {}
-	if scope, err := s.ScopeRoot(p); err == nil {
-		unlock = s.lockFile(permissionsPath(scope.Root))
-	}
+	unlock := s.lockFile(permissionsPath(scope.Root))
 	won := false
 	var plan *alwaysPlan
 	err = s.Store.Update(ctx, func(tx brabo.Tx) error {
 		if won, err = s.claim(ctx, tx, a, m); err != nil {
 			return err
 		}
-		if plan, err = s.planAlwaysAllow(ctx, tx, a, p); err != nil {
+		if plan, err = s.planAlwaysAllow(ctx, tx, a, p, m); err != nil {
 			return err
 		}
 		return s.record(ctx, tx, a, m, plan)

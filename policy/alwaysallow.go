@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"path"
 	"regexp"
 	"strings"
 
@@ -38,22 +39,40 @@ var subcommandWord = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_:-]*$`)
 // allow their mutating siblings (git branch -D): the unit stays exact.
 var gitWithMutatingSiblings = set("branch", "remote", "worktree", "config", "tag", "stash", "notes", "reflog", "submodule")
 
+// Click is the action an "always allow" click derives its patterns from.
+type Click struct {
+	Type brabo.ActionType
+	// Command is a terminal action's command line.
+	Command string
+	// Path is a write_file action's path, relative to Root or absolute.
+	Path string
+	// Root is the project folder (the scope root).
+	Root string
+}
+
 // AlwaysAllow returns the patterns an "always allow" click on an action
 // would record, in segment order and without repeats (DESIGN §6.3): for a
 // terminal command one unit per segment (verb + subcommand, the verb alone,
-// or the exact segment), nothing for an opaque segment or one that is a cap
-// command's prefix even exact; for any other type its Label(). It returns
-// an error with code always_allow_cap for a type that can never be
-// always-allowed and for a command with an external effect or privilege,
+// or the exact segment; the exact segment for an interpreter or a runner),
+// nothing for an opaque segment or one that is a cap command's prefix even
+// exact; for a write_file the folder of its path (WriteFile(src/app/**)),
+// or the path itself at the project's root, never a protected path; for
+// any other type its Label(). It returns an error with code
+// always_allow_cap for a type that can never be always-allowed, for a
+// command with an external effect or privilege and for a protected path,
 // and invalid_action for a command that cannot be analysed. The same call
 // is the preview: it records nothing.
-func AlwaysAllow(t brabo.ActionType, command string) ([]string, error) {
+func AlwaysAllow(c Click) ([]string, error) {
+	t, command := c.Type, c.Command
 	if !t.Valid() {
 		return nil, brabo.Errorf(brabo.CodeInvalidAction, fmt.Sprintf("unknown action type %q", t))
 	}
 	if NeverAlwaysAllow(t) {
 		return nil, brabo.Errorf(brabo.CodeAlwaysAllowCap,
 			fmt.Sprintf("%s can never be always-allowed; approve this one on its own", t))
+	}
+	if t == brabo.WriteFile {
+		return writeUnit(c)
 	}
 	if t != brabo.Terminal {
 		return []string{t.Label() + "()"}, nil
@@ -111,6 +130,10 @@ func unitPattern(s *segment) (string, bool) {
 		if unit == nil {
 			return "", false
 		}
+	case isRunner(toks):
+		// python3 x.py, node -e '…', go run .: the click approved this
+		// code, not whatever the runner is given next (DESIGN §9).
+		unit = toks
 	case s.wraps, base(toks[0]) == "cd", base(toks[0]) == "pushd":
 		// A wrapper grants nothing by itself, and cd's argument is always a
 		// place, never a subcommand: the verb alone.
@@ -218,4 +241,48 @@ func renderPattern(tokens []string) (string, bool) {
 		}
 	}
 	return p, true
+}
+
+// isRunner reports whether a segment runs code it is given: an
+// interpreter, a shell running a script file, or a build tool's run
+// subcommand (go run, cargo run, deno run, bun, npx…).
+func isRunner(toks []string) bool {
+	name := base(toks[0])
+	if isInterpreter(name) || isShell(name) {
+		return true
+	}
+	switch name {
+	case "npx", "bunx", "pnpx", "uvx", "pipx":
+		return true
+	}
+	if len(toks) < 2 {
+		return false
+	}
+	switch name + " " + toks[1] {
+	case "go run", "cargo run", "deno run", "deno eval", "bun run", "bun x", "dotnet run", "uv run",
+		"poetry run", "pnpm exec", "pnpm dlx", "npm exec", "yarn dlx", "yarn exec":
+		return true
+	}
+	return false
+}
+
+// writeUnit is what a click on a write_file records: its folder's path
+// pattern, or the exact path for a file at the project's root.
+func writeUnit(c Click) ([]string, error) {
+	rel, ok := relativeTo(c.Path, c.Root)
+	if !ok {
+		return nil, brabo.Errorf(brabo.CodeInvalidAction, fmt.Sprintf("%q is not inside the project folder", c.Path))
+	}
+	if row, protected := (Protect{}).protectedPath(path.Join(c.Root, rel), rel, c.Root); protected {
+		return nil, brabo.Errorf(brabo.CodeAlwaysAllowCap,
+			fmt.Sprintf("%s is protected (%s); approve each write on its own", rel, row.Why))
+	}
+	if strings.ContainsAny(rel, "*()") {
+		return nil, brabo.Errorf(brabo.CodeAlwaysAllowCap,
+			fmt.Sprintf("%q cannot be written as a pattern; approve each write on its own", rel))
+	}
+	if dir := path.Dir(rel); dir != "." {
+		return []string{"WriteFile(" + dir + "/**)"}, nil
+	}
+	return []string{"WriteFile(" + rel + ")"}, nil
 }

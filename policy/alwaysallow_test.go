@@ -23,7 +23,14 @@ var alwaysAllowRows = []alwaysRow{
 	{"verb + subcommand: git status", "git status", []string{"Terminal(git status)"}},
 	{"verb + subcommand, the rest dropped: npm run build --prod", "npm run build --prod", []string{"Terminal(npm run)"}},
 	{"verb + subcommand: mix test", "mix test", []string{"Terminal(mix test)"}},
-	{"verb + subcommand: npx vitest run", "npx vitest run", []string{"Terminal(npx vitest)"}},
+	{"a runner: npx vitest run is the exact segment", "npx vitest run", []string{"Terminal(npx vitest run)"}},
+	{"an interpreter: python3 scripts/gen.py is the exact segment", "python3 scripts/gen.py", []string{"Terminal(python3 scripts/gen.py)"}},
+	{"an interpreter's inline code is the exact segment", "python3 -c 'print(1)'", []string{"Terminal(python3 -c 'print(1)')"}},
+	{"node -e is the exact segment", "node -e 'console.log(1)'", []string{"Terminal(node -e 'console.log(1)')"}},
+	{"a shell running a script file is the exact segment", "bash scripts/build.sh", []string{"Terminal(bash scripts/build.sh)"}},
+	{"go run is the exact segment", "go run ./cmd/gen", []string{"Terminal(go run ./cmd/gen)"}},
+	{"deno run is the exact segment", "deno run main.ts", []string{"Terminal(deno run main.ts)"}},
+	{"perl and ruby too", "perl x.pl && ruby y.rb", []string{"Terminal(perl x.pl)", "Terminal(ruby y.rb)"}},
 	{"a word may hold : and -: make test:unit", "make test:unit", []string{"Terminal(make test:unit)"}},
 	{"verb alone when the 2nd token is not a word: cat src/x.ts", "cat src/x.ts", []string{"Terminal(cat)"}},
 	{"verb alone: cd ../lib", "cd ../lib", []string{"Terminal(cd)"}},
@@ -76,7 +83,7 @@ var alwaysAllowRows = []alwaysRow{
 func TestAlwaysAllowUnits(t *testing.T) {
 	for _, r := range alwaysAllowRows {
 		t.Run(r.name, func(t *testing.T) {
-			got, err := AlwaysAllow(brabo.Terminal, r.cmd)
+			got, err := AlwaysAllow(Click{Type: brabo.Terminal, Command: r.cmd})
 			if err != nil {
 				t.Fatalf("AlwaysAllow(%q): %v", r.cmd, err)
 			}
@@ -88,7 +95,7 @@ func TestAlwaysAllowUnits(t *testing.T) {
 			}
 			// The same call is the preview: it records nothing and says the
 			// same twice.
-			again, _ := AlwaysAllow(brabo.Terminal, r.cmd)
+			again, _ := AlwaysAllow(Click{Type: brabo.Terminal, Command: r.cmd})
 			if len(again) == 0 {
 				again = nil
 			}
@@ -104,7 +111,7 @@ func TestAlwaysAllowUnits(t *testing.T) {
 func TestAlwaysAllowPatternsMatchTheirSegments(t *testing.T) {
 	for _, r := range alwaysAllowRows {
 		t.Run(r.name, func(t *testing.T) {
-			patterns, err := AlwaysAllow(brabo.Terminal, r.cmd)
+			patterns, err := AlwaysAllow(Click{Type: brabo.Terminal, Command: r.cmd})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -156,7 +163,7 @@ func TestAlwaysAllowThenDecide(t *testing.T) {
 	} {
 		t.Run(c.click, func(t *testing.T) {
 			root := newProject(t)
-			patterns, err := AlwaysAllow(brabo.Terminal, c.click)
+			patterns, err := AlwaysAllow(Click{Type: brabo.Terminal, Command: c.click})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -175,7 +182,7 @@ func TestAlwaysAllowThenDecide(t *testing.T) {
 	}
 	// What the click did not cover still asks.
 	root := newProject(t)
-	patterns, _ := AlwaysAllow(brabo.Terminal, "git remote -v")
+	patterns, _ := AlwaysAllow(Click{Type: brabo.Terminal, Command: "git remote -v"})
 	rules, _ := NewRules("", patterns, nil, nil)
 	for _, cmd := range []string{"git remote add x y", "git remote -v add x y", "git remote"} {
 		d := Decide(Input{Type: brabo.Terminal, Command: cmd, Role: brabo.Developer, Rules: rules, Scope: Scope{Root: root}})
@@ -198,7 +205,7 @@ func TestAlwaysAllowRefusals(t *testing.T) {
 			continue
 		}
 		t.Run(string(typ), func(t *testing.T) {
-			got, err := AlwaysAllow(typ, "")
+			got, err := AlwaysAllow(Click{Type: typ, Path: "src/x.go", Root: "/srv/p"})
 			if NeverAlwaysAllow(typ) != never[typ] {
 				t.Errorf("NeverAlwaysAllow(%s) = %v", typ, NeverAlwaysAllow(typ))
 			}
@@ -211,8 +218,12 @@ func TestAlwaysAllowRefusals(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || !reflect.DeepEqual(got, []string{typ.Label() + "()"}) {
-				t.Fatalf("AlwaysAllow(%s) = %q, %v; want [%s()]", typ, got, err, typ.Label())
+			want := []string{typ.Label() + "()"}
+			if typ == brabo.WriteFile {
+				want = []string{"WriteFile(src/**)"} // bounded by path (DESIGN §9)
+			}
+			if err != nil || !reflect.DeepEqual(got, want) {
+				t.Fatalf("AlwaysAllow(%s) = %q, %v; want %q", typ, got, err, want)
 			}
 			if _, err := NewRules("", got, nil, nil); err != nil {
 				t.Fatalf("%q does not parse back: %v", got, err)
@@ -228,7 +239,7 @@ func TestAlwaysAllowRefusals(t *testing.T) {
 		"busybox git push",
 	} {
 		t.Run("terminal "+cmd, func(t *testing.T) {
-			got, err := AlwaysAllow(brabo.Terminal, cmd)
+			got, err := AlwaysAllow(Click{Type: brabo.Terminal, Command: cmd})
 			if brabo.ErrorCode(err) != brabo.CodeAlwaysAllowCap || got != nil {
 				t.Fatalf("AlwaysAllow(%q) = %q, %v; want the code always_allow_cap", cmd, got, err)
 			}
@@ -244,8 +255,43 @@ func TestAlwaysAllowRefusals(t *testing.T) {
 		{brabo.Terminal, "", brabo.CodeInvalidAction},
 		{brabo.Terminal, "ls\x00", brabo.CodeInvalidAction},
 	} {
-		if _, err := AlwaysAllow(c.typ, c.cmd); brabo.ErrorCode(err) != c.code {
+		if _, err := AlwaysAllow(Click{Type: c.typ, Command: c.cmd}); brabo.ErrorCode(err) != c.code {
 			t.Errorf("AlwaysAllow(%s, %q): %v, want the code %s", c.typ, c.cmd, err, c.code)
+		}
+	}
+}
+
+// A click on a write_file records a path pattern bounded by the file's
+// folder, never a protected path (DESIGN §9).
+func TestAlwaysAllowWriteFile(t *testing.T) {
+	root := "/srv/projects/acme"
+	for _, c := range []struct{ path, want, code string }{
+		{"src/app/x.ts", "WriteFile(src/app/**)", ""},
+		{"/srv/projects/acme/src/x.ts", "WriteFile(src/**)", ""},
+		{"README.md", "WriteFile(README.md)", ""},
+		{"./docs/../notes.md", "WriteFile(notes.md)", ""},
+		{"permissions.json", "", string(brabo.CodeAlwaysAllowCap)},
+		{".git/hooks/pre-commit", "", string(brabo.CodeAlwaysAllowCap)},
+		{".claude/settings.json", "", string(brabo.CodeAlwaysAllowCap)},
+		{"CLAUDE.md", "", string(brabo.CodeAlwaysAllowCap)},
+		{"../other/x", "", string(brabo.CodeInvalidAction)},
+		{"src/a*b.ts", "", string(brabo.CodeAlwaysAllowCap)},
+	} {
+		got, err := AlwaysAllow(Click{Type: brabo.WriteFile, Path: c.path, Root: root})
+		switch {
+		case c.code != "" && string(brabo.ErrorCode(err)) != c.code:
+			t.Errorf("%q: %q, %v; want the code %s", c.path, got, err, c.code)
+		case c.code == "" && (err != nil || len(got) != 1 || got[0] != c.want):
+			t.Errorf("%q: %q, %v; want %s", c.path, got, err, c.want)
+		case c.code == "":
+			rules, err := NewRules("", got, nil, nil)
+			if err != nil {
+				t.Fatalf("%q does not parse back: %v", got, err)
+			}
+			d := Decide(Input{Type: brabo.WriteFile, Path: c.path, Role: brabo.Developer, Rules: rules, Scope: Scope{Root: root}})
+			if d.Policy != brabo.AutoApprove {
+				t.Errorf("%q: the recorded %s does not approve the write it came from: %s (%s)", c.path, c.want, d.Policy, d.Reason)
+			}
 		}
 	}
 }

@@ -799,14 +799,11 @@ func (a *analyzer) shell(s *segment, depth int) {
 		script = i
 		break
 	}
-	s.wraps = true
-	if script >= 0 {
-		s.childAt = off + script
-	}
 	switch {
 	case hasC && script < 0:
 		s.opaque = "a shell -c without a script"
 	case hasC:
+		s.wraps, s.childAt = true, off+script
 		if depth+1 > maxShellDepth {
 			s.opaque = "shell -c nested too deep"
 			return
