@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/internal/procenv"
 )
 
 // Runner runs one type of approved action.
@@ -50,11 +51,12 @@ type Options struct {
 	GitPath string
 	// Shell runs terminal commands as `Shell -c command` (default "bash").
 	Shell string
-	// Env is the base environment of terminal commands, to which
-	// BRABO_ACTION_ID and BRABO_EXECUTED_AS are added. Nil means the
-	// executor's own (os.Environ()), secrets of the server included: a
-	// caller that holds API keys or database URLs in its environment should
-	// pass a filtered copy.
+	// Env is the base environment of every process the executor starts
+	// (terminal commands and git), to which BRABO_ACTION_ID,
+	// BRABO_EXECUTED_AS and git's safety configuration are added
+	// (procenv.Child). Nil means the executor's own environment filtered
+	// by procenv.Own: never the server's whole environment, whose secrets
+	// a hook or a test the agent wrote could print.
 	Env []string
 }
 
@@ -109,6 +111,15 @@ func New(opts Options) *Executor {
 	e.Register(brabo.PrOpen, e.runPROpen)
 	e.Register(brabo.GitMerge, e.runGitMerge)
 	return e
+}
+
+// baseEnv is the environment every child starts from: Options.Env, or the
+// executor's own filtered.
+func (e *Executor) baseEnv() []string {
+	if e.opts.Env != nil {
+		return e.opts.Env
+	}
+	return procenv.Own()
 }
 
 // Options returns the options in effect, defaults filled in.

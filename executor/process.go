@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"strings"
 	"syscall"
 	"time"
 )
@@ -105,22 +104,4 @@ func killGroup(pgid int) error {
 		return err
 	}
 	return nil
-}
-
-// withEnv returns base without the variables named in set, followed by set
-// ("NAME=value" entries), so that each name appears once.
-func withEnv(base []string, set ...string) []string {
-	names := make(map[string]bool, len(set))
-	for _, kv := range set {
-		name, _, _ := strings.Cut(kv, "=")
-		names[name] = true
-	}
-	out := make([]string, 0, len(base)+len(set))
-	for _, kv := range base {
-		name, _, _ := strings.Cut(kv, "=")
-		if !names[name] {
-			out = append(out, kv)
-		}
-	}
-	return append(out, set...)
 }

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/internal/procenv"
 )
 
 // timeout is a terminal command's timeout: the payload's, within
@@ -27,8 +27,9 @@ func (e *Executor) timeout(sec int) time.Duration {
 // runTerminal runs `Shell -c Command` in the payload's Cwd (relative to the
 // root, resolved and confined to it), in a process group of its own, with
 // the timeout of the payload (capped), stdin empty and the combined output
-// capped. The environment is Options.Env (the executor's own by default) plus BRABO_ACTION_ID and
-// BRABO_EXECUTED_AS (the credential's member id).
+// capped. The environment is Options.Env (the executor's own, filtered, by
+// default) plus BRABO_ACTION_ID and BRABO_EXECUTED_AS (the credential's
+// member id) and git's safety configuration (procenv.Child).
 //
 // A nonzero exit is a Result with that ExitCode and no Error. A timeout
 // kills the whole group and sets TimedOut and Error; a cancelled ctx kills
@@ -53,13 +54,9 @@ func (e *Executor) runTerminal(ctx context.Context, req brabo.ExecRequest) (*bra
 	if req.Credential != nil {
 		executedAs = req.Credential.ID
 	}
-	base := e.opts.Env
-	if base == nil {
-		base = os.Environ()
-	}
-	env := withEnv(base,
-		"BRABO_ACTION_ID="+req.Action.ID,
-		"BRABO_EXECUTED_AS="+executedAs)
+	env := procenv.Child(e.baseEnv(), []string{
+		"BRABO_ACTION_ID=" + req.Action.ID,
+		"BRABO_EXECUTED_AS=" + executedAs})
 
 	limit := e.timeout(p.TimeoutSec)
 	runCtx, cancel := context.WithTimeout(ctx, limit)

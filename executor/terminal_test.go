@@ -251,14 +251,18 @@ func TestTerminalOutputIsCappedWithAMarker(t *testing.T) {
 	}
 }
 
+// TestTerminalEnvironment: with no Env of its own the executor hands a
+// command its own environment filtered (procenv.Own), never whole: a
+// variable a build does not need (a secret) stays behind, PATH and HOME
+// come along.
 func TestTerminalEnvironment(t *testing.T) {
 	t.Setenv("BRABO_EXECUTED_AS", "someone-else") // the parent's value must not win
-	t.Setenv("EXECUTOR_TEST_PARENT", "inherited")
+	t.Setenv("EXECUTOR_TEST_PARENT", "server-secret")
 	e := executor.New(executor.Options{})
 	root := realDir(t)
 	res := mustSucceed(t, e, terminal(root, "",
-		`echo "$BRABO_EXECUTED_AS|$BRABO_ACTION_ID|$EXECUTOR_TEST_PARENT"; env | grep -c '^BRABO_EXECUTED_AS='`))
-	if want := "m-ada|act-1|inherited\n1\n"; res.Output != want {
+		`echo "$BRABO_EXECUTED_AS|$BRABO_ACTION_ID|$EXECUTOR_TEST_PARENT|${PATH:+path}|${HOME:+home}"; env | grep -c '^BRABO_EXECUTED_AS='`))
+	if want := "m-ada|act-1||path|home\n1\n"; res.Output != want {
 		t.Errorf("Output = %q, want %q", res.Output, want)
 	}
 }

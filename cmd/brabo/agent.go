@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/brabo-dev/brabo/internal/procenv"
 	"github.com/brabo-dev/brabo/pipeline"
 )
 
@@ -52,7 +53,7 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	}
 	ws, _ := filepath.Abs(*workspaces)
 	svc := &pipeline.Service{Store: store, WorkspacesRoot: ws, Log: log,
-		Executor: newExecutor(commandEnv(os.Environ(), strings.Split(*passEnv, ",")))}
+		Executor: newExecutor(procenv.Filter(os.Environ(), strings.Split(*passEnv, ",")))}
 	ag, err := startAgents(ctx, store, svc, m, false, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "brabo agent: %v\n", err)

@@ -201,7 +201,7 @@ func TestCrashSafety(t *testing.T) {
 				}
 			}(w)
 		}
-		time.Sleep(time.Duration(300+200*round) * time.Millisecond)
+		time.Sleep(time.Duration(150+100*round) * time.Millisecond)
 		srv.cmd.Process.Signal(syscall.SIGKILL)
 		srv.cmd.Wait()
 		close(stop)

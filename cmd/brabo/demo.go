@@ -20,6 +20,7 @@ import (
 
 	"github.com/brabo-dev/brabo"
 	brabohttp "github.com/brabo-dev/brabo/http"
+	"github.com/brabo-dev/brabo/internal/procenv"
 	"github.com/brabo-dev/brabo/model/scripted"
 	"github.com/brabo-dev/brabo/pipeline"
 	"github.com/brabo-dev/brabo/policy"
@@ -82,7 +83,7 @@ func demo(ctx context.Context, addr string, autoApprove, keep bool, out io.Write
 		return err
 	}
 	defer store.Close()
-	svc := &pipeline.Service{Store: store, Executor: newExecutor(commandEnv(os.Environ(), nil)),
+	svc := &pipeline.Service{Store: store, Executor: newExecutor(procenv.Own()),
 		WorkspacesRoot: filepath.Join(dir, "workspaces"), Log: quiet}
 	token, err := brabohttp.Bootstrap(ctx, store, "you")
 	if err != nil {

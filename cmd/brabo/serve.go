@@ -18,6 +18,7 @@ import (
 
 	"github.com/brabo-dev/brabo"
 	brabohttp "github.com/brabo-dev/brabo/http"
+	"github.com/brabo-dev/brabo/internal/procenv"
 	"github.com/brabo-dev/brabo/model"
 	"github.com/brabo-dev/brabo/pipeline"
 	"github.com/brabo-dev/brabo/store/postgres"
@@ -96,7 +97,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	env := commandEnv(os.Environ(), strings.Split(*passEnv, ","))
+	env := procenv.Filter(os.Environ(), strings.Split(*passEnv, ","))
 	var m model.Model
 	if *modelSpec != "" {
 		var err error
@@ -205,35 +206,4 @@ func probeDir(path string) (isDir, writable bool, err error) {
 	f.Close()
 	os.Remove(name)
 	return true, true, nil
-}
-
-// commandEnv is the environment approved commands run with: the variables
-// a build or a test needs, and the ones named with --pass-env; never the
-// server's own secrets (API keys, database URLs, BRABO_*), and never the
-// variables that make bash run or look up something Decide cannot see
-// (BASH_ENV, ENV, CDPATH).
-func commandEnv(environ []string, pass []string) []string {
-	keep := map[string]bool{}
-	for _, n := range []string{"PATH", "HOME", "USER", "LOGNAME", "LANG", "TZ", "TMPDIR", "TERM", "SHELL",
-		"GOPATH", "GOCACHE", "GOMODCACHE", "GOPROXY", "GOFLAGS", "CARGO_HOME", "RUSTUP_HOME", "JAVA_HOME",
-		"PNPM_HOME", "NVM_DIR", "PYENV_ROOT", "VIRTUAL_ENV"} {
-		keep[n] = true
-	}
-	for _, n := range pass {
-		if n = strings.TrimSpace(n); n != "" {
-			keep[n] = true
-		}
-	}
-	never := map[string]bool{"BASH_ENV": true, "ENV": true, "CDPATH": true, "GLOBIGNORE": true, "SHELLOPTS": true, "BASHOPTS": true}
-	var out []string
-	for _, kv := range environ {
-		name, _, _ := strings.Cut(kv, "=")
-		if never[name] {
-			continue
-		}
-		if keep[name] || strings.HasPrefix(name, "LC_") {
-			out = append(out, kv)
-		}
-	}
-	return out
 }
