@@ -11,17 +11,23 @@ import (
 	"github.com/brabo-dev/brabo/internal/procenv"
 )
 
-// timeout is a terminal command's timeout: the payload's, within
-// MaxTimeout, or DefaultTimeout when it sets none.
-func (e *Executor) timeout(sec int) time.Duration {
-	if sec <= 0 {
-		return e.opts.DefaultTimeout
+// timeout is a terminal command's timeout: the payload's, or
+// DefaultTimeout when it sets none, within MaxTimeout and within the
+// project's own ceiling (Project.MaxTimeoutSec) when it has one.
+func (e *Executor) timeout(sec int, p *brabo.Project) time.Duration {
+	max := e.opts.MaxTimeout
+	if p != nil && p.MaxTimeoutSec > 0 && int64(p.MaxTimeoutSec) < int64(max/time.Second) {
+		max = time.Duration(p.MaxTimeoutSec) * time.Second
 	}
+	d := e.opts.DefaultTimeout
 	// Compare in seconds: a huge TimeoutSec must not overflow a Duration.
-	if int64(sec) >= int64(e.opts.MaxTimeout/time.Second) {
-		return e.opts.MaxTimeout
+	if sec > 0 {
+		if int64(sec) >= int64(max/time.Second) {
+			return max
+		}
+		d = time.Duration(sec) * time.Second
 	}
-	return time.Duration(sec) * time.Second
+	return min(d, max)
 }
 
 // runTerminal runs `Shell -c Command` in the payload's Cwd (relative to the
@@ -58,7 +64,7 @@ func (e *Executor) runTerminal(ctx context.Context, req brabo.ExecRequest) (*bra
 		"BRABO_ACTION_ID=" + req.Action.ID,
 		"BRABO_EXECUTED_AS=" + executedAs})
 
-	limit := e.timeout(p.TimeoutSec)
+	limit := e.timeout(p.TimeoutSec, req.Project)
 	runCtx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	out := newCapBuf(e.opts.MaxOutputBytes)

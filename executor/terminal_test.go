@@ -174,6 +174,29 @@ func TestTerminalTimeoutIsCappedByMaxTimeout(t *testing.T) {
 	}
 }
 
+// TestTerminalTimeoutIsCappedByTheProject: the project's MaxTimeoutSec
+// caps both the payload's timeoutSec and the default, on top of the
+// executor's MaxTimeout; a project without one leaves them as they are.
+func TestTerminalTimeoutIsCappedByTheProject(t *testing.T) {
+	t.Parallel()
+	e := executor.New(executor.Options{})
+	root := realDir(t)
+	for _, sec := range []int{3600, 0} {
+		req := request(root, brabo.Terminal, brabo.Payload{Command: "sleep 30", TimeoutSec: sec})
+		req.Project = &brabo.Project{MaxTimeoutSec: 1}
+		start := time.Now()
+		res := mustRun(t, e, req)
+		if !res.TimedOut || !strings.Contains(res.Error, "timed out after 1s") || time.Since(start) > 10*time.Second {
+			t.Errorf("timeoutSec %d in a project capped at 1 s: %+v after %v", sec, res, time.Since(start))
+		}
+	}
+	req := request(root, brabo.Terminal, brabo.Payload{Command: "sleep 1.2; echo finished", TimeoutSec: 5})
+	req.Project = &brabo.Project{}
+	if res := mustRun(t, e, req); res.TimedOut || res.Output != "finished\n" {
+		t.Errorf("a project with no ceiling cut the command: %+v", res)
+	}
+}
+
 func TestTerminalCancelKillsTheWholeGroup(t *testing.T) {
 	t.Parallel()
 	e := executor.New(executor.Options{})

@@ -57,6 +57,7 @@ var routes = []route{
 	{"POST", "/v1/projects", (*Server).createProject},
 	{"GET", "/v1/projects", (*Server).listProjects},
 	{"GET", "/v1/projects/{project}", (*Server).getProject},
+	{"PATCH", "/v1/projects/{project}", (*Server).patchProject},
 	{"PUT", "/v1/projects/{project}/container", (*Server).putContainer},
 	{"POST", "/v1/projects/{project}/members", (*Server).createMember},
 	{"POST", "/v1/projects/{project}/agents", (*Server).createAgent},
