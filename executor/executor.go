@@ -94,6 +94,12 @@ type Executor struct {
 	opts    Options
 	mu      sync.RWMutex
 	runners map[brabo.ActionType]Runner
+
+	// The actions running now (running.go): Stop ends them.
+	runMu    sync.Mutex
+	running  map[*run]bool
+	stopping bool
+	runWG    sync.WaitGroup
 }
 
 var _ brabo.Executor = (*Executor)(nil)
@@ -143,6 +149,10 @@ func (e *Executor) Register(t brabo.ActionType, r Runner) {
 // panics is reported as an error, never as a panic. Every Result it returns
 // carries Detail["executedAs"], the credential's member id, when the
 // request has a credential.
+//
+// When the runner returns, every process still carrying the action's
+// BRABO_ACTION_ID is killed: nothing an action started outlives it. Once
+// Stop has begun, Execute refuses with ErrStopping.
 func (e *Executor) Execute(ctx context.Context, req brabo.ExecRequest) (res *brabo.Result, err error) {
 	if req.Action == nil {
 		return nil, &PayloadError{Field: "action", Reason: "is missing from the request"}
@@ -154,6 +164,11 @@ func (e *Executor) Execute(ctx context.Context, req brabo.ExecRequest) (res *bra
 	if r == nil {
 		return nil, &NoRunnerError{Type: t}
 	}
+	ctx, run, err := e.begin(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	defer e.end(run)
 	defer func() {
 		if p := recover(); p != nil {
 			res, err = nil, fmt.Errorf("executor: the runner for %s panicked: %v", t, p)

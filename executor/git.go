@@ -12,6 +12,7 @@ import (
 
 	"github.com/brabo-dev/brabo"
 	"github.com/brabo-dev/brabo/internal/procenv"
+	"github.com/brabo-dev/brabo/internal/procs"
 )
 
 // gitSession runs the git commands of one action in one directory, with one
@@ -115,7 +116,10 @@ func (g *gitSession) query(args ...string) (string, int) {
 	cmd.WaitDelay = g.e.opts.WaitDelay
 	var stdout bytes.Buffer
 	cmd.Stdout = &stdout
-	err := cmd.Run()
+	err := g.e.start(ctx, cmd)
+	if err == nil {
+		err = procs.Wait(cmd)
+	}
 	if cmd.Process != nil {
 		_ = killGroup(cmd.Process.Pid)
 	}
@@ -137,7 +141,9 @@ func (g *gitSession) fail(format string, a ...any) (*brabo.Result, error) {
 		return nil, g.startErr
 	}
 	msg := fmt.Sprintf(format, a...)
-	if g.timedOut {
+	if why := runOf(g.ctx).stopReason(); why != "" {
+		msg = fmt.Sprintf("%s: %s", msg, why)
+	} else if g.timedOut {
 		if g.ctx.Err() != nil {
 			msg = fmt.Sprintf("%s: %s interrupted (%v)", msg, g.stopped, g.ctx.Err())
 		} else {

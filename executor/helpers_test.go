@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -54,10 +55,15 @@ func TestMain(m *testing.M) {
 // ada is the credential the tests execute with.
 var ada = &brabo.Member{ID: "m-ada", Name: "Ada Lovelace"}
 
-// request builds an ExecRequest for one action.
+// actionSeq numbers the tests' actions: each has an id of its own, as in
+// brabo, since the executor stops every process carrying an action's id
+// when the action ends (parallel tests must not share one).
+var actionSeq atomic.Int64
+
+// request builds an ExecRequest for one action, with a fresh id.
 func request(root string, t brabo.ActionType, p brabo.Payload) brabo.ExecRequest {
 	return brabo.ExecRequest{
-		Action:     &brabo.ProposedAction{ID: "act-1", Type: t, Payload: p},
+		Action:     &brabo.ProposedAction{ID: fmt.Sprintf("act-%d-%d", os.Getpid(), actionSeq.Add(1)), Type: t, Payload: p},
 		Root:       root,
 		Credential: ada,
 	}

@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"syscall"
 	"time"
+
+	"github.com/brabo-dev/brabo/internal/procs"
 )
 
 // procOutcome is how a process run ended.
@@ -24,9 +26,10 @@ type procOutcome struct {
 // own, with stdin empty (/dev/null), stdout and stderr combined into out.
 //
 // When ctx ends, the whole group is killed with SIGKILL. When the leader
-// exits, whatever it left running in its group is killed too: a command's
-// run is over when it returns, and a background child must not outlive the
-// timeout that bounded it. The output is read through a pipe the executor
+// exits, whatever it left running in its group is killed too, and so is
+// every process carrying the action's BRABO_ACTION_ID (inside Execute): a
+// command's run is over when it returns, and a background child must not
+// outlive the timeout that bounded it, whatever group it moved to. The output is read through a pipe the executor
 // owns: once the group is dead it waits at most WaitDelay for the pipe to
 // close (a process that left the group may still hold it) and then stops
 // reading, so nothing can hang an action.
@@ -52,7 +55,7 @@ func (e *Executor) runProc(ctx context.Context, dir string, env []string, out io
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
 	cmd.WaitDelay = e.opts.WaitDelay
-	if err := cmd.Start(); err != nil {
+	if err := e.start(ctx, cmd); err != nil {
 		pr.Close()
 		pw.Close()
 		if ctx.Err() != nil {
@@ -67,8 +70,14 @@ func (e *Executor) runProc(ctx context.Context, dir string, env []string, out io
 		_, _ = io.Copy(out, pr)
 	}()
 
-	_ = cmd.Wait()
+	_ = procs.Wait(cmd)
 	_ = killGroup(cmd.Process.Pid)
+	if r := runOf(ctx); r != nil {
+		// The descendants that left the group (setsid, double forks)
+		// still carry the action's id: they end now too, and release the
+		// output pipe instead of holding it for WaitDelay.
+		_, _ = procs.Stop(context.Background(), procs.Target{ActionID: r.id}, 0)
+	}
 	timer := time.NewTimer(e.opts.WaitDelay)
 	select {
 	case <-done:

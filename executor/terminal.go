@@ -73,7 +73,11 @@ func (e *Executor) runTerminal(ctx context.Context, req brabo.ExecRequest) (*bra
 		return nil, fmt.Errorf("terminal: starting %s: %w", e.opts.Shell, err)
 	}
 	res := &brabo.Result{ExitCode: oc.ExitCode, Output: out.String(), Truncated: out.truncated()}
-	if oc.Interrupted {
+	if why := runOf(runCtx).stopReason(); why != "" && oc.ExitCode != 0 {
+		// brabo stopped it; a command that still finished well keeps its
+		// outcome.
+		res.Error = why
+	} else if oc.Interrupted {
 		switch {
 		case ctx.Err() == nil: // our own deadline
 			res.TimedOut = true

@@ -283,9 +283,10 @@ func TestTerminalEnvironment(t *testing.T) {
 	t.Setenv("EXECUTOR_TEST_PARENT", "server-secret")
 	e := executor.New(executor.Options{})
 	root := realDir(t)
-	res := mustSucceed(t, e, terminal(root, "",
-		`echo "$BRABO_EXECUTED_AS|$BRABO_ACTION_ID|$EXECUTOR_TEST_PARENT|${PATH:+path}|${HOME:+home}"; env | grep -c '^BRABO_EXECUTED_AS='`))
-	if want := "m-ada|act-1||path|home\n1\n"; res.Output != want {
+	req := terminal(root, "",
+		`echo "$BRABO_EXECUTED_AS|$BRABO_ACTION_ID|$EXECUTOR_TEST_PARENT|${PATH:+path}|${HOME:+home}"; env | grep -c '^BRABO_EXECUTED_AS='`)
+	res := mustSucceed(t, e, req)
+	if want := "m-ada|" + req.Action.ID + "||path|home\n1\n"; res.Output != want {
 		t.Errorf("Output = %q, want %q", res.Output, want)
 	}
 }

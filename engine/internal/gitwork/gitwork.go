@@ -21,6 +21,7 @@ import (
 	"sync"
 
 	"github.com/brabo-dev/brabo/internal/procenv"
+	"github.com/brabo-dev/brabo/internal/procs"
 )
 
 // locks serialises the worktree operations on one repository in this
@@ -54,9 +55,11 @@ func Git(ctx context.Context, dir string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
 	cmd.Env = procenv.Child(procenv.Drop(procenv.Own(), envDrop...),
 		[]string{"GIT_TERMINAL_PROMPT=0", "LC_ALL=C"}, procenv.NoHooks)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	// Through procs: a subreaper's reaper must not take git's exit status.
+	err := procs.Run(cmd)
+	out := stdout.String()
 	if err != nil {
 		return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
 	}
