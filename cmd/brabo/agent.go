@@ -52,15 +52,27 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 		*workspaces = filepath.Join(sf.data, "workspaces")
 	}
 	ws, _ := filepath.Abs(*workspaces)
-	svc := &pipeline.Service{Store: store, WorkspacesRoot: ws, Log: log,
-		Executor: newExecutor(procenv.Filter(os.Environ(), strings.Split(*passEnv, ",")))}
-	ag, err := startAgents(ctx, store, svc, m, false, log)
+	ex := newExecutor(procenv.Filter(os.Environ(), strings.Split(*passEnv, ",")))
+	svc := &pipeline.Service{Store: store, WorkspacesRoot: ws, Log: log, Executor: ex}
+	inst, err := startInstance(ctx, svc, ex, false, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "brabo agent: %v\n", err)
+		return 1
+	}
+	defer inst.close()
+	// The agents stop after their running actions, which end with the
+	// shutdown's reason.
+	actx, stopAgents := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopAgents()
+	ag, err := startAgents(actx, store, svc, m, false, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "brabo agent: %v\n", err)
 		return 1
 	}
 	fmt.Fprintf(stdout, "brabo agent: dev agents run on %s; stop with Ctrl-C\n", *modelSpec)
 	<-ctx.Done()
+	inst.stopActions("brabo agent was stopped (" + context.Cause(ctx).Error() + ")")
+	stopAgents()
 	ag.wait()
 	return 0
 }

@@ -134,16 +134,15 @@ func serve(sf storeFlags, addr, workspaces string, env []string, m model.Model, 
 	if err := os.MkdirAll(workspaces, 0o755); err != nil {
 		return fmt.Errorf("--workspaces: %w", err)
 	}
-	svc := &pipeline.Service{Store: store, Executor: newExecutor(env), WorkspacesRoot: workspaces, Log: log}
-	if isSQLite {
-		// One process owns a SQLite file: what it left running is not
-		// running anymore.
-		if n, err := svc.Recover(ctx); err != nil {
-			return fmt.Errorf("recovering interrupted actions: %w", err)
-		} else if n > 0 {
-			log.Warn("actions interrupted by the last stop were marked failed", "count", n)
-		}
+	ex := newExecutor(env)
+	svc := &pipeline.Service{Store: store, Executor: ex, WorkspacesRoot: workspaces, Log: log}
+	// One process owns a SQLite file: what it left running is not running
+	// anymore. On PostgreSQL only what dead instances left is recovered.
+	inst, err := startInstance(ctx, svc, ex, isSQLite, log)
+	if err != nil {
+		return fmt.Errorf("recovering interrupted actions: %w", err)
 	}
+	defer inst.close()
 	token, err := brabohttp.Bootstrap(ctx, store, "owner")
 	if err != nil {
 		return err
@@ -151,7 +150,9 @@ func serve(sf storeFlags, addr, workspaces string, env []string, m model.Model, 
 	if token != "" {
 		fmt.Fprintf(stdout, "First start: the admin token is\n\n    %s\n\nIt is shown once; keep it (export BRABO_TOKEN=%s).\n", token, token)
 	}
-	actx, stopAgents := context.WithCancel(ctx)
+	// The agents stop after the running actions (below), so that theirs
+	// end with the shutdown's reason, not a cancelled context.
+	actx, stopAgents := context.WithCancel(context.WithoutCancel(ctx))
 	ag, err := startAgents(actx, store, svc, m, isSQLite, log)
 	if err != nil {
 		stopAgents()
@@ -177,9 +178,16 @@ func serve(sf storeFlags, addr, workspaces string, env []string, m model.Model, 
 	case <-ctx.Done():
 	}
 	log.Info("shutting down")
-	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// Stop accepting at once; the requests in flight (an approval whose
+	// command runs) get their answer once stopActions has ended the
+	// commands and settled their actions.
+	shutdown, cancel := context.WithTimeout(context.Background(), inst.grace+30*time.Second)
 	defer cancel()
-	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+	shut := make(chan error, 1)
+	go func() { shut <- srv.Shutdown(shutdown) }()
+	inst.stopActions("brabo was stopped (" + context.Cause(ctx).Error() + ")")
+	stopAgents()
+	if err := <-shut; err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
 	return nil
