@@ -58,6 +58,27 @@ type Options struct {
 	// by procenv.Own: never the server's whole environment, whose secrets
 	// a hook or a test the agent wrote could print.
 	Env []string
+	// Confine, when set, runs every terminal command under Landlock
+	// (internal/confine) where the kernel has it: it may write only in its
+	// scope root, its private temp folder and its project's cache folder.
+	// Nil runs commands unconfined (tests, and kernels without Landlock).
+	Confine *Confinement
+}
+
+// Confinement says how terminal commands are confined.
+type Confinement struct {
+	// Launcher is the program that runs confine.Main when its first
+	// argument is confine.Subcommand: brabo itself (os.Executable), or a
+	// test binary whose TestMain does.
+	Launcher string
+	// Hide are the paths a command may neither read nor write: brabo's
+	// data folder, token files.
+	Hide []string
+	// CacheRoot, when set, holds one cache folder per project
+	// (<CacheRoot>/<workspace dir>), which the project's commands may
+	// write: GOCACHE, GOMODCACHE and XDG_CACHE_HOME point there, since
+	// the home folder's caches are out of their reach.
+	CacheRoot string
 }
 
 func (o Options) withDefaults() Options {

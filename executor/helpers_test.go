@@ -16,12 +16,19 @@ import (
 
 	"github.com/brabo-dev/brabo"
 	"github.com/brabo-dev/brabo/executor"
+	"github.com/brabo-dev/brabo/internal/confine"
 )
 
 // TestMain makes git hermetic: no system or user config leaks into the test
 // repositories, and temporary files (the merge clones) land in a directory
 // the tests can inspect.
+//
+// The test binary is also the confinement launcher (as brabo is): the
+// executor starts it with confine.Subcommand to run a confined command.
 func TestMain(m *testing.M) {
+	if confine.IsLauncher(os.Args) {
+		confine.Main(os.Args)
+	}
 	dir, err := os.MkdirTemp("", "executor-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

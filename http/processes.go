@@ -57,3 +57,15 @@ func (s *Server) patchProject(w http.ResponseWriter, r *http.Request) error {
 	writeJSON(w, http.StatusOK, p)
 	return nil
 }
+
+// healthz answers {"status": "ok"} and the server's Health fields: a probe
+// reads it without a token.
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	out := map[string]any{"status": "ok"}
+	for k, v := range s.Health {
+		if k != "status" {
+			out[k] = v
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}

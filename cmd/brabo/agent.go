@@ -52,7 +52,7 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 		*workspaces = filepath.Join(sf.data, "workspaces")
 	}
 	ws, _ := filepath.Abs(*workspaces)
-	ex := newExecutor(procenv.Filter(os.Environ(), strings.Split(*passEnv, ",")))
+	ex := newExecutor(procenv.Filter(os.Environ(), strings.Split(*passEnv, ",")), sf.data)
 	svc := &pipeline.Service{Store: store, WorkspacesRoot: ws, Log: log, Executor: ex}
 	inst, err := startInstance(ctx, svc, ex, false, log)
 	if err != nil {

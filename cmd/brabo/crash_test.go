@@ -64,8 +64,15 @@ func scriptedModel(t *testing.T, script string) string {
 // startServe starts the real binary on dataDir and waits until it listens.
 func startServe(t *testing.T, dataDir string, extra ...string) *server {
 	t.Helper()
+	return startServeEnv(t, dataDir, nil, extra...)
+}
+
+// startServeEnv is startServe with more variables in the server's
+// environment.
+func startServeEnv(t *testing.T, dataDir string, env []string, extra ...string) *server {
+	t.Helper()
 	cmd := exec.Command(braboBin, append([]string{"serve", "--data", dataDir, "--addr", "127.0.0.1:0", "--log-level", "warn"}, extra...)...)
-	cmd.Env = append(os.Environ(), "BRABO_DB=")
+	cmd.Env = append(append(os.Environ(), "BRABO_DB="), env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -83,7 +83,7 @@ func demo(ctx context.Context, addr string, autoApprove, keep bool, out io.Write
 		return err
 	}
 	defer store.Close()
-	svc := &pipeline.Service{Store: store, Executor: newExecutor(procenv.Own()),
+	svc := &pipeline.Service{Store: store, Executor: newExecutor(procenv.Own(), dir),
 		WorkspacesRoot: filepath.Join(dir, "workspaces"), Log: quiet}
 	token, err := brabohttp.Bootstrap(ctx, store, "you")
 	if err != nil {

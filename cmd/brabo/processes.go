@@ -2,14 +2,49 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/brabo-dev/brabo/executor"
+	"github.com/brabo-dev/brabo/internal/confine"
 	"github.com/brabo-dev/brabo/internal/procs"
 	"github.com/brabo-dev/brabo/pipeline"
 )
+
+// confinement is how the terminal commands of a process whose data folder
+// is data are confined (docs/processes.md): by brabo itself as the
+// launcher, out of reach of the data folder, with a cache folder per
+// project under <data>/caches. Nil (unconfined) when data is "" or the
+// binary cannot be found.
+func confinement(data string) *executor.Confinement {
+	if data == "" {
+		return nil
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil
+	}
+	abs, err := filepath.Abs(data)
+	if err != nil {
+		return nil
+	}
+	return &executor.Confinement{Launcher: self, Hide: []string{abs}, CacheRoot: filepath.Join(abs, "caches")}
+}
+
+// landlockStatus logs whether terminal commands are confined and returns
+// what /healthz says of it.
+func landlockStatus(log *slog.Logger) string {
+	abi, err := confine.ABI()
+	if err != nil {
+		log.Warn("Landlock is missing: terminal commands run unconfined (they can write wherever brabo's user can)", "err", err)
+		return "unavailable: " + err.Error()
+	}
+	log.Info("terminal commands are confined with Landlock", "abi", abi)
+	return fmt.Sprintf("abi %d", abi)
+}
 
 // defaultStopGrace is how long a running command gets between SIGTERM and
 // SIGKILL when brabo stops (BRABO_STOP_GRACE).

@@ -134,7 +134,7 @@ func serve(sf storeFlags, addr, workspaces string, env []string, m model.Model, 
 	if err := os.MkdirAll(workspaces, 0o755); err != nil {
 		return fmt.Errorf("--workspaces: %w", err)
 	}
-	ex := newExecutor(env)
+	ex := newExecutor(env, dataAbs)
 	svc := &pipeline.Service{Store: store, Executor: ex, WorkspacesRoot: workspaces, Log: log}
 	// One process owns a SQLite file: what it left running is not running
 	// anymore. On PostgreSQL only what dead instances left is recovered.
@@ -160,6 +160,7 @@ func serve(sf storeFlags, addr, workspaces string, env []string, m model.Model, 
 	}
 	defer func() { stopAgents(); ag.wait() }()
 	api := &brabohttp.Server{Pipeline: svc, Store: store, Log: log, OwnPaths: []string{dataAbs}, DirProbe: probeDir}
+	api.Health = map[string]any{"landlock": landlockStatus(log)}
 	if ag.leads != nil {
 		api.Conversations, api.Gates = ag.leads, ag.leads
 	}

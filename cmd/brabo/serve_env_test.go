@@ -10,7 +10,7 @@ import (
 )
 
 func TestTheExecutorRunsTheDevLeadsDecisions(t *testing.T) {
-	ex := newExecutor(nil)
+	ex := newExecutor(nil, "")
 	for _, typ := range []brabo.ActionType{brabo.ProposeExecutionPlan, brabo.AssessImplementability} {
 		payload := brabo.Payload{Extra: json.RawMessage(`{"plan":"two agents","agents":{"api":2},"story":"s","verdict":"implementable"}`)}
 		res, err := ex.Execute(context.Background(), brabo.ExecRequest{Action: &brabo.ProposedAction{ID: "act_1", Type: typ, Payload: payload}})
