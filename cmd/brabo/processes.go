@@ -121,8 +121,15 @@ func (in *instance) stopActions(why string) {
 }
 
 // close stops the lease's renewal and removes the instance's row, once
-// every action it ran has settled.
+// every action it ran has settled; what is left of the commands' processes
+// (descendants that shed both their group and BRABO_ACTION_ID, still
+// brabo's as a subreaper) is stopped too.
 func (in *instance) close() {
+	sctx, scancel := context.WithTimeout(context.Background(), in.grace+10*time.Second)
+	if n, err := procs.StopDescendants(sctx, in.grace); err != nil || n > 0 {
+		in.log.Warn("stopped what the commands left running outside their actions", "count", n, "err", err)
+	}
+	scancel()
 	in.stop()
 	<-in.done
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

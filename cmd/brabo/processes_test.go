@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -71,13 +72,19 @@ func approveAsync(s *server, actionID, token string) <-chan string {
 // of s, approves it in the background, and returns once its processes run:
 // the action's id, the approval's answer and the project folder.
 func lingeringAction(t *testing.T, s *server, admin string) (string, <-chan string, string) {
+	return lingeringCommand(t, s, admin, lingering)
+}
+
+// lingeringCommand is lingeringAction with another command, which must
+// also start the lingering one's processes and write started.txt.
+func lingeringCommand(t *testing.T, s *server, admin, command string) (string, <-chan string, string) {
 	t.Helper()
 	root := t.TempDir()
 	p := s.must(t, "POST", "/v1/projects", admin, map[string]any{"slug": fmt.Sprintf("p%d", time.Now().UnixNano()), "mode": "local", "root": root}, 201)
 	project := p["id"].(string)
 	agent := s.must(t, "POST", "/v1/projects/"+project+"/agents", admin, map[string]any{"name": "coder"}, 201)["token"].(string)
 	a := s.must(t, "POST", "/v1/projects/"+project+"/actions", agent,
-		map[string]any{"type": "terminal", "payload": map[string]any{"command": lingering, "timeoutSec": 600}}, 201)
+		map[string]any{"type": "terminal", "payload": map[string]any{"command": command, "timeoutSec": 600}}, 201)
 	if a["status"] != "pending" {
 		t.Fatalf("the lingering command was %v, want pending", a["status"])
 	}
@@ -106,7 +113,12 @@ func TestSIGTERMStopsARunningCommandAndAnswersItsApprover(t *testing.T) {
 	data := t.TempDir()
 	srv := startServe(t, data)
 	admin := srv.token
-	id, answer, _ := lingeringAction(t, srv, admin)
+	// One descendant also sheds BRABO_ACTION_ID and its group: only the
+	// subreaper knows it is brabo's.
+	id, answer, root := lingeringCommand(t, srv, admin,
+		`env -i setsid sh -c 'echo $$ > hidden.pid; exec sleep 300' & while [ ! -s hidden.pid ]; do sleep 0.01; done; `+lingering)
+	hidden, _ := strconv.Atoi(strings.TrimSpace(readFile(t, filepath.Join(root, "hidden.pid"))))
+	t.Cleanup(func() { syscall.Kill(hidden, syscall.SIGKILL) })
 
 	srv.cmd.Process.Signal(syscall.SIGTERM)
 	var got string
@@ -123,6 +135,14 @@ func TestSIGTERMStopsARunningCommandAndAnswersItsApprover(t *testing.T) {
 		t.Errorf("brabo serve exited with %v after SIGTERM; log:\n%s", err, srv.logs)
 	}
 	noneLeft(t, id, "after SIGTERM")
+	for deadline := time.Now().Add(10 * time.Second); syscall.Kill(hidden, 0) == nil; time.Sleep(50 * time.Millisecond) {
+		if st, err := procs.ReadStat(hidden); err == nil && st.Gone() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the descendant that shed its action's id (pid %d) outlived the server", hidden)
+		}
+	}
 
 	srv = startServe(t, data)
 	a := srv.must(t, "GET", "/v1/actions/"+id, admin, nil, 200)
@@ -210,4 +230,13 @@ func TestAnotherLiveInstancesCommandIsLeftAlone(t *testing.T) {
 	if res, _ := act["result"].(map[string]any); act["status"] != "failed" || !strings.Contains(fmt.Sprint(res["error"]), "died while this action ran") {
 		t.Errorf("the dead server's action is %v: %v", act["status"], res)
 	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -172,9 +172,43 @@ func Find(t Target) ([]Stat, error) {
 // processes it signalled. ctx bounds the whole; what is left when it ends
 // has had a SIGKILL.
 func Stop(ctx context.Context, t Target, grace time.Duration) (int, error) {
+	return stop(ctx, func() ([]Stat, error) { return Find(t) }, grace)
+}
+
+// Descendants lists the live descendants of this process: its children,
+// theirs, and, as a subreaper, the orphans it inherited and theirs.
+func Descendants() ([]Stat, error) {
+	list, err := all()
+	if err != nil {
+		return nil, err
+	}
+	mine := map[int]bool{os.Getpid(): true}
+	var out []Stat
+	for grew := true; grew; {
+		grew = false
+		for _, st := range list {
+			if mine[st.PPID] && !mine[st.PID] {
+				mine[st.PID], grew = true, true
+				out = append(out, st)
+			}
+		}
+	}
+	return out, nil
+}
+
+// StopDescendants signals every descendant of this process as Stop does:
+// the last step of a graceful stop, for what a command left that carries
+// neither its group nor its BRABO_ACTION_ID (it ran `env -i setsid …`)
+// but, brabo being a subreaper, is still brabo's.
+func StopDescendants(ctx context.Context, grace time.Duration) (int, error) {
+	return stop(ctx, Descendants, grace)
+}
+
+// stop is Stop over the processes find lists.
+func stop(ctx context.Context, find func() ([]Stat, error), grace time.Duration) (int, error) {
 	seen := map[int]bool{}
 	signal := func(sig syscall.Signal) (int, error) {
-		list, err := Find(t)
+		list, err := find()
 		for _, st := range list {
 			seen[st.PID] = true
 			_ = syscall.Kill(st.PID, sig)
@@ -197,7 +231,7 @@ func Stop(ctx context.Context, t Target, grace time.Duration) (int, error) {
 				case <-ctx.Done():
 					break wait
 				case <-tick.C:
-					if left, err := Find(t); err == nil && len(left) == 0 {
+					if left, err := find(); err == nil && len(left) == 0 {
 						break wait
 					}
 				}
