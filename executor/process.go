@@ -72,20 +72,26 @@ func (e *Executor) runProc(ctx context.Context, dir string, env []string, out io
 
 	_ = procs.Wait(cmd)
 	_ = killGroup(cmd.Process.Pid)
-	if r := runOf(ctx); r != nil {
-		// The descendants that left the group (setsid, double forks)
-		// still carry the action's id: they end now too, and release the
-		// output pipe instead of holding it for WaitDelay.
-		_, _ = procs.Stop(context.Background(), procs.Target{ActionID: r.id}, 0)
-	}
-	timer := time.NewTimer(e.opts.WaitDelay)
 	select {
 	case <-done:
-	case <-timer.C:
-		pr.Close() // unblocks the reader
-		<-done
+	case <-time.After(pipeGrace):
+		if r := runOf(ctx); r != nil {
+			// Something still holds the output pipe: a descendant that
+			// left the group (setsid, a double fork). It carries the
+			// action's id and ends now, instead of holding the pipe for
+			// WaitDelay. (When nothing holds it, this scan of /proc waits
+			// for the end of the action.)
+			_, _ = procs.Stop(context.Background(), procs.Target{ActionID: r.id, Since: r.since}, 0)
+		}
+		timer := time.NewTimer(e.opts.WaitDelay)
+		select {
+		case <-done:
+		case <-timer.C:
+			pr.Close() // unblocks the reader
+			<-done
+		}
+		timer.Stop()
 	}
-	timer.Stop()
 	pr.Close()
 
 	oc := procOutcome{ExitCode: -1}
@@ -102,6 +108,10 @@ func (e *Executor) runProc(ctx context.Context, dir string, env []string, out io
 	oc.Interrupted = ctx.Err() != nil && (st == nil || !st.Exited())
 	return oc, nil
 }
+
+// pipeGrace is how long the output pipe may stay open after the group is
+// dead before the executor looks for who else holds it.
+const pipeGrace = 50 * time.Millisecond
 
 // killGroup sends SIGKILL to the process group pgid. A group that is
 // already gone is not an error.

@@ -18,6 +18,7 @@ var ErrStopping = errors.New("executor: brabo is stopping; the action was not st
 // run is one action the executor runs now.
 type run struct {
 	id      string
+	since   int64 // NowTicks before it began: older processes are none of its own
 	started func(brabo.ProcessGroup)
 	cancel  context.CancelCauseFunc
 
@@ -32,6 +33,12 @@ type runKey struct{}
 func runOf(ctx context.Context) *run {
 	r, _ := ctx.Value(runKey{}).(*run)
 	return r
+}
+
+// target names the run's processes: its BRABO_ACTION_ID, the group g, and
+// none started before it began.
+func (r *run) target(g brabo.ProcessGroup) procs.Target {
+	return procs.Target{ActionID: r.id, PGID: g.PGID, LeaderStart: g.LeaderStart, Since: r.since}
 }
 
 // stopReason is why Stop ended the run, "" when it did not.
@@ -51,7 +58,7 @@ func (e *Executor) begin(ctx context.Context, req brabo.ExecRequest) (context.Co
 	if e.stopping {
 		return nil, nil, ErrStopping
 	}
-	r := &run{id: req.Action.ID, started: req.Started}
+	r := &run{id: req.Action.ID, since: procs.NowTicks() - 1, started: req.Started}
 	ctx, r.cancel = context.WithCancelCause(context.WithValue(ctx, runKey{}, r))
 	if e.running == nil {
 		e.running = map[*run]bool{}
@@ -69,7 +76,7 @@ func (e *Executor) end(r *run) {
 	r.mu.Lock()
 	g := r.group
 	r.mu.Unlock()
-	_, _ = procs.Stop(context.Background(), procs.Target{ActionID: r.id, PGID: g.PGID, LeaderStart: g.LeaderStart}, 0)
+	_, _ = procs.Stop(context.Background(), r.target(g), 0)
 	r.cancel(nil)
 	e.runMu.Lock()
 	delete(e.running, r)
@@ -129,7 +136,7 @@ func (e *Executor) Stop(ctx context.Context, grace time.Duration, why string) er
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, _ = procs.Stop(ctx, procs.Target{ActionID: r.id, PGID: g.PGID, LeaderStart: g.LeaderStart}, grace)
+			_, _ = procs.Stop(ctx, r.target(g), grace)
 			// The runner's context ends too: a git action between two
 			// steps starts none, and a process started meanwhile dies.
 			r.cancel(errors.New(reason))

@@ -22,6 +22,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // EnvName is the variable that names the action a process runs for.
@@ -42,11 +44,39 @@ func (s Stat) Gone() bool { return s.State == 'Z' || s.State == 'X' }
 
 // ReadStat reads /proc/<pid>/stat.
 func ReadStat(pid int) (Stat, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	var buf [1024]byte
+	b, err := readSmall("/proc/"+strconv.Itoa(pid)+"/stat", buf[:])
 	if err != nil {
 		return Stat{}, err
 	}
 	return parseStat(pid, b)
+}
+
+// readSmall reads a small file into buf with three system calls and no
+// allocation (os.ReadFile's stat and growing buffer cost more than the
+// read, and a scan reads one file per process); a file longer than buf is
+// cut.
+func readSmall(path string, buf []byte) ([]byte, error) {
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer syscall.Close(fd)
+	n := 0
+	for n < len(buf) {
+		m, err := syscall.Read(fd, buf[n:])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &os.PathError{Op: "read", Path: path, Err: err}
+		}
+		if m == 0 {
+			break
+		}
+		n += m
+	}
+	return buf[:n], nil
 }
 
 // parseStat reads the fields after the command name, which is in
@@ -136,6 +166,24 @@ type Target struct {
 	// alive with that start time.
 	PGID        int
 	LeaderStart int64
+	// Since, when set, is a time in clock ticks since boot (NowTicks)
+	// before the action began: a process started earlier is none of its
+	// own, and its environment is not read (the scan's dearest part).
+	Since int64
+}
+
+// clockTicks is USER_HZ, the unit of /proc/<pid>/stat's start time: 100
+// on every Linux ABI Go supports.
+const clockTicks = 100
+
+// NowTicks is the time since boot in clock ticks, the unit of a
+// process's start time; 0 when the clock cannot be read.
+func NowTicks() int64 {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts); err != nil {
+		return 0
+	}
+	return ts.Sec*clockTicks + ts.Nsec/(1e9/clockTicks)
 }
 
 // Find lists the live processes of the target.
@@ -158,6 +206,9 @@ func Find(t Target) ([]Stat, error) {
 	}
 	var out []Stat
 	for _, st := range list {
+		if st.Start < t.Since {
+			continue
+		}
 		if (group && st.PGID == t.PGID) || (kv != nil && hasEnv(st.PID, kv)) {
 			out = append(out, st)
 		}

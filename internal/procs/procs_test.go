@@ -64,13 +64,18 @@ func count(t *testing.T, target procs.Target) int {
 // processes are left alone.
 func TestStopFindsEscapedDescendants(t *testing.T) {
 	const mine, other = "act_procs_mine", "act_procs_other"
+	since := procs.NowTicks() - 1
 	start(t, `setsid sh -c 'sleep 300' & (sleep 300 &); trap 'exit 0' TERM; sleep 300 & wait`, procs.EnvName+"="+mine)
 	start(t, `sleep 300`, procs.EnvName+"="+other)
 	// bash, the setsid sh and its sleep, the orphaned sleep, the last sleep.
 	waitFor(t, "the action's five processes", func() bool { return count(t, procs.Target{ActionID: mine}) >= 5 })
 	waitFor(t, "the other action's process", func() bool { return count(t, procs.Target{ActionID: other}) == 1 })
 
-	n, err := procs.Stop(context.Background(), procs.Target{ActionID: mine}, 2*time.Second)
+	// A process started before the action began is none of its own.
+	if n := count(t, procs.Target{ActionID: mine, Since: procs.NowTicks() + 100}); n != 0 {
+		t.Fatalf("processes started before Since were counted: %d", n)
+	}
+	n, err := procs.Stop(context.Background(), procs.Target{ActionID: mine, Since: since}, 2*time.Second)
 	if err != nil || n < 5 {
 		t.Fatalf("Stop signalled %d processes, %v; want at least 5", n, err)
 	}
@@ -184,5 +189,15 @@ func TestHostAlive(t *testing.T) {
 	n, err := h.StopAction(context.Background(), &brabo.RunningAction{ActionID: "act_x", Host: self.Host + "-other", BootID: self.BootID, PGID: self.PID}, 0)
 	if n != 0 || err != nil {
 		t.Errorf("StopAction of another host's record: %d, %v", n, err)
+	}
+}
+
+// BenchmarkFind is one scan of /proc for an action's processes, as the
+// executor makes at the end of every action (Since leaves out the
+// environment of the processes started before it).
+func BenchmarkFind(b *testing.B) {
+	since := procs.NowTicks()
+	for i := 0; i < b.N; i++ {
+		procs.Find(procs.Target{ActionID: "act_bench", Since: since})
 	}
 }
