@@ -54,6 +54,7 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	ws, _ := filepath.Abs(*workspaces)
 	ex := newExecutor(procenv.Filter(os.Environ(), strings.Split(*passEnv, ",")), sf.data)
 	svc := &pipeline.Service{Store: store, WorkspacesRoot: ws, Log: log, Executor: ex}
+	landlockStatus(log)
 	inst, err := startInstance(ctx, svc, ex, false, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "brabo agent: %v\n", err)
