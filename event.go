@@ -14,6 +14,9 @@ const (
 	EventActionExecuted    = "action.executed"
 	EventActionFailed      = "action.failed"
 	EventTaskStatusChanged = "backlog.task_status_changed"
+	// EventProjectProcesses records a maintainer's change of the project's
+	// process settings (git hooks, timeout ceiling).
+	EventProjectProcesses = "project.processes_changed"
 )
 
 // Outbox topics.

@@ -13,6 +13,10 @@ type ExecRequest struct {
 	Credential *Member
 	// PR is the pull request a git_merge merges (nil otherwise).
 	PR *PullRequest
+	// Started, when set, is called each time the executor starts a
+	// process group for the action (a terminal command, each git step),
+	// so the caller can record where the action runs while it runs.
+	Started func(ProcessGroup)
 }
 
 // Executor runs approved actions and returns their real result.

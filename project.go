@@ -19,6 +19,15 @@ type Project struct {
 	// ContainerRunning is true while the project's container is registered
 	// running (the container floor).
 	ContainerRunning bool `json:"containerRunning"`
+	// GitHooks is true when the project's maintainer turned the
+	// repository's git hooks on for brabo's git actions (git_commit,
+	// git_push…). Off by default: a hook is code the agent may have
+	// written, and it would run with brabo's git.
+	GitHooks bool `json:"gitHooks"`
+	// MaxTimeoutSec is the project's ceiling on a terminal command's
+	// timeoutSec, on top of the executor's own; 0 leaves only the
+	// executor's.
+	MaxTimeoutSec int `json:"maxTimeoutSec"`
 	// OwnerID is the workspace owner: auto-approved actions execute with
 	// this member's credential.
 	OwnerID   string    `json:"ownerId"`

@@ -69,6 +69,10 @@ type Tx interface {
 	Project(ctx context.Context, id string) (*Project, error)
 	Projects(ctx context.Context) ([]*Project, error)
 	SetContainerRunning(ctx context.Context, projectID string, running bool) error
+	// SetProjectProcesses writes the project's process settings: whether
+	// brabo's git actions run the repository's hooks, and the ceiling on a
+	// terminal command's timeoutSec (0: none of the project's own).
+	SetProjectProcesses(ctx context.Context, projectID string, gitHooks bool, maxTimeoutSec int) error
 
 	CreateMember(ctx context.Context, m *Member) error
 	Member(ctx context.Context, id string) (*Member, error)
@@ -171,6 +175,23 @@ type Tx interface {
 	// go to the worker of the process that runs that agent's actor. When
 	// the holder dies, its lease runs out and anyone may claim them.
 	ClaimOutboxFor(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]OutboxMessage, error)
+
+	// PutInstance inserts the instance or replaces its row (a renewal of
+	// its lease).
+	PutInstance(ctx context.Context, in *Instance) error
+	// Instances lists the instances recorded, oldest first.
+	Instances(ctx context.Context) ([]*Instance, error)
+	// DeleteInstance removes the instance's row (a graceful stop); a
+	// missing row is not an error.
+	DeleteInstance(ctx context.Context, id string) error
+	// PutRunning records an action as running, or replaces its record (a
+	// new process group).
+	PutRunning(ctx context.Context, r *RunningAction) error
+	// FinishRunning removes the action's running record; a missing one is
+	// not an error.
+	FinishRunning(ctx context.Context, actionID string) error
+	// RunningActions lists the running records, oldest first.
+	RunningActions(ctx context.Context) ([]*RunningAction, error)
 }
 
 // AgentLease says which process runs an agent's actor, until when

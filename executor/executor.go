@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/internal/procenv"
 )
 
 // Runner runs one type of approved action.
@@ -50,12 +51,34 @@ type Options struct {
 	GitPath string
 	// Shell runs terminal commands as `Shell -c command` (default "bash").
 	Shell string
-	// Env is the base environment of terminal commands, to which
-	// BRABO_ACTION_ID and BRABO_EXECUTED_AS are added. Nil means the
-	// executor's own (os.Environ()), secrets of the server included: a
-	// caller that holds API keys or database URLs in its environment should
-	// pass a filtered copy.
+	// Env is the base environment of every process the executor starts
+	// (terminal commands and git), to which BRABO_ACTION_ID,
+	// BRABO_EXECUTED_AS and git's safety configuration are added
+	// (procenv.Child). Nil means the executor's own environment filtered
+	// by procenv.Own: never the server's whole environment, whose secrets
+	// a hook or a test the agent wrote could print.
 	Env []string
+	// Confine, when set, runs every terminal command under Landlock
+	// (internal/confine) where the kernel has it: it may write only in its
+	// scope root, its private temp folder and its project's cache folder.
+	// Nil runs commands unconfined (tests, and kernels without Landlock).
+	Confine *Confinement
+}
+
+// Confinement says how terminal commands are confined.
+type Confinement struct {
+	// Launcher is the program that runs confine.Main when its first
+	// argument is confine.Subcommand: brabo itself (os.Executable), or a
+	// test binary whose TestMain does.
+	Launcher string
+	// Hide are the paths a command may neither read nor write: brabo's
+	// data folder, token files.
+	Hide []string
+	// CacheRoot, when set, holds one cache folder per project
+	// (<CacheRoot>/<workspace dir>), which the project's commands may
+	// write: GOCACHE, GOMODCACHE and XDG_CACHE_HOME point there, since
+	// the home folder's caches are out of their reach.
+	CacheRoot string
 }
 
 func (o Options) withDefaults() Options {
@@ -92,6 +115,12 @@ type Executor struct {
 	opts    Options
 	mu      sync.RWMutex
 	runners map[brabo.ActionType]Runner
+
+	// The actions running now (running.go): Stop ends them.
+	runMu    sync.Mutex
+	running  map[*run]bool
+	stopping bool
+	runWG    sync.WaitGroup
 }
 
 var _ brabo.Executor = (*Executor)(nil)
@@ -109,6 +138,15 @@ func New(opts Options) *Executor {
 	e.Register(brabo.PrOpen, e.runPROpen)
 	e.Register(brabo.GitMerge, e.runGitMerge)
 	return e
+}
+
+// baseEnv is the environment every child starts from: Options.Env, or the
+// executor's own filtered.
+func (e *Executor) baseEnv() []string {
+	if e.opts.Env != nil {
+		return e.opts.Env
+	}
+	return procenv.Own()
 }
 
 // Options returns the options in effect, defaults filled in.
@@ -132,6 +170,10 @@ func (e *Executor) Register(t brabo.ActionType, r Runner) {
 // panics is reported as an error, never as a panic. Every Result it returns
 // carries Detail["executedAs"], the credential's member id, when the
 // request has a credential.
+//
+// When the runner returns, every process still carrying the action's
+// BRABO_ACTION_ID is killed: nothing an action started outlives it. Once
+// Stop has begun, Execute refuses with ErrStopping.
 func (e *Executor) Execute(ctx context.Context, req brabo.ExecRequest) (res *brabo.Result, err error) {
 	if req.Action == nil {
 		return nil, &PayloadError{Field: "action", Reason: "is missing from the request"}
@@ -143,6 +185,11 @@ func (e *Executor) Execute(ctx context.Context, req brabo.ExecRequest) (res *bra
 	if r == nil {
 		return nil, &NoRunnerError{Type: t}
 	}
+	ctx, run, err := e.begin(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	defer e.end(run)
 	defer func() {
 		if p := recover(); p != nil {
 			res, err = nil, fmt.Errorf("executor: the runner for %s panicked: %v", t, p)

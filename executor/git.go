@@ -4,15 +4,15 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"syscall"
 
 	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/internal/procenv"
+	"github.com/brabo-dev/brabo/internal/procs"
 )
 
 // gitSession runs the git commands of one action in one directory, with one
@@ -41,24 +41,30 @@ var gitEnvDrop = []string{
 	"GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "GIT_COMMITTER_DATE",
 }
 
-// newGit starts a session in dir. ceiling are directories git must not
-// search above (GIT_CEILING_DIRECTORIES): the parent of the scope root, so
-// that a root that is not itself a repository never lets git act on a
-// repository around it. extra are further "NAME=value" variables.
-func (e *Executor) newGit(ctx context.Context, t brabo.ActionType, dir string, ceiling []string, extra ...string) *gitSession {
-	base := make([]string, 0, len(os.Environ()))
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		if !slices.Contains(gitEnvDrop, name) {
-			base = append(base, kv)
-		}
-	}
+// newGit starts a session in dir for the action of req. ceiling are
+// directories git must not search above (GIT_CEILING_DIRECTORIES): the
+// parent of the scope root, so that a root that is not itself a
+// repository never lets git act on a repository around it. extra are
+// further "NAME=value" variables.
+//
+// The environment is the executor's filtered one (procenv), never the
+// server's: a hook runs with it. It carries BRABO_ACTION_ID, so that
+// whatever a hook leaves running is found and stopped with its action, and
+// git's safety configuration; the repository's hooks are off
+// (core.hooksPath=/dev/null) unless the project's maintainer turned them
+// on (Project.GitHooks): a hook is code the agent may have written.
+func (e *Executor) newGit(ctx context.Context, t brabo.ActionType, req brabo.ExecRequest, dir string, ceiling []string, extra ...string) *gitSession {
 	set := append([]string{
 		"GIT_TERMINAL_PROMPT=0",
 		"GIT_CEILING_DIRECTORIES=" + strings.Join(ceiling, ":"),
+		"BRABO_ACTION_ID=" + req.Action.ID,
 	}, extra...)
-	return &gitSession{e: e, ctx: ctx, t: t, dir: dir, env: withEnv(base, set...),
-		out: newCapBuf(e.opts.MaxOutputBytes)}
+	var git []procenv.Config
+	if req.Project == nil || !req.Project.GitHooks {
+		git = append(git, procenv.NoHooks)
+	}
+	env := procenv.Child(procenv.Drop(e.baseEnv(), gitEnvDrop...), set, git...)
+	return &gitSession{e: e, ctx: ctx, t: t, dir: dir, env: env, out: newCapBuf(e.opts.MaxOutputBytes)}
 }
 
 // ceilingFor returns the parents of the scope root, as given and resolved.
@@ -110,7 +116,10 @@ func (g *gitSession) query(args ...string) (string, int) {
 	cmd.WaitDelay = g.e.opts.WaitDelay
 	var stdout bytes.Buffer
 	cmd.Stdout = &stdout
-	err := cmd.Run()
+	err := g.e.start(ctx, cmd)
+	if err == nil {
+		err = procs.Wait(cmd)
+	}
 	if cmd.Process != nil {
 		_ = killGroup(cmd.Process.Pid)
 	}
@@ -132,7 +141,9 @@ func (g *gitSession) fail(format string, a ...any) (*brabo.Result, error) {
 		return nil, g.startErr
 	}
 	msg := fmt.Sprintf(format, a...)
-	if g.timedOut {
+	if why := runOf(g.ctx).stopReason(); why != "" {
+		msg = fmt.Sprintf("%s: %s", msg, why)
+	} else if g.timedOut {
 		if g.ctx.Err() != nil {
 			msg = fmt.Sprintf("%s: %s interrupted (%v)", msg, g.stopped, g.ctx.Err())
 		} else {

@@ -240,7 +240,9 @@ func TestGitCommandsTimeOut(t *testing.T) {
 	writeFile(t, filepath.Join(work, "x"), "x")
 	e := executor.New(executor.Options{GitTimeout: 500 * time.Millisecond})
 	start := time.Now()
-	res := mustRun(t, e, request(work, brabo.GitCommit, brabo.Payload{Message: "m"}))
+	req := request(work, brabo.GitCommit, brabo.Payload{Message: "m"})
+	req.Project = &brabo.Project{GitHooks: true} // the hook runs only when turned on
+	res := mustRun(t, e, req)
 	if !res.TimedOut || !strings.Contains(res.Error, "timed out") || time.Since(start) > 10*time.Second {
 		t.Errorf("%+v after %v", res, time.Since(start))
 	}

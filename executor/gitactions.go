@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/internal/procenv"
 )
 
 // rootGit opens a git session in the scope root, or in the payload's Cwd
@@ -24,7 +25,7 @@ func (e *Executor) rootGit(ctx context.Context, t brabo.ActionType, req brabo.Ex
 			return nil, err
 		}
 	}
-	return e.newGit(ctx, t, dir, ceilingFor(sc), extra...), nil
+	return e.newGit(ctx, t, req, dir, ceilingFor(sc), extra...), nil
 }
 
 func needCredential(t brabo.ActionType, req brabo.ExecRequest) error {
@@ -65,7 +66,7 @@ func (e *Executor) runGitCommit(ctx context.Context, req brabo.ExecRequest) (*br
 	if v, _ := g.query("config", "--local", "--get", "user.email"); v == "" {
 		author = append(author, "GIT_AUTHOR_EMAIL="+email)
 	}
-	g.env = withEnv(g.env, author...)
+	g.env = procenv.Set(g.env, author...)
 
 	if g.step("add", "-A") != 0 {
 		return g.fail("git add failed")
@@ -261,7 +262,7 @@ func (e *Executor) runGitMerge(ctx context.Context, req brabo.ExecRequest) (*bra
 	}
 	defer os.RemoveAll(tmp)
 	name, email := identity(req.Credential)
-	g := e.newGit(ctx, t, tmp, []string{filepath.Dir(tmp)},
+	g := e.newGit(ctx, t, req, tmp, []string{filepath.Dir(tmp)},
 		"GIT_AUTHOR_NAME="+name, "GIT_AUTHOR_EMAIL="+email,
 		"GIT_COMMITTER_NAME="+name, "GIT_COMMITTER_EMAIL="+email)
 	clone := filepath.Join(tmp, "repo")

@@ -9,18 +9,26 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/brabo-dev/brabo"
 	"github.com/brabo-dev/brabo/executor"
+	"github.com/brabo-dev/brabo/internal/confine"
 )
 
 // TestMain makes git hermetic: no system or user config leaks into the test
 // repositories, and temporary files (the merge clones) land in a directory
 // the tests can inspect.
+//
+// The test binary is also the confinement launcher (as brabo is): the
+// executor starts it with confine.Subcommand to run a confined command.
 func TestMain(m *testing.M) {
+	if confine.IsLauncher(os.Args) {
+		confine.Main(os.Args)
+	}
 	dir, err := os.MkdirTemp("", "executor-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -54,10 +62,15 @@ func TestMain(m *testing.M) {
 // ada is the credential the tests execute with.
 var ada = &brabo.Member{ID: "m-ada", Name: "Ada Lovelace"}
 
-// request builds an ExecRequest for one action.
+// actionSeq numbers the tests' actions: each has an id of its own, as in
+// brabo, since the executor stops every process carrying an action's id
+// when the action ends (parallel tests must not share one).
+var actionSeq atomic.Int64
+
+// request builds an ExecRequest for one action, with a fresh id.
 func request(root string, t brabo.ActionType, p brabo.Payload) brabo.ExecRequest {
 	return brabo.ExecRequest{
-		Action:     &brabo.ProposedAction{ID: "act-1", Type: t, Payload: p},
+		Action:     &brabo.ProposedAction{ID: fmt.Sprintf("act-%d-%d", os.Getpid(), actionSeq.Add(1)), Type: t, Payload: p},
 		Root:       root,
 		Credential: ada,
 	}

@@ -6,9 +6,10 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"strings"
 	"syscall"
 	"time"
+
+	"github.com/brabo-dev/brabo/internal/procs"
 )
 
 // procOutcome is how a process run ended.
@@ -25,9 +26,10 @@ type procOutcome struct {
 // own, with stdin empty (/dev/null), stdout and stderr combined into out.
 //
 // When ctx ends, the whole group is killed with SIGKILL. When the leader
-// exits, whatever it left running in its group is killed too: a command's
-// run is over when it returns, and a background child must not outlive the
-// timeout that bounded it. The output is read through a pipe the executor
+// exits, whatever it left running in its group is killed too, and so is
+// every process carrying the action's BRABO_ACTION_ID (inside Execute): a
+// command's run is over when it returns, and a background child must not
+// outlive the timeout that bounded it, whatever group it moved to. The output is read through a pipe the executor
 // owns: once the group is dead it waits at most WaitDelay for the pipe to
 // close (a process that left the group may still hold it) and then stops
 // reading, so nothing can hang an action.
@@ -53,7 +55,7 @@ func (e *Executor) runProc(ctx context.Context, dir string, env []string, out io
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
 	cmd.WaitDelay = e.opts.WaitDelay
-	if err := cmd.Start(); err != nil {
+	if err := e.start(ctx, cmd); err != nil {
 		pr.Close()
 		pw.Close()
 		if ctx.Err() != nil {
@@ -68,16 +70,28 @@ func (e *Executor) runProc(ctx context.Context, dir string, env []string, out io
 		_, _ = io.Copy(out, pr)
 	}()
 
-	_ = cmd.Wait()
+	_ = procs.Wait(cmd)
 	_ = killGroup(cmd.Process.Pid)
-	timer := time.NewTimer(e.opts.WaitDelay)
 	select {
 	case <-done:
-	case <-timer.C:
-		pr.Close() // unblocks the reader
-		<-done
+	case <-time.After(pipeGrace):
+		if r := runOf(ctx); r != nil {
+			// Something still holds the output pipe: a descendant that
+			// left the group (setsid, a double fork). It carries the
+			// action's id and ends now, instead of holding the pipe for
+			// WaitDelay. (When nothing holds it, this scan of /proc waits
+			// for the end of the action.)
+			_, _ = procs.Stop(context.Background(), procs.Target{ActionID: r.id, Since: r.since}, 0)
+		}
+		timer := time.NewTimer(e.opts.WaitDelay)
+		select {
+		case <-done:
+		case <-timer.C:
+			pr.Close() // unblocks the reader
+			<-done
+		}
+		timer.Stop()
 	}
-	timer.Stop()
 	pr.Close()
 
 	oc := procOutcome{ExitCode: -1}
@@ -95,6 +109,10 @@ func (e *Executor) runProc(ctx context.Context, dir string, env []string, out io
 	return oc, nil
 }
 
+// pipeGrace is how long the output pipe may stay open after the group is
+// dead before the executor looks for who else holds it.
+const pipeGrace = 50 * time.Millisecond
+
 // killGroup sends SIGKILL to the process group pgid. A group that is
 // already gone is not an error.
 func killGroup(pgid int) error {
@@ -105,22 +123,4 @@ func killGroup(pgid int) error {
 		return err
 	}
 	return nil
-}
-
-// withEnv returns base without the variables named in set, followed by set
-// ("NAME=value" entries), so that each name appears once.
-func withEnv(base []string, set ...string) []string {
-	names := make(map[string]bool, len(set))
-	for _, kv := range set {
-		name, _, _ := strings.Cut(kv, "=")
-		names[name] = true
-	}
-	out := make([]string, 0, len(base)+len(set))
-	for _, kv := range base {
-		name, _, _ := strings.Cut(kv, "=")
-		if !names[name] {
-			out = append(out, kv)
-		}
-	}
-	return append(out, set...)
 }

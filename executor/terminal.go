@@ -5,30 +5,66 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/internal/confine"
+	"github.com/brabo-dev/brabo/internal/procenv"
 )
 
-// timeout is a terminal command's timeout: the payload's, within
-// MaxTimeout, or DefaultTimeout when it sets none.
-func (e *Executor) timeout(sec int) time.Duration {
-	if sec <= 0 {
-		return e.opts.DefaultTimeout
+// timeout is a terminal command's timeout: the payload's, or
+// DefaultTimeout when it sets none, within MaxTimeout and within the
+// project's own ceiling (Project.MaxTimeoutSec) when it has one.
+func (e *Executor) timeout(sec int, p *brabo.Project) time.Duration {
+	max := e.opts.MaxTimeout
+	if p != nil && p.MaxTimeoutSec > 0 && int64(p.MaxTimeoutSec) < int64(max/time.Second) {
+		max = time.Duration(p.MaxTimeoutSec) * time.Second
 	}
+	d := e.opts.DefaultTimeout
 	// Compare in seconds: a huge TimeoutSec must not overflow a Duration.
-	if int64(sec) >= int64(e.opts.MaxTimeout/time.Second) {
-		return e.opts.MaxTimeout
+	if sec > 0 {
+		if int64(sec) >= int64(max/time.Second) {
+			return max
+		}
+		d = time.Duration(sec) * time.Second
 	}
-	return time.Duration(sec) * time.Second
+	return min(d, max)
+}
+
+// confined reports whether Landlock can confine commands here; without it
+// they run unconfined (brabo says so at start and in /healthz).
+func confined() bool {
+	_, err := confine.ABI()
+	return err == nil
+}
+
+// projectCache makes and returns the project's cache folder under root.
+func projectCache(root string, p *brabo.Project) (string, error) {
+	name := "default"
+	if p != nil && p.WorkspaceDir != "" {
+		name = p.WorkspaceDir
+	}
+	if strings.ContainsAny(name, `/\`) || name == "." || name == ".." {
+		return "", fmt.Errorf("the project's folder name %q is not a plain name", name)
+	}
+	dir := filepath.Join(root, name)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("the project's cache folder: %w", err)
+	}
+	return dir, nil
 }
 
 // runTerminal runs `Shell -c Command` in the payload's Cwd (relative to the
 // root, resolved and confined to it), in a process group of its own, with
 // the timeout of the payload (capped), stdin empty and the combined output
-// capped. The environment is Options.Env (the executor's own by default) plus BRABO_ACTION_ID and
-// BRABO_EXECUTED_AS (the credential's member id).
+// capped. The environment is Options.Env (the executor's own, filtered, by
+// default) plus BRABO_ACTION_ID, BRABO_EXECUTED_AS (the credential's member
+// id), TMPDIR (a private temp folder, removed after) and git's safety
+// configuration (procenv.Child). With Options.Confine and Landlock, the
+// shell runs under the launcher: it writes only in the scope root, its
+// temp folder and its project's cache folder.
 //
 // A nonzero exit is a Result with that ExitCode and no Error. A timeout
 // kills the whole group and sets TimedOut and Error; a cancelled ctx kills
@@ -53,24 +89,48 @@ func (e *Executor) runTerminal(ctx context.Context, req brabo.ExecRequest) (*bra
 	if req.Credential != nil {
 		executedAs = req.Credential.ID
 	}
-	base := e.opts.Env
-	if base == nil {
-		base = os.Environ()
+	// A private temp folder per action: nothing of another action's is
+	// in it, and confinement lets the command write there.
+	tmp, err := os.MkdirTemp("", "brabo-action-")
+	if err != nil {
+		return nil, fmt.Errorf("terminal: private temp folder: %w", err)
 	}
-	env := withEnv(base,
-		"BRABO_ACTION_ID="+req.Action.ID,
-		"BRABO_EXECUTED_AS="+executedAs)
+	defer os.RemoveAll(tmp)
+	set := []string{"BRABO_ACTION_ID=" + req.Action.ID, "BRABO_EXECUTED_AS=" + executedAs, "TMPDIR=" + tmp}
+	name, args := e.opts.Shell, []string{"-c", p.Command}
+	if c := e.opts.Confine; c != nil && c.Launcher != "" && confined() {
+		write := []string{sc.resolved, tmp}
+		if c.CacheRoot != "" {
+			cache, err := projectCache(c.CacheRoot, req.Project)
+			if err != nil {
+				return nil, fmt.Errorf("terminal: %w", err)
+			}
+			write = append(write, cache)
+			set = append(set, "GOCACHE="+filepath.Join(cache, "go-build"), "GOMODCACHE="+filepath.Join(cache, "go-mod"),
+				"XDG_CACHE_HOME="+filepath.Join(cache, "xdg"))
+		}
+		name, args = c.Launcher, confine.Spec{Write: write, Hide: c.Hide}.Args(e.opts.Shell, "-c", p.Command)
+	}
+	env := procenv.Child(e.baseEnv(), set)
 
-	limit := e.timeout(p.TimeoutSec)
+	limit := e.timeout(p.TimeoutSec, req.Project)
 	runCtx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	out := newCapBuf(e.opts.MaxOutputBytes)
-	oc, err := e.runProc(runCtx, dir, env, out, e.opts.Shell, "-c", p.Command)
+	oc, err := e.runProc(runCtx, dir, env, out, name, args...)
 	if err != nil {
-		return nil, fmt.Errorf("terminal: starting %s: %w", e.opts.Shell, err)
+		return nil, fmt.Errorf("terminal: starting %s: %w", name, err)
+	}
+	if oc.ExitCode == 126 && name != e.opts.Shell && strings.Contains(out.String(), "brabo: cannot confine the command") {
+		// The launcher refused: nothing ran.
+		return nil, fmt.Errorf("terminal: %s", strings.TrimSpace(out.String()))
 	}
 	res := &brabo.Result{ExitCode: oc.ExitCode, Output: out.String(), Truncated: out.truncated()}
-	if oc.Interrupted {
+	if why := runOf(runCtx).stopReason(); why != "" && oc.ExitCode != 0 {
+		// brabo stopped it; a command that still finished well keeps its
+		// outcome.
+		res.Error = why
+	} else if oc.Interrupted {
 		switch {
 		case ctx.Err() == nil: // our own deadline
 			res.TimedOut = true

@@ -174,6 +174,29 @@ func TestTerminalTimeoutIsCappedByMaxTimeout(t *testing.T) {
 	}
 }
 
+// TestTerminalTimeoutIsCappedByTheProject: the project's MaxTimeoutSec
+// caps both the payload's timeoutSec and the default, on top of the
+// executor's MaxTimeout; a project without one leaves them as they are.
+func TestTerminalTimeoutIsCappedByTheProject(t *testing.T) {
+	t.Parallel()
+	e := executor.New(executor.Options{})
+	root := realDir(t)
+	for _, sec := range []int{3600, 0} {
+		req := request(root, brabo.Terminal, brabo.Payload{Command: "sleep 30", TimeoutSec: sec})
+		req.Project = &brabo.Project{MaxTimeoutSec: 1}
+		start := time.Now()
+		res := mustRun(t, e, req)
+		if !res.TimedOut || !strings.Contains(res.Error, "timed out after 1s") || time.Since(start) > 10*time.Second {
+			t.Errorf("timeoutSec %d in a project capped at 1 s: %+v after %v", sec, res, time.Since(start))
+		}
+	}
+	req := request(root, brabo.Terminal, brabo.Payload{Command: "sleep 1.2; echo finished", TimeoutSec: 5})
+	req.Project = &brabo.Project{}
+	if res := mustRun(t, e, req); res.TimedOut || res.Output != "finished\n" {
+		t.Errorf("a project with no ceiling cut the command: %+v", res)
+	}
+}
+
 func TestTerminalCancelKillsTheWholeGroup(t *testing.T) {
 	t.Parallel()
 	e := executor.New(executor.Options{})
@@ -251,14 +274,19 @@ func TestTerminalOutputIsCappedWithAMarker(t *testing.T) {
 	}
 }
 
+// TestTerminalEnvironment: with no Env of its own the executor hands a
+// command its own environment filtered (procenv.Own), never whole: a
+// variable a build does not need (a secret) stays behind, PATH and HOME
+// come along.
 func TestTerminalEnvironment(t *testing.T) {
 	t.Setenv("BRABO_EXECUTED_AS", "someone-else") // the parent's value must not win
-	t.Setenv("EXECUTOR_TEST_PARENT", "inherited")
+	t.Setenv("EXECUTOR_TEST_PARENT", "server-secret")
 	e := executor.New(executor.Options{})
 	root := realDir(t)
-	res := mustSucceed(t, e, terminal(root, "",
-		`echo "$BRABO_EXECUTED_AS|$BRABO_ACTION_ID|$EXECUTOR_TEST_PARENT"; env | grep -c '^BRABO_EXECUTED_AS='`))
-	if want := "m-ada|act-1|inherited\n1\n"; res.Output != want {
+	req := terminal(root, "",
+		`echo "$BRABO_EXECUTED_AS|$BRABO_ACTION_ID|$EXECUTOR_TEST_PARENT|${PATH:+path}|${HOME:+home}"; env | grep -c '^BRABO_EXECUTED_AS='`)
+	res := mustSucceed(t, e, req)
+	if want := "m-ada|" + req.Action.ID + "||path|home\n1\n"; res.Output != want {
 		t.Errorf("Output = %q, want %q", res.Output, want)
 	}
 }

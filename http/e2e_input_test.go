@@ -262,6 +262,7 @@ func TestEveryRouteNeedsAValidToken(t *testing.T) {
 		bodies := map[string]string{
 			"POST /v1/projects":                             `{"slug": "other", "mode": "local", "root": "` + t.TempDir() + `"}`,
 			"PUT " + e.pp("/container"):                     `{"running": false}`,
+			"PATCH " + e.pp(""):                             `{"gitHooks": true}`,
 			"POST " + e.pp("/members"):                      `{"name": "eve", "role": "owner"}`,
 			"POST " + e.pp("/agents"):                       `{"name": "intruder"}`,
 			"PUT " + e.pp("/permissions"):                   `{"allow": ["Terminal(rm)"]}`,

@@ -42,6 +42,9 @@ type Server struct {
 	// Gates runs the QA gate on a task (gate.go); nil answers 501
 	// not_configured.
 	Gates brabo.Gates
+	// Health are fields /healthz reports beside "status" (the server's
+	// "landlock": whether terminal commands are confined).
+	Health map[string]any
 
 	tokens tokenCache
 }
@@ -57,6 +60,7 @@ var routes = []route{
 	{"POST", "/v1/projects", (*Server).createProject},
 	{"GET", "/v1/projects", (*Server).listProjects},
 	{"GET", "/v1/projects/{project}", (*Server).getProject},
+	{"PATCH", "/v1/projects/{project}", (*Server).patchProject},
 	{"PUT", "/v1/projects/{project}/container", (*Server).putContainer},
 	{"POST", "/v1/projects/{project}/members", (*Server).createMember},
 	{"POST", "/v1/projects/{project}/agents", (*Server).createAgent},
@@ -99,7 +103,7 @@ func (s *Server) Handler() http.Handler {
 	}))
 	s.mountWeb(mux)
 	mux.HandleFunc("GET /openapi.json", serveOpenAPI)
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
+	mux.HandleFunc("GET /healthz", s.healthz)
 	return http.NewCrossOriginProtection().Handler(mux)
 }
 

@@ -18,7 +18,8 @@ func (s *Service) execute(ctx context.Context, a *brabo.ProposedAction, p *brabo
 	if scope, serr := s.ScopeRoot(p); serr != nil {
 		err = fmt.Errorf("scope: %w", serr)
 	} else {
-		res, err = s.runExecutor(ctx, brabo.ExecRequest{Action: a, Project: p, Root: scope.Root, Credential: cred, PR: pr})
+		res, err = s.runExecutor(ctx, brabo.ExecRequest{Action: a, Project: p, Root: scope.Root, Credential: cred, PR: pr,
+			Started: s.running(ctx, a)})
 	}
 	if res == nil {
 		res = &brabo.Result{}
@@ -72,6 +73,9 @@ func (s *Service) settle(ctx context.Context, a *brabo.ProposedAction, from brab
 		}
 		if !ok {
 			return fmt.Errorf("action %s left %s while it ran", a.ID, from)
+		}
+		if err := tx.FinishRunning(ctx, a.ID); err != nil {
+			return err
 		}
 		if err := tx.AppendEvent(ctx, &brabo.Event{
 			ProjectID: a.ProjectID, Type: event, ActorID: brabo.SystemActor, ActionID: a.ID,
@@ -144,13 +148,21 @@ func (s *Service) enqueueSettled(ctx context.Context, tx brabo.Tx, a *brabo.Prop
 }
 
 // Recover settles actions a previous process claimed and never finished
-// (it stopped while they ran): they become failed, with a reason that says
-// the command may have run partly, and their agents are told. Call it at
-// start-up of a single-instance store only: with several instances on one
-// database, another instance may be running them.
+// (it stopped while they ran): first RecoverDead (the actions a dead
+// instance's record names, whose left-over processes it stops), then every
+// other claimed action that no live instance runs: they become failed, with
+// a reason that says the command may have run partly, and their agents are
+// told. Call it at start-up of a single-instance store only (SQLite): with
+// several instances on one database, another instance may have claimed an
+// action it has not recorded as running yet; call RecoverDead there.
 func (s *Service) Recover(ctx context.Context) (int, error) {
+	n, err := s.RecoverDead(ctx)
+	if err != nil {
+		return n, err
+	}
 	var stuck []*brabo.ProposedAction
-	err := s.Store.View(ctx, func(tx brabo.Tx) error {
+	live := map[string]bool{}
+	err = s.Store.View(ctx, func(tx brabo.Tx) error {
 		for _, st := range []brabo.ActionStatus{brabo.StatusApproved, brabo.StatusAutoApproved} {
 			list, err := tx.Actions(ctx, brabo.ActionFilter{Status: st, Limit: 1000})
 			if err != nil {
@@ -158,13 +170,19 @@ func (s *Service) Recover(ctx context.Context) (int, error) {
 			}
 			stuck = append(stuck, list...)
 		}
-		return nil
+		runs, err := tx.RunningActions(ctx)
+		for _, r := range runs {
+			live[r.ActionID] = true // RecoverDead left it: a live instance runs it
+		}
+		return err
 	})
 	if err != nil {
-		return 0, err
+		return n, err
 	}
-	n := 0
 	for _, a := range stuck {
+		if live[a.ID] {
+			continue
+		}
 		res := &brabo.Result{ExitCode: -1, Error: "interrupted: brabo stopped while this action ran; it may have run partly"}
 		// The proposer of an interrupted auto-approval never got its answer:
 		// tell it too.

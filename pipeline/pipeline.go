@@ -39,6 +39,19 @@ type Service struct {
 	Now func() time.Time
 	Log *slog.Logger
 
+	// Processes, when set, makes this process an instance of the store
+	// (processes.go): each action it executes is recorded as running,
+	// with the process groups it starts, so that what a dead instance
+	// left running is found, stopped and failed (RecoverDead). InstanceID
+	// names this instance; InstanceLease (DefaultInstanceLease) is how
+	// long its row holds unrenewed; StopGrace (DefaultStopGrace) is the
+	// time between SIGTERM and SIGKILL for what a dead instance left.
+	Processes     brabo.Processes
+	InstanceID    string
+	InstanceLease time.Duration
+	StopGrace     time.Duration
+	started       time.Time
+
 	fileLocks  sync.Map // permissions.json path → *sync.Mutex
 	rulesCache sync.Map // permissions.json path → *compiledRules
 }

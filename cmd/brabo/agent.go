@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/brabo-dev/brabo/internal/procenv"
 	"github.com/brabo-dev/brabo/pipeline"
 )
 
@@ -51,16 +52,29 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 		*workspaces = filepath.Join(sf.data, "workspaces")
 	}
 	ws, _ := filepath.Abs(*workspaces)
-	svc := &pipeline.Service{Store: store, WorkspacesRoot: ws, Log: log,
-		Executor: newExecutor(commandEnv(os.Environ(), strings.Split(*passEnv, ",")))}
-	svc.Protect = protection(sf.data, commandEnv(os.Environ(), strings.Split(*passEnv, ",")))
-	ag, err := startAgents(ctx, store, svc, m, false, log)
+	ex := newExecutor(procenv.Filter(os.Environ(), strings.Split(*passEnv, ",")), sf.data)
+	svc := &pipeline.Service{Store: store, WorkspacesRoot: ws, Log: log, Executor: ex}
+	svc.Protect = protection(sf.data, procenv.Filter(os.Environ(), strings.Split(*passEnv, ",")))
+	landlockStatus(log)
+	inst, err := startInstance(ctx, svc, ex, false, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "brabo agent: %v\n", err)
+		return 1
+	}
+	defer inst.close()
+	// The agents stop after their running actions, which end with the
+	// shutdown's reason.
+	actx, stopAgents := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopAgents()
+	ag, err := startAgents(actx, store, svc, m, false, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "brabo agent: %v\n", err)
 		return 1
 	}
 	fmt.Fprintf(stdout, "brabo agent: dev agents run on %s; stop with Ctrl-C\n", *modelSpec)
 	<-ctx.Done()
+	inst.stopActions("brabo agent was stopped (" + context.Cause(ctx).Error() + ")")
+	stopAgents()
 	ag.wait()
 	return 0
 }

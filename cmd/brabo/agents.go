@@ -22,9 +22,10 @@ import (
 
 // newExecutor is the executor every subcommand runs approved actions
 // with: the built-in runners, and the dev lead's two decision types
-// (executing one records the decision).
-func newExecutor(env []string) *executor.Executor {
-	ex := executor.New(executor.Options{Env: env})
+// (executing one records the decision). Its terminal commands are
+// confined (confinement) when data names the data folder.
+func newExecutor(env []string, data string) *executor.Executor {
+	ex := executor.New(executor.Options{Env: env, Confine: confinement(data)})
 	ex.Register(brabo.ProposeExecutionPlan, devlead.RunPlan)
 	ex.Register(brabo.AssessImplementability, devlead.RunAssessment)
 	return ex

@@ -64,8 +64,15 @@ func scriptedModel(t *testing.T, script string) string {
 // startServe starts the real binary on dataDir and waits until it listens.
 func startServe(t *testing.T, dataDir string, extra ...string) *server {
 	t.Helper()
+	return startServeEnv(t, dataDir, nil, extra...)
+}
+
+// startServeEnv is startServe with more variables in the server's
+// environment.
+func startServeEnv(t *testing.T, dataDir string, env []string, extra ...string) *server {
+	t.Helper()
 	cmd := exec.Command(braboBin, append([]string{"serve", "--data", dataDir, "--addr", "127.0.0.1:0", "--log-level", "warn"}, extra...)...)
-	cmd.Env = append(os.Environ(), "BRABO_DB=")
+	cmd.Env = append(append(os.Environ(), "BRABO_DB="), env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -138,20 +145,22 @@ func (s *server) must(t *testing.T, method, path, token string, body any, want i
 	return out
 }
 
-var markerRE = regexp.MustCompile(`(auto|manual|always)-[0-9]+`)
+var markerRE = regexp.MustCompile(`(auto|manual|always|long)-[0-9]+`)
 
 // TestCrashSafety kills `brabo serve` with SIGKILL while it takes
 // proposals, approvals and always-allow clicks, restarts it on the same
 // SQLite file, and checks the invariants of DESIGN §6: every action has its
 // created event; nothing executed twice; no permission.granted without an
-// approval; nothing left claimed and unsettled.
+// approval; nothing left claimed and unsettled. Each round also runs a
+// long command whose descendants escape its process group; after each
+// restart no process of a settled action is still running.
 func TestCrashSafety(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts and kills real servers")
 	}
 	data, root := t.TempDir(), t.TempDir()
 	ranLog := filepath.Join(root, "ran.log")
-	os.WriteFile(filepath.Join(root, "permissions.json"), []byte(`{"allow": ["Terminal(echo)"]}`), 0o644)
+	os.WriteFile(filepath.Join(root, "permissions.json"), []byte(`{"allow": ["Terminal(echo)", "Terminal(setsid)", "Terminal(sleep)"]}`), 0o644)
 
 	srv := startServe(t, data)
 	admin := srv.token
@@ -161,6 +170,8 @@ func TestCrashSafety(t *testing.T) {
 	p := srv.must(t, "POST", "/v1/projects", admin, map[string]any{"slug": "crash", "mode": "local", "root": root}, 201)
 	project := p["id"].(string)
 	agent := srv.must(t, "POST", "/v1/projects/"+project+"/agents", admin, map[string]any{"name": "coder"}, 201)["token"].(string)
+	lingerer := srv.must(t, "POST", "/v1/projects/"+project+"/agents", admin, map[string]any{"name": "lingerer"}, 201)
+	lingerToken, lingerID := lingerer["token"].(string), lingerer["agent"].(map[string]any)["id"].(string)
 
 	var marker atomic.Int64
 	for round := 0; round < 3; round++ {
@@ -201,12 +212,39 @@ func TestCrashSafety(t *testing.T) {
 				}
 			}(w)
 		}
-		time.Sleep(time.Duration(300+200*round) * time.Millisecond)
+		// A long command, auto-approved, whose descendants leave its
+		// group: it runs when the server is killed.
+		long := fmt.Sprintf("long-%d", marker.Add(1))
+		go srv.call("POST", "/v1/projects/"+project+"/actions", lingerToken, map[string]any{"type": "terminal",
+			"payload": map[string]any{"command": "echo " + long + " >> ran.log; setsid sleep 300 & (sleep 300 &); sleep 300"}})
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			if b, _ := os.ReadFile(ranLog); strings.Contains(string(b), long+"\n") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d: the long command did not start", round)
+			}
+		}
+		time.Sleep(time.Duration(150+100*round) * time.Millisecond)
 		srv.cmd.Process.Signal(syscall.SIGKILL)
 		srv.cmd.Wait()
 		close(stop)
 		wg.Wait()
 		srv = startServe(t, data) // Recover runs at start-up
+		// No command of a settled action is still running: the restart
+		// stopped what the killed server left.
+		list := srv.must(t, "GET", "/v1/projects/"+project+"/actions?actor="+lingerID+"&limit=1000", admin, nil, 200)
+		actions, _ := list["actions"].([]any)
+		if len(actions) != round+1 {
+			t.Fatalf("round %d: %d long actions recorded, want %d", round, len(actions), round+1)
+		}
+		for _, a := range actions {
+			a := a.(map[string]any)
+			if st := a["status"]; st != "executed" && st != "failed" {
+				t.Errorf("round %d: the long action %s is %v after the restart", round, a["id"], st)
+			}
+			noneLeft(t, a["id"].(string), fmt.Sprintf("round %d, after the restart", round))
+		}
 	}
 	srv.cmd.Process.Signal(syscall.SIGTERM)
 	srv.cmd.Wait()

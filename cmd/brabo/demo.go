@@ -20,6 +20,7 @@ import (
 
 	"github.com/brabo-dev/brabo"
 	brabohttp "github.com/brabo-dev/brabo/http"
+	"github.com/brabo-dev/brabo/internal/procenv"
 	"github.com/brabo-dev/brabo/model/scripted"
 	"github.com/brabo-dev/brabo/pipeline"
 	"github.com/brabo-dev/brabo/policy"
@@ -82,9 +83,9 @@ func demo(ctx context.Context, addr string, autoApprove, keep bool, out io.Write
 		return err
 	}
 	defer store.Close()
-	svc := &pipeline.Service{Store: store, Executor: newExecutor(commandEnv(os.Environ(), nil)),
+	svc := &pipeline.Service{Store: store, Executor: newExecutor(procenv.Own(), dir),
 		WorkspacesRoot: filepath.Join(dir, "workspaces"), Log: quiet}
-	svc.Protect = protection(dir, commandEnv(os.Environ(), nil))
+	svc.Protect = protection(dir, procenv.Own())
 	token, err := brabohttp.Bootstrap(ctx, store, "you")
 	if err != nil {
 		return err

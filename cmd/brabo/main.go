@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/brabo-dev/brabo/internal/confine"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -31,6 +33,11 @@ Run "brabo <command> -h" for the flags of a command.
 `
 
 func main() {
+	// A confined command's launcher (internal/confine): brabo starts
+	// itself this way to run a terminal command under Landlock.
+	if confine.IsLauncher(os.Args) {
+		confine.Main(os.Args)
+	}
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 

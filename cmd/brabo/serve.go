@@ -18,6 +18,7 @@ import (
 
 	"github.com/brabo-dev/brabo"
 	brabohttp "github.com/brabo-dev/brabo/http"
+	"github.com/brabo-dev/brabo/internal/procenv"
 	"github.com/brabo-dev/brabo/model"
 	"github.com/brabo-dev/brabo/pipeline"
 	"github.com/brabo-dev/brabo/store/postgres"
@@ -96,7 +97,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	env := commandEnv(os.Environ(), strings.Split(*passEnv, ","))
+	env := procenv.Filter(os.Environ(), strings.Split(*passEnv, ","))
 	var m model.Model
 	if *modelSpec != "" {
 		var err error
@@ -133,17 +134,16 @@ func serve(sf storeFlags, addr, workspaces string, env []string, m model.Model, 
 	if err := os.MkdirAll(workspaces, 0o755); err != nil {
 		return fmt.Errorf("--workspaces: %w", err)
 	}
-	svc := &pipeline.Service{Store: store, Executor: newExecutor(env), WorkspacesRoot: workspaces, Log: log}
+	ex := newExecutor(env, dataAbs)
+	svc := &pipeline.Service{Store: store, Executor: ex, WorkspacesRoot: workspaces, Log: log}
 	svc.Protect = protection(sf.data, env)
-	if isSQLite {
-		// One process owns a SQLite file: what it left running is not
-		// running anymore.
-		if n, err := svc.Recover(ctx); err != nil {
-			return fmt.Errorf("recovering interrupted actions: %w", err)
-		} else if n > 0 {
-			log.Warn("actions interrupted by the last stop were marked failed", "count", n)
-		}
+	// One process owns a SQLite file: what it left running is not running
+	// anymore. On PostgreSQL only what dead instances left is recovered.
+	inst, err := startInstance(ctx, svc, ex, isSQLite, log)
+	if err != nil {
+		return fmt.Errorf("recovering interrupted actions: %w", err)
 	}
+	defer inst.close()
 	token, err := brabohttp.Bootstrap(ctx, store, "owner")
 	if err != nil {
 		return err
@@ -151,7 +151,9 @@ func serve(sf storeFlags, addr, workspaces string, env []string, m model.Model, 
 	if token != "" {
 		fmt.Fprintf(stdout, "First start: the admin token is\n\n    %s\n\nIt is shown once; keep it (export BRABO_TOKEN=%s).\n", token, token)
 	}
-	actx, stopAgents := context.WithCancel(ctx)
+	// The agents stop after the running actions (below), so that theirs
+	// end with the shutdown's reason, not a cancelled context.
+	actx, stopAgents := context.WithCancel(context.WithoutCancel(ctx))
 	ag, err := startAgents(actx, store, svc, m, isSQLite, log)
 	if err != nil {
 		stopAgents()
@@ -159,6 +161,7 @@ func serve(sf storeFlags, addr, workspaces string, env []string, m model.Model, 
 	}
 	defer func() { stopAgents(); ag.wait() }()
 	api := &brabohttp.Server{Pipeline: svc, Store: store, Log: log, OwnPaths: []string{dataAbs}, DirProbe: probeDir}
+	api.Health = map[string]any{"landlock": landlockStatus(log)}
 	if ag.leads != nil {
 		api.Conversations, api.Gates = ag.leads, ag.leads
 	}
@@ -177,9 +180,16 @@ func serve(sf storeFlags, addr, workspaces string, env []string, m model.Model, 
 	case <-ctx.Done():
 	}
 	log.Info("shutting down")
-	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// Stop accepting at once; the requests in flight (an approval whose
+	// command runs) get their answer once stopActions has ended the
+	// commands and settled their actions.
+	shutdown, cancel := context.WithTimeout(context.Background(), inst.grace+30*time.Second)
 	defer cancel()
-	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+	shut := make(chan error, 1)
+	go func() { shut <- srv.Shutdown(shutdown) }()
+	inst.stopActions("brabo was stopped (" + context.Cause(ctx).Error() + ")")
+	stopAgents()
+	if err := <-shut; err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
 	return nil
@@ -206,35 +216,4 @@ func probeDir(path string) (isDir, writable bool, err error) {
 	f.Close()
 	os.Remove(name)
 	return true, true, nil
-}
-
-// commandEnv is the environment approved commands run with: the variables
-// a build or a test needs, and the ones named with --pass-env; never the
-// server's own secrets (API keys, database URLs, BRABO_*), and never the
-// variables that make bash run or look up something Decide cannot see
-// (BASH_ENV, ENV, CDPATH).
-func commandEnv(environ []string, pass []string) []string {
-	keep := map[string]bool{}
-	for _, n := range []string{"PATH", "HOME", "USER", "LOGNAME", "LANG", "TZ", "TMPDIR", "TERM", "SHELL",
-		"GOPATH", "GOCACHE", "GOMODCACHE", "GOPROXY", "GOFLAGS", "CARGO_HOME", "RUSTUP_HOME", "JAVA_HOME",
-		"PNPM_HOME", "NVM_DIR", "PYENV_ROOT", "VIRTUAL_ENV"} {
-		keep[n] = true
-	}
-	for _, n := range pass {
-		if n = strings.TrimSpace(n); n != "" {
-			keep[n] = true
-		}
-	}
-	never := map[string]bool{"BASH_ENV": true, "ENV": true, "CDPATH": true, "GLOBIGNORE": true, "SHELLOPTS": true, "BASHOPTS": true}
-	var out []string
-	for _, kv := range environ {
-		name, _, _ := strings.Cut(kv, "=")
-		if never[name] {
-			continue
-		}
-		if keep[name] || strings.HasPrefix(name, "LC_") {
-			out = append(out, kv)
-		}
-	}
-	return out
 }

@@ -141,19 +141,21 @@ func queryAll[T any](ctx context.Context, q Querier, scan func(Row) (T, error), 
 
 // Projects ---------------------------------------------------------------
 
-const projectCols = `id, slug, name, mode, root, workspace_dir, container_running, owner_id, created_at`
+const projectCols = `id, slug, name, mode, root, workspace_dir, container_running, owner_id, created_at, git_hooks, max_timeout_sec`
 
 func scanProject(r Row) (*brabo.Project, error) {
 	p := &brabo.Project{}
 	var created int64
-	err := r.Scan(&p.ID, &p.Slug, &p.Name, &p.Mode, &p.Root, &p.WorkspaceDir, &p.ContainerRunning, &p.OwnerID, &created)
+	err := r.Scan(&p.ID, &p.Slug, &p.Name, &p.Mode, &p.Root, &p.WorkspaceDir, &p.ContainerRunning, &p.OwnerID, &created,
+		&p.GitHooks, &p.MaxTimeoutSec)
 	p.CreatedAt = time.UnixMicro(created).UTC()
 	return p, err
 }
 
 func (t *Tx) CreateProject(ctx context.Context, p *brabo.Project) error {
-	_, err := t.q.Exec(ctx, `INSERT INTO projects (`+projectCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9)`,
-		p.ID, p.Slug, p.Name, string(p.Mode), p.Root, p.WorkspaceDir, p.ContainerRunning, p.OwnerID, p.CreatedAt.UnixMicro())
+	_, err := t.q.Exec(ctx, `INSERT INTO projects (`+projectCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)`,
+		p.ID, p.Slug, p.Name, string(p.Mode), p.Root, p.WorkspaceDir, p.ContainerRunning, p.OwnerID, p.CreatedAt.UnixMicro(),
+		p.GitHooks, p.MaxTimeoutSec)
 	return t.conflict(err, "project "+p.Slug)
 }
 
@@ -182,14 +184,14 @@ func (t *Tx) ProposalFacts(ctx context.Context, projectID, principalID, agentID 
 	p, m := f.Project, f.Owner
 	var pCreated, mCreated int64
 	err := t.q.QueryRow(ctx, `SELECT p.id, p.slug, p.name, p.mode, p.root, p.workspace_dir, p.container_running,
-			p.owner_id, p.created_at, m.id, m.name, m.admin, m.token_hash, m.created_at,
+			p.owner_id, p.created_at, p.git_hooks, p.max_timeout_sec, m.id, m.name, m.admin, m.token_hash, m.created_at,
 			COALESCE((SELECT role FROM memberships WHERE project_id = p.id AND member_id = $2), ''),
 			COALESCE((SELECT mode FROM agent_autonomy WHERE agent_id = $3 AND action_type = $4), ''),
 			COALESCE((SELECT mode FROM agent_autonomy WHERE agent_id = $3 AND action_type = '*'), '')
 		FROM projects p JOIN members m ON m.id = p.owner_id WHERE p.id = $1`,
 		projectID, principalID, agentID, string(at)).Scan(
 		&p.ID, &p.Slug, &p.Name, &p.Mode, &p.Root, &p.WorkspaceDir, &p.ContainerRunning, &p.OwnerID, &pCreated,
-		&m.ID, &m.Name, &m.Admin, &m.TokenHash, &mCreated, &f.Role, &f.Specific, &f.Wildcard)
+		&p.GitHooks, &p.MaxTimeoutSec, &m.ID, &m.Name, &m.Admin, &m.TokenHash, &mCreated, &f.Role, &f.Specific, &f.Wildcard)
 	if err != nil {
 		return nil, t.notFound(err, "project "+projectID)
 	}

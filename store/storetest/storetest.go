@@ -41,6 +41,8 @@ func Run(t *testing.T, open Opener) {
 		{"RunsSuspendAndClaim", testRunsSuspendAndClaim},
 		{"AgentLeases", testAgentLeases},
 		{"OutboxForLeaseHolder", testOutboxForLeaseHolder},
+		{"ProjectProcesses", testProjectProcesses},
+		{"InstancesAndRunning", testInstancesAndRunning},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

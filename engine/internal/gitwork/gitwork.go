@@ -19,6 +19,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/brabo-dev/brabo/internal/procenv"
+	"github.com/brabo-dev/brabo/internal/procs"
 )
 
 // locks serialises the worktree operations on one repository in this
@@ -35,28 +38,28 @@ func Lock(root string) (unlock func()) {
 	return mu.(*sync.Mutex).Unlock
 }
 
-// envDrop are inherited variables that would point git at another
-// repository than the one in dir.
-var envDrop = map[string]bool{"GIT_DIR": true, "GIT_WORK_TREE": true, "GIT_INDEX_FILE": true,
-	"GIT_OBJECT_DIRECTORY": true, "GIT_ALTERNATE_OBJECT_DIRECTORIES": true, "GIT_COMMON_DIR": true,
-	"GIT_NAMESPACE": true, "GIT_PREFIX": true}
+// envDrop are variables that would point git at another repository than
+// the one in dir, were the operator to pass them (--pass-env).
+var envDrop = []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
+	"GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_NAMESPACE", "GIT_PREFIX"}
 
 // Git runs git in dir and returns its trimmed standard output; the error
 // wraps the process's and carries git's standard error. These are brabo's
 // own bookkeeping, not an approved action, so they run no hook of the
-// repository (core.hooksPath points nowhere): a post-checkout hook an
-// agent wrote never runs on a worktree add.
+// repository (core.hooksPath points nowhere, whatever the project's hooks
+// setting: nobody approved a worktree add) and no core.fsmonitor, with
+// the filtered environment every child of brabo gets (procenv): a
+// post-checkout hook an agent wrote never runs on a worktree add, and
+// nothing git runs sees the server's secrets.
 func Git(ctx context.Context, dir string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir, "-c", "core.hooksPath=" + os.DevNull}, args...)...)
-	for _, kv := range os.Environ() {
-		if name, _, _ := strings.Cut(kv, "="); !envDrop[name] {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
+	cmd.Env = procenv.Child(procenv.Drop(procenv.Own(), envDrop...),
+		[]string{"GIT_TERMINAL_PROMPT=0", "LC_ALL=C"}, procenv.NoHooks)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	// Through procs: a subreaper's reaper must not take git's exit status.
+	err := procs.Run(cmd)
+	out := stdout.String()
 	if err != nil {
 		return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
 	}

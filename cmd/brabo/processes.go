@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/brabo-dev/brabo/executor"
+	"github.com/brabo-dev/brabo/internal/confine"
+	"github.com/brabo-dev/brabo/internal/procs"
+	"github.com/brabo-dev/brabo/pipeline"
+)
+
+// confinement is how the terminal commands of a process whose data folder
+// is data are confined (docs/processes.md): by brabo itself as the
+// launcher, out of reach of the data folder, with a cache folder per
+// project under <data>/caches. Nil (unconfined) when data is "" or the
+// binary cannot be found.
+func confinement(data string) *executor.Confinement {
+	if data == "" {
+		return nil
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil
+	}
+	abs, err := filepath.Abs(data)
+	if err != nil {
+		return nil
+	}
+	return &executor.Confinement{Launcher: self, Hide: []string{abs}, CacheRoot: filepath.Join(abs, "caches")}
+}
+
+// landlockStatus logs whether terminal commands are confined and returns
+// what /healthz says of it.
+func landlockStatus(log *slog.Logger) string {
+	abi, err := confine.ABI()
+	if err != nil {
+		log.Warn("Landlock is missing: terminal commands run unconfined (they can write wherever brabo's user can)", "err", err)
+		return "unavailable: " + err.Error()
+	}
+	log.Info("terminal commands are confined with Landlock", "abi", abi)
+	return fmt.Sprintf("abi %d", abi)
+}
+
+// defaultStopGrace is how long a running command gets between SIGTERM and
+// SIGKILL when brabo stops (BRABO_STOP_GRACE).
+const defaultStopGrace = 5 * time.Second
+
+// stopGrace reads BRABO_STOP_GRACE (a Go duration); an unreadable value is
+// logged and the default used.
+func stopGrace(log *slog.Logger) time.Duration {
+	v := os.Getenv("BRABO_STOP_GRACE")
+	if v == "" {
+		return defaultStopGrace
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		log.Warn("BRABO_STOP_GRACE is not a positive duration; using the default", "value", v, "default", defaultStopGrace)
+		return defaultStopGrace
+	}
+	return d
+}
+
+// instance is the process bookkeeping of a process that executes actions
+// (serve, agent), see docs/processes.md: it is a child subreaper, so the
+// descendants of its commands stay its children; it is an instance of the
+// store, with a lease it renews; and every action it executes is recorded
+// as running until it settles.
+type instance struct {
+	svc   *pipeline.Service
+	ex    *executor.Executor
+	log   *slog.Logger
+	grace time.Duration
+	stop  context.CancelFunc
+	done  chan struct{}
+}
+
+// startInstance sets svc up as an instance of its store and registers
+// it. soleOwner (SQLite) recovers every action a previous process left
+// claimed; otherwise only those of dead instances (RecoverDead), since
+// other live instances share the database.
+func startInstance(ctx context.Context, svc *pipeline.Service, ex *executor.Executor, soleOwner bool, log *slog.Logger) (*instance, error) {
+	if err := procs.BecomeSubreaper(); err != nil {
+		log.Warn("brabo cannot be a child subreaper: a command's escaped descendants become init's children; they are still found by their BRABO_ACTION_ID", "err", err)
+	}
+	in := &instance{svc: svc, ex: ex, log: log, grace: stopGrace(log), done: make(chan struct{})}
+	svc.Processes = &procs.Host{}
+	svc.InstanceID = pipeline.NewID("inst")
+	svc.StopGrace = in.grace
+	if err := svc.Register(ctx); err != nil {
+		return nil, err
+	}
+	recoverFn := svc.RecoverDead
+	if soleOwner {
+		recoverFn = svc.Recover
+	}
+	if n, err := recoverFn(ctx); err != nil {
+		return nil, err
+	} else if n > 0 {
+		log.Warn("actions interrupted by the last stop were marked failed", "count", n)
+	}
+	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	in.stop = cancel
+	go func() { defer close(in.done); svc.Heartbeat(hctx) }()
+	return in, nil
+}
+
+// stopActions ends the actions running now (graceful shutdown): SIGTERM to
+// every process of each, SIGKILL after the grace period; each settles
+// failed with the reason and its approver gets that answer.
+func (in *instance) stopActions(why string) {
+	ctx, cancel := context.WithTimeout(context.Background(), in.grace+30*time.Second)
+	defer cancel()
+	if err := in.ex.Stop(ctx, in.grace, why); err != nil {
+		in.log.Error("stopping the running actions", "err", err)
+	}
+}
+
+// close stops the lease's renewal and removes the instance's row, once
+// every action it ran has settled; what is left of the commands' processes
+// (descendants that shed both their group and BRABO_ACTION_ID, still
+// brabo's as a subreaper) is stopped too.
+func (in *instance) close() {
+	sctx, scancel := context.WithTimeout(context.Background(), in.grace+10*time.Second)
+	if n, err := procs.StopDescendants(sctx, in.grace); err != nil || n > 0 {
+		in.log.Warn("stopped what the commands left running outside their actions", "count", n, "err", err)
+	}
+	scancel()
+	in.stop()
+	<-in.done
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := in.svc.Unregister(ctx); err != nil {
+		in.log.Warn("removing this instance's row", "err", err)
+	}
+}

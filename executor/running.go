@@ -1,0 +1,154 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"sync"
+	"time"
+
+	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/internal/procs"
+)
+
+// ErrStopping refuses an action that arrives while the executor stops.
+var ErrStopping = errors.New("executor: brabo is stopping; the action was not started")
+
+// run is one action the executor runs now.
+type run struct {
+	id      string
+	since   int64 // NowTicks before it began: older processes are none of its own
+	started func(brabo.ProcessGroup)
+	cancel  context.CancelCauseFunc
+
+	mu      sync.Mutex
+	group   brabo.ProcessGroup
+	stopped string // why Stop ended it, "" while it was not stopped
+}
+
+type runKey struct{}
+
+// runOf returns the run ctx belongs to, nil outside Execute.
+func runOf(ctx context.Context) *run {
+	r, _ := ctx.Value(runKey{}).(*run)
+	return r
+}
+
+// target names the run's processes: its BRABO_ACTION_ID, the group g, and
+// none started before it began.
+func (r *run) target(g brabo.ProcessGroup) procs.Target {
+	return procs.Target{ActionID: r.id, PGID: g.PGID, LeaderStart: g.LeaderStart, Since: r.since}
+}
+
+// stopReason is why Stop ended the run, "" when it did not.
+func (r *run) stopReason() string {
+	if r == nil {
+		return ""
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stopped
+}
+
+// begin registers a run for req; it fails once Stop has begun.
+func (e *Executor) begin(ctx context.Context, req brabo.ExecRequest) (context.Context, *run, error) {
+	e.runMu.Lock()
+	defer e.runMu.Unlock()
+	if e.stopping {
+		return nil, nil, ErrStopping
+	}
+	r := &run{id: req.Action.ID, since: procs.NowTicks() - 1, started: req.Started}
+	ctx, r.cancel = context.WithCancelCause(context.WithValue(ctx, runKey{}, r))
+	if e.running == nil {
+		e.running = map[*run]bool{}
+	}
+	e.running[r] = true
+	e.runWG.Add(1)
+	return ctx, r, nil
+}
+
+// end stops whatever the action left running, then unregisters it. A
+// command is over when its runner returns: a descendant that left the
+// process group (setsid, a double fork) still carries BRABO_ACTION_ID
+// and is killed here, so nothing of an action outlives it.
+func (e *Executor) end(r *run) {
+	r.mu.Lock()
+	g := r.group
+	r.mu.Unlock()
+	_, _ = procs.Stop(context.Background(), r.target(g), 0)
+	r.cancel(nil)
+	e.runMu.Lock()
+	delete(e.running, r)
+	e.runMu.Unlock()
+	e.runWG.Done()
+}
+
+// start starts cmd for the action of ctx (through procs.Start, so that a
+// subreaper's reaper leaves it alone) and records its process group: cmd
+// runs in a session of its own, so its group id is its pid.
+func (e *Executor) start(ctx context.Context, cmd *exec.Cmd) error {
+	if err := procs.Start(cmd); err != nil {
+		return err
+	}
+	r := runOf(ctx)
+	if r == nil {
+		return nil
+	}
+	g := brabo.ProcessGroup{PGID: cmd.Process.Pid, LeaderStart: procs.StartTicks(cmd.Process.Pid)}
+	r.mu.Lock()
+	r.group = g
+	stopped := r.stopped != ""
+	r.mu.Unlock()
+	if stopped {
+		// Stop signalled the action's processes just before this one
+		// existed: it must not live on.
+		_ = killGroup(g.PGID)
+	}
+	if r.started != nil {
+		r.started(g)
+	}
+	return nil
+}
+
+// Stop stops the executor (a graceful shutdown of brabo): it refuses new
+// actions (ErrStopping) and ends the running ones. Each gets SIGTERM on
+// every process (its group and every process carrying its
+// BRABO_ACTION_ID), SIGKILL to what is left after grace, and its Result
+// says why: "interrupted: <why>; …". Stop returns when every runner has
+// returned, or when ctx ends.
+func (e *Executor) Stop(ctx context.Context, grace time.Duration, why string) error {
+	e.runMu.Lock()
+	e.stopping = true
+	runs := make([]*run, 0, len(e.running))
+	for r := range e.running {
+		runs = append(runs, r)
+	}
+	e.runMu.Unlock()
+
+	reason := fmt.Sprintf("interrupted: %s while this action ran; its processes were stopped (SIGTERM, then SIGKILL after %s); it may have run partly", why, grace)
+	var wg sync.WaitGroup
+	for _, r := range runs {
+		r.mu.Lock()
+		r.stopped = reason
+		g := r.group
+		r.mu.Unlock()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _ = procs.Stop(ctx, r.target(g), grace)
+			// The runner's context ends too: a git action between two
+			// steps starts none, and a process started meanwhile dies.
+			r.cancel(errors.New(reason))
+		}()
+	}
+	wg.Wait()
+	done := make(chan struct{})
+	go func() { e.runWG.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("executor: stopping: %w", ctx.Err())
+	}
+}

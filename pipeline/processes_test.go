@@ -1,0 +1,167 @@
+package pipeline_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/internal/procs"
+	"github.com/brabo-dev/brabo/pipeline"
+	"github.com/brabo-dev/brabo/store/sqlite"
+)
+
+// TestRecoverDeadTouchesOnlyDeadInstances: of the actions recorded as
+// running, RecoverDead leaves those of live instances (this one, another
+// process of this host, another host within its lease) running, and
+// settles failed those of dead ones: another host past its lease (named
+// in the reason, nothing signalled), and a dead process of this host,
+// whose left-over process it stops first.
+func TestRecoverDeadTouchesOnlyDeadInstances(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "brabo.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	host := &procs.Host{}
+	self := host.Self()
+	svc := &pipeline.Service{Store: st, Processes: host, InstanceID: "inst_self", StopGrace: time.Second,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if err := svc.Register(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// A process of this host that has exited: its pid names nothing now.
+	gone := exec.Command("true")
+	if err := procs.Run(gone); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	instances := []*brabo.Instance{
+		{ID: "inst_live_here", Host: self.Host, BootID: self.BootID, PID: self.PID, PIDStart: self.PIDStart, LeaseUntil: now.Add(-time.Hour)},
+		{ID: "inst_dead_here", Host: self.Host, BootID: self.BootID, PID: gone.Process.Pid, PIDStart: 1, LeaseUntil: now.Add(time.Hour)},
+		{ID: "inst_live_there", Host: "elsewhere", BootID: "b", PID: 1, LeaseUntil: now.Add(time.Hour)},
+		{ID: "inst_dead_there", Host: "elsewhere", BootID: "b", PID: 1, LeaseUntil: now.Add(-time.Hour)},
+	}
+	owners := []string{"inst_self", "inst_live_here", "inst_dead_here", "inst_live_there", "inst_dead_there"}
+	actions := map[string]string{} // instance → action
+	m := &brabo.Member{ID: "mem_1", Name: "ana", TokenHash: "h", CreatedAt: now}
+	p := &brabo.Project{ID: "prj_1", Slug: "shop", Name: "Shop", Mode: brabo.ModeLocal, Root: t.TempDir(),
+		WorkspaceDir: "shop-12345678", OwnerID: m.ID, CreatedAt: now}
+	err = st.Update(ctx, func(tx brabo.Tx) error {
+		if err := tx.CreateMember(ctx, m); err != nil {
+			return err
+		}
+		if err := tx.CreateProject(ctx, p); err != nil {
+			return err
+		}
+		for _, in := range instances {
+			if err := tx.PutInstance(ctx, in); err != nil {
+				return err
+			}
+		}
+		for _, owner := range owners {
+			a := &brabo.ProposedAction{ID: "act_" + owner, ProjectID: p.ID, Type: brabo.Terminal,
+				Payload: brabo.Payload{Command: "sleep 300"}, ActorID: m.ID, ActorKind: "member", PrincipalID: m.ID,
+				Status: brabo.StatusApproved, CreatedAt: now}
+			if err := tx.InsertAction(ctx, a); err != nil {
+				return err
+			}
+			actions[owner] = a.ID
+			r := &brabo.RunningAction{ActionID: a.ID, InstanceID: owner, Host: self.Host, BootID: self.BootID, StartedAt: now}
+			if strings.HasSuffix(owner, "_there") {
+				r.Host = "elsewhere"
+			}
+			if err := tx.PutRunning(ctx, r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The processes the actions run: each carries its action's id.
+	sleeps := map[string]*exec.Cmd{}
+	for _, owner := range owners {
+		cmd := exec.Command("sleep", "300")
+		cmd.Env = append(os.Environ(), procs.EnvName+"="+actions[owner])
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := procs.Start(cmd); err != nil {
+			t.Fatal(err)
+		}
+		sleeps[owner] = cmd
+		done := make(chan struct{})
+		go func() { procs.Wait(cmd); close(done) }()
+		t.Cleanup(func() { cmd.Process.Kill(); <-done })
+	}
+	waitFor := func(what string, cond func() bool) {
+		for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s", what)
+			}
+		}
+	}
+	waitFor("the sleeps", func() bool {
+		list, _ := procs.Find(procs.Target{ActionID: actions["inst_dead_here"]})
+		return len(list) == 1
+	})
+
+	n, err := svc.RecoverDead(ctx)
+	if err != nil || n != 2 {
+		t.Fatalf("RecoverDead = %d, %v; want the 2 actions of the dead instances", n, err)
+	}
+	want := map[string]string{
+		"inst_self":       "",
+		"inst_live_here":  "",
+		"inst_live_there": "",
+		"inst_dead_there": "stopped renewing its lease",
+		"inst_dead_here":  "died while this action ran; 1 of its processes",
+	}
+	var left []*brabo.RunningAction
+	var insts []*brabo.Instance
+	st.View(ctx, func(tx brabo.Tx) error {
+		for owner, reason := range want {
+			a, err := tx.Action(ctx, actions[owner])
+			if err != nil {
+				return err
+			}
+			switch {
+			case reason == "" && a.Status != brabo.StatusApproved:
+				t.Errorf("%s: the live instance's action became %s", owner, a.Status)
+			case reason != "" && (a.Status != brabo.StatusFailed || a.Result == nil || !strings.Contains(a.Result.Error, reason)):
+				t.Errorf("%s: %s %+v; want failed, %q", owner, a.Status, a.Result, reason)
+			}
+		}
+		left, _ = tx.RunningActions(ctx)
+		insts, _ = tx.Instances(ctx)
+		return nil
+	})
+	if len(left) != 3 {
+		t.Errorf("%d running records left, want the 3 of live instances", len(left))
+	}
+	for _, in := range insts {
+		if in.ID == "inst_dead_here" {
+			t.Error("the dead instance of this host keeps its row")
+		}
+	}
+	// Only the dead local instance's process was stopped; the other host's
+	// record names nothing here, and live instances' processes run on.
+	waitFor("the dead instance's process to stop", func() bool {
+		st, err := procs.ReadStat(sleeps["inst_dead_here"].Process.Pid)
+		return err != nil || st.Gone()
+	})
+	for _, owner := range []string{"inst_self", "inst_live_here", "inst_live_there", "inst_dead_there"} {
+		if st, err := procs.ReadStat(sleeps[owner].Process.Pid); err != nil || st.Gone() {
+			t.Errorf("%s: its process was stopped", owner)
+		}
+	}
+}
