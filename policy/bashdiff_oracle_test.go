@@ -1,0 +1,234 @@
+package policy
+
+// The oracle of the differential test: a line Decide auto-approves must not
+// make bash run or touch anything the decision did not cover.
+//
+//   - Every program bash (or a wrapper) tried to start is judged again, by
+//     the same Decide with the same rules and scope, as the command text of
+//     its argv (each element quoted for bash, the program by its basename
+//     when it is one of the PATH stubs, as written otherwise, preceded by
+//     the variables the line put into its environment). It must itself be
+//     auto-approved: a program or an argument the original decision did not
+//     see (`git push$'\0' origin main` runs `git push origin main`) is not.
+//   - Outside auto mode, no shell may open, create, rename, unlink, chdir
+//     into or connect to anything outside the project folder
+//     (bashdiff_trace_test.go lists what a shell does on its own and is not
+//     counted).
+//   - In auto mode the path scope is off by design (DESIGN §4.6), so only
+//     the first check runs: the cap oracle. An argv that is an external
+//     effect, privileged, opaque or denied is capped or denied when judged
+//     alone, so it fails the line.
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/brabo-dev/brabo"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// bashConfig is one Decide configuration every line is judged under.
+type bashConfig struct {
+	name  string
+	rules *Rules
+	auto  bool // agent_autonomy wildcard auto_approve
+}
+
+// bashToolAllows are the writers and printers the second configuration
+// allows on top of the seeded list.
+var bashToolAllows = []string{"Terminal(echo)", "Terminal(cat)", "Terminal(printf)", "Terminal(tee)",
+	"Terminal(cp)", "Terminal(sed)", "Terminal(touch)", "Terminal(ln)"}
+
+// bashAutoDenies are denied in the auto-mode configuration: the cap oracle
+// checks that no denied program runs either.
+var bashAutoDenies = []string{"Terminal(rm -rf)", "Terminal(curl)", "Terminal(git reset --hard)"}
+
+// bashConfigs returns the three configurations of issue 10: the seeded
+// allow list, the seeded list plus common writers, and auto mode with a
+// deny list.
+func bashConfigs() ([]bashConfig, error) {
+	seed, err := NewRules("", SeedAllow(), nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	tools, err := NewRules("", append(SeedAllow(), bashToolAllows...), nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	auto, err := NewRules("", SeedAllow(), bashAutoDenies, nil)
+	if err != nil {
+		return nil, err
+	}
+	return []bashConfig{{"seed", seed, false}, {"tools", tools, false}, {"auto", auto, true}}, nil
+}
+
+// input is what Decide is given for cmd: a terminal action of a developer
+// in the project folder root, run from cwd.
+func (c bashConfig) input(cmd, root, cwd string) Input {
+	in := Input{Type: brabo.Terminal, Command: cmd, Cwd: cwd, Role: brabo.Developer, Rules: c.rules,
+		Scope: Scope{Root: root, Mode: brabo.ModeLocal, ID: "bashdiff"}}
+	if c.auto {
+		in.Autonomy.Wildcard = brabo.AutoApprove
+	}
+	return in
+}
+
+// bashOracle judges lines. decide is policy.Decide, or a wrapper of it that
+// plants a mistake (the self-test).
+type bashOracle struct {
+	decide  func(Input) brabo.Decision
+	configs []bashConfig
+}
+
+// bashVerdict is what the oracle found for one line.
+type bashVerdict struct {
+	class     string
+	line      string
+	decisions []brabo.Decision // one per configuration
+	run       *bashRun         // nil when no configuration approved the line
+	failures  []bashFailure
+}
+
+// approved reports whether configuration i auto-approved the line.
+func (v *bashVerdict) approved(i int) bool { return v.decisions[i].Policy == brabo.AutoApprove }
+
+// bashFailure is a line one configuration approved although bash did
+// something its decision did not cover.
+type bashFailure struct {
+	config   string
+	class    string
+	line     string
+	decision brabo.Decision
+	did      []string // what bash really did, one finding each
+	root     string   // the project folder it ran in, "$ROOT" in reports
+}
+
+// check decides line under every configuration and, when one approves it,
+// runs it under bash with w and applies the oracle.
+func (o *bashOracle) check(w *bashWorker, class, line string) (*bashVerdict, error) {
+	v := &bashVerdict{class: class, line: line}
+	approvedAny := false
+	for _, c := range o.configs {
+		d := o.decide(c.input(line, w.root, w.root))
+		v.decisions = append(v.decisions, d)
+		approvedAny = approvedAny || d.Policy == brabo.AutoApprove
+	}
+	if !approvedAny {
+		return v, nil
+	}
+	run, err := w.runUnderBash(line)
+	if err != nil {
+		return nil, fmt.Errorf("running %q: %w", line, err)
+	}
+	v.run = run
+	for i, c := range o.configs {
+		if !v.approved(i) {
+			continue
+		}
+		if did := o.uncovered(c, run); len(did) > 0 {
+			v.failures = append(v.failures, bashFailure{config: c.name, class: class, line: line,
+				decision: v.decisions[i], did: did, root: run.root})
+		}
+	}
+	return v, nil
+}
+
+// uncovered lists what run did that configuration c would not approve.
+func (o *bashOracle) uncovered(c bashConfig, run *bashRun) []string {
+	var did []string
+	seen := map[string]bool{}
+	add := func(s string) {
+		if !seen[s] {
+			seen[s] = true
+			did = append(did, s)
+		}
+	}
+	for _, x := range run.execs {
+		cmd := strings.Join(append(append([]string{}, x.env...), bashQuoteArgv(x.prog, x.argv)), " ")
+		cwd := run.root
+		if !c.auto && x.cwd != "" {
+			cwd = x.cwd // outside the project it fails, as it should
+		}
+		d := o.decide(c.input(cmd, run.root, cwd))
+		if d.Policy == brabo.AutoApprove {
+			continue
+		}
+		where := ""
+		if cwd != run.root {
+			where = " in " + bashShortPath(cwd, run.root)
+		}
+		add(fmt.Sprintf("exec %s%s by %s → %s (%s)", bashShortExec(x, run.root), where, x.by, d.Policy, d.Reason))
+	}
+	if !c.auto {
+		for _, t := range run.outside {
+			add("touched " + t.String())
+		}
+	}
+	return did
+}
+
+// bashQuoteArgv is the command text of an argv: prog, then each argument
+// quoted so that bash reads it back as the same string.
+func bashQuoteArgv(prog string, argv []string) string {
+	words := []string{bashQuote(prog)}
+	if len(argv) > 1 {
+		for _, a := range argv[1:] {
+			words = append(words, bashQuote(a))
+		}
+	}
+	return strings.Join(words, " ")
+}
+
+func bashQuote(s string) string {
+	q, err := syntax.Quote(s, syntax.LangBash)
+	if err != nil { // an argv cannot hold a NUL; anything else is quotable
+		return fmt.Sprintf("%q", s)
+	}
+	return q
+}
+
+// bashShortExec prints an exec for a report, the project folder as "$ROOT".
+func bashShortExec(x bashExec, root string) string {
+	return strings.ReplaceAll(x.String(), root, "$ROOT")
+}
+
+func bashShortPath(p, root string) string {
+	if p == root {
+		return "$ROOT"
+	}
+	if strings.HasPrefix(p, root+"/") {
+		return "$ROOT" + p[len(root):]
+	}
+	return p
+}
+
+// bashWithin reports whether the clean path p is dir or inside it.
+func bashWithin(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, dir+"/")
+}
+
+// report prints a failure for a human: the line, the decision, and what
+// bash did instead.
+func (f bashFailure) report() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "[%s] class %s: %s\n", f.config, f.class, bashShowLine(f.line))
+	fmt.Fprintf(&b, "    decision: %s — %s\n", f.decision.Policy, f.decision.Reason)
+	for _, s := range f.decision.Segments {
+		fmt.Fprintf(&b, "    segment:  %q tokens=%q %s (%s)\n", s.Text, s.Tokens, s.Verdict, s.Rule)
+	}
+	for _, d := range f.did {
+		fmt.Fprintf(&b, "    bash did: %s\n", strings.ReplaceAll(d, f.root, "$ROOT"))
+	}
+	return b.String()
+}
+
+// bashShowLine prints a line on one line, Go-quoted when it holds anything
+// a terminal would not show plainly.
+func bashShowLine(s string) string {
+	for _, r := range s {
+		if r < ' ' || r == 0x7f {
+			return fmt.Sprintf("%q", s)
+		}
+	}
+	return "`" + s + "`"
+}
