@@ -1,19 +1,28 @@
 package policy
 
 // The generator's classes of expansions, redirections, builtins, wrappers
-// and environment (the lexical classes are in bashdiff_gen_test.go).
+// and environment (bashdiff_gen_test.go has the rest of the grammar).
 
 import "strings"
 
-var bashHeredocRules = []func(g *bashGen) string{
+var bashHeredocPlain = []bashProd{
 	func(g *bashGen) string {
-		return g.pick("cat", "grep hello", "wc -l", "head -n 1") + " <<" + g.pick("EOF", "'EOF'", `"EOF"`, `\EOF`, "-EOF") +
-			"\nhello\n" + g.pick("EOF", "\tEOF")
+		prog := g.pick("cat", "grep hello", "wc -l", "head -n 1")
+		if g.chance(0.3) { // <<- strips leading tabs
+			return prog + " <<-" + g.pick("EOF", "'EOF'") + "\n\thello\n" + g.pick("EOF", "\tEOF")
+		}
+		return prog + " <<" + g.pick("EOF", "'EOF'", `"EOF"`, `\EOF`) + "\nhello\nEOF"
 	},
 	func(g *bashGen) string {
-		// a quoted delimiter keeps the body literal: plain
+		// a quoted delimiter keeps the body literal
 		return "cat <<" + g.pick("'EOF'", `"EOF"`, `\EOF`, `E"O"F`, `'E'OF`) + "\n$(" + g.payload() + ")\n`" + g.payload() + "`\nEOF"
 	},
+	func(g *bashGen) string { return "cat <<EOF; " + g.benign() + "\nhello\nEOF" },
+	func(g *bashGen) string { return "wc -l <<< " + g.pick(`"a b"`, "'$(git push)'", "hello") },
+	func(g *bashGen) string { return "cat <<EOF\nhi\nEOF\n" + g.benign() },
+}
+
+var bashHeredocTricky = []bashProd{
 	func(g *bashGen) string {
 		return "cat <<" + g.pick("EOF", "-EOF", " EOF") + "\n" + g.pick("$(", "`", "${u:-$(") + g.payload() +
 			g.pick(")", "`", ")}") + "\nEOF"
@@ -28,21 +37,23 @@ var bashHeredocRules = []func(g *bashGen) string{
 		return `git commit -m "$(cat <<'EOF'` + "\nfix: the thing\n\nmore text\nEOF\n" + `)"`
 	},
 	func(g *bashGen) string { return "echo \"$(cat <<EOF\n$(" + g.payload() + ")\nEOF\n)\"" },
-	func(g *bashGen) string { return "cat <<EOF; " + g.benign() + "\nhello\nEOF" },
 	func(g *bashGen) string { return "cat <<A <<B\na\nA\n$(" + g.payload() + ")\nB" },
-	func(g *bashGen) string {
-		return "wc -l <<< " + g.pick(`"a b"`, "'$(git push)'", `"$(`+g.payload()+`)"`)
-	},
+	func(g *bashGen) string { return `wc -l <<< "$(` + g.payload() + `)"` },
+	// a body larger than a pipe goes through a temporary file; a line over
+	// 64 KiB is refused by design (DESIGN §4.3)
 	func(g *bashGen) string { return "cat <<EOF\n" + strings.Repeat("x", 70000) + "\nEOF" },
-	func(g *bashGen) string { return "cat <<EOF\nhi\nEOF\n" + g.benign() },
 }
 
-var bashBraceRules = []func(g *bashGen) string{
+// bashBracePlain are the one brace form a correct analyser expands (issue
+// 10): an unquoted, non-nested comma list of plain items.
+var bashBracePlain = []bashProd{
 	func(g *bashGen) string {
-		return g.pick("cat {a.txt,b.md}", "ls {src,docs}", "echo {1..3}", "echo {a,b}{c,d}", "ls src/{app,}",
-			"wc -l {a.txt,b.md}", "echo file{1..2}.txt", "head -n1 {a.txt,docs/readme.md}", "echo {x..z}",
-			"ls -d {src,docs}/", "grep -n x {a.txt,b.md}")
+		return g.pick("cat {a.txt,b.md}", "ls {src,docs}", "wc -l {a.txt,b.md}", "head -n1 {a.txt,docs/readme.md}",
+			"ls -d {src,docs}/", "grep -n x {a.txt,b.md}", "ls src/{app,app}", "cat docs/{readme.md,readme.md}")
 	},
+}
+
+var bashBraceTricky = []bashProd{
 	func(g *bashGen) string {
 		w := strings.Fields(g.capped())
 		i := g.r.IntN(len(w))
@@ -68,14 +79,25 @@ var bashBraceRules = []func(g *bashGen) string{
 	func(g *bashGen) string { return "git push{1..1} origin main" },
 	func(g *bashGen) string { return g.around("echo {$(" + g.payload() + "),}") },
 	func(g *bashGen) string { return "git {s,}tatus" },
+	func(g *bashGen) string {
+		return g.pick("echo {1..3}", "echo {a,b}{c,d}", "echo file{1..2}.txt", "echo {x..z}")
+	},
 	func(g *bashGen) string { return "mkdir -p src/{components,hooks}" },
 }
 
-var bashArithRules = []func(g *bashGen) string{
+var bashArithPlain = []bashProd{
 	func(g *bashGen) string {
-		return g.pick("echo $((1+2))", "(( 1 + 1 ))", "[[ 1 -eq 1 ]] && echo ok", "let x=1+2", "echo $((x*2))",
-			"a=(1 2); echo ${a[1]}", "declare -i n=5; echo $n", "printf -v q '%d' 3", "for ((i=0; i<2; i++)); do echo $i; done",
-			"[[ 2 -gt 1 ]]", "echo $[1+1]", "echo ${#PWD}")
+		// a line that runs no program ((( 1 )) alone) is not approved by
+		// any allow list: the file is silent on it
+		return g.pick("echo $((1+2))", "(( 1 + 1 )) && echo ok", "[[ 1 -eq 1 ]] && echo ok", "[[ 2 -gt 1 ]] && pwd",
+			"echo $[1+1]", "echo $(( 6 * 7 ))", "[[ 3 -lt 4 ]] && git status")
+	},
+}
+
+var bashArithTricky = []bashProd{
+	func(g *bashGen) string {
+		return g.pick("let x=1+2", "echo $((x*2))", "a=(1 2); echo ${a[1]}", "declare -i n=5; echo $n",
+			"printf -v q '%d' 3", "for ((i=0; i<2; i++)); do echo $i; done", "echo ${#PWD}")
 	},
 	func(g *bashGen) string {
 		sub := "'a[$(" + g.payload() + ")]'"
@@ -98,11 +120,17 @@ var bashArithRules = []func(g *bashGen) string{
 	func(g *bashGen) string { return "[[ $(" + g.payload() + ") ]]" },
 }
 
-var bashParamRules = []func(g *bashGen) string{
+// bashParamPlain use $PWD with no operator, which a correct analyser reads
+// as the current directory.
+var bashParamPlain = []bashProd{
 	func(g *bashGen) string {
-		return g.pick(`echo "$HOME"`, "echo $PWD", `ls "$PWD"`, `cat "$PWD/a.txt"`, "cat ${PWD}/a.txt",
-			`ls "${PWD}/src"`, "echo ${#HOME}", `echo "$USER"`, "ls $PWD/src")
+		return g.pick("echo $PWD", `ls "$PWD"`, `cat "$PWD/a.txt"`, "cat ${PWD}/a.txt", `ls "${PWD}/src"`, "ls $PWD/src",
+			`wc -l "$PWD"/a.txt`, `grep -n hello "${PWD}/a.txt"`)
 	},
+}
+
+var bashParamTricky = []bashProd{
+	func(g *bashGen) string { return g.pick(`echo "$HOME"`, "echo ${#HOME}", `echo "$USER"`) },
 	func(g *bashGen) string {
 		return g.pick("cat", "ls", "head -n 1", "wc -l", "grep -n x") + " " + g.pick(
 			"${u:-/etc/passwd}", "${u:=/etc/passwd}", "${u-/etc/passwd}", "${PWD:+/etc/passwd}", "${PWD%/*}/x",
@@ -124,15 +152,18 @@ var bashParamRules = []func(g *bashGen) string{
 	},
 	func(g *bashGen) string { return "echo ${u:-$(" + g.payload() + ")}" },
 	func(g *bashGen) string {
-		return g.around("echo " + g.pick("${HOME}", "$BASH", "$_", "${PWD}", "$OLDPWD", "${!PW*}"))
+		return g.around("echo " + g.pick("${HOME}", "$BASH", "$_", "$OLDPWD", "${!PW*}"))
 	},
 }
 
-var bashGlobRules = []func(g *bashGen) string{
+var bashGlobPlain = []bashProd{
 	func(g *bashGen) string {
 		return g.pick("ls *.txt", "cat a.t?t", "ls src/*", "wc -l *.md", "cat [ab].txt", "ls -d */", "grep -n x src/*.go",
-			"ls **", "shopt -s globstar; ls **/*.go", "echo *", "cat *.txt")
+			"ls **", "echo *", "cat *.txt", "head -n 1 docs/*", "ls src/a*")
 	},
+}
+
+var bashGlobTricky = []bashProd{
 	func(g *bashGen) string {
 		return g.pick("cat", "ls", "echo", "head -n 1", "wc -l") + " " + g.pick("/et?/passwd", "/etc/pass*", "../*",
 			".gi?/config", "~/*", "/etc/*", "/e*", "./../*", "/*", "src/../../*", "/e[t]c/passwd", "/proc/self/cwd/../*")
@@ -141,6 +172,7 @@ var bashGlobRules = []func(g *bashGen) string{
 	func(g *bashGen) string { return "shopt -s extglob; cat @(a|b).txt" },
 	func(g *bashGen) string { return "shopt -s extglob; cat +(/etc)/passwd" },
 	func(g *bashGen) string { return "shopt -s dotglob; echo *" },
+	func(g *bashGen) string { return "shopt -s globstar; ls **/*.go" },
 	func(g *bashGen) string { return "g?t " + g.pick("push origin main", "status") },
 	func(g *bashGen) string { return "git st*" },
 	func(g *bashGen) string { return "* status" },
@@ -148,10 +180,15 @@ var bashGlobRules = []func(g *bashGen) string{
 	func(g *bashGen) string { return "GLOBIGNORE=x; echo ../*" },
 }
 
-var bashProcSubRules = []func(g *bashGen) string{
+var bashProcSubPlain = []bashProd{
 	func(g *bashGen) string {
-		return g.pick("cat <(echo hi)", "grep x <(cat a.txt)", "wc -l <(ls)", "diff <(ls) <(ls src)", "cat <(git status)")
+		return g.pick("cat <(echo hi)", "grep x <(cat a.txt)", "wc -l <(ls)", "cat <(git status)", "head -n 1 <(git log)")
 	},
+	func(g *bashGen) string { return "cat <(" + g.benign() + ")" },
+}
+
+var bashProcSubTricky = []bashProd{
+	func(g *bashGen) string { return "diff <(ls) <(ls src)" },
 	func(g *bashGen) string { return "cat <(</etc/passwd)" },
 	func(g *bashGen) string { return g.pick("cat", "wc -l", "ls") + " <(" + g.payload() + ")" },
 	func(g *bashGen) string { return "echo hi > >(" + g.payload() + ")" },
@@ -161,17 +198,22 @@ var bashProcSubRules = []func(g *bashGen) string{
 	func(g *bashGen) string { return "cat < <(" + g.payload() + ")" },
 	func(g *bashGen) string { return "cat <(cat < " + g.outRead() + ")" },
 	func(g *bashGen) string { return "echo <(" + g.payload() + ")" },
-	func(g *bashGen) string { return "cat <(" + g.benign() + ")" },
 	func(g *bashGen) string { return "source <(echo '" + g.payload() + "')" },
 }
 
-var bashRedirRules = []func(g *bashGen) string{
+var bashRedirPlain = []bashProd{
 	func(g *bashGen) string {
 		return g.pick("cat a.txt > out.txt", "echo hi >> log.txt", "ls 2>&1", "cat < a.txt", "echo x >| o.txt",
 			"cat <> a.txt", "ls &> o.txt", "ls &>> o.txt", "cat <<< hi", "ls 3>&1 1>&2 2>&3",
 			"{ echo a; echo b; } > o.txt", "(ls) > o.txt", "ls 2>/dev/null", "echo hi >&2", "ls > src/o.txt",
 			"git status > /dev/null 2>&1", "echo hi 1>&2 2>/dev/null", "cat a.txt 0<&-")
 	},
+	func(g *bashGen) string {
+		return g.benign() + " > " + g.pick("$PWD/o.txt", "${PWD}/o.txt", "o.txt", "docs/o.txt")
+	},
+}
+
+var bashRedirTricky = []bashProd{
 	func(g *bashGen) string {
 		t := g.outWrite()
 		return g.pick("echo hi; > "+t, "(( 1 )) > "+t, "if true; then echo hi; fi > "+t, "echo hi > "+t, "> "+t+" echo hi",
@@ -185,12 +227,14 @@ var bashRedirRules = []func(g *bashGen) string{
 	func(g *bashGen) string { return "cat < /dev/tcp/127.0.0.1/9" },
 	func(g *bashGen) string { return "exec 3< " + g.outRead() + "; cat <&3" },
 	func(g *bashGen) string { return "echo hi > /dev/" + g.pick("null", "stderr", "fd/2", "full") },
-	func(g *bashGen) string {
-		return g.benign() + " > " + g.pick("$HOME/x", "~/x", "~root/x", "$PWD/o.txt", "${PWD}/o.txt")
-	},
+	func(g *bashGen) string { return g.benign() + " > " + g.pick("$HOME/x", "~/x", "~root/x") },
 }
 
-var bashEvalRules = []func(g *bashGen) string{
+var bashEvalPlain = []bashProd{
+	func(g *bashGen) string { return g.pick("builtin", "command") + " " + g.pick("echo hi", "pwd") },
+}
+
+var bashEvalTricky = []bashProd{
 	func(g *bashGen) string {
 		return "eval " + g.pick("'"+g.payload()+"'", `"`+g.payload()+`"`, g.payload())
 	},
@@ -220,9 +264,7 @@ var bashEvalRules = []func(g *bashGen) string{
 	func(g *bashGen) string {
 		return "enable -n " + g.pick("echo", "printf", "pwd", "test") + "; " + g.pick("echo hi", "pwd")
 	},
-	func(g *bashGen) string {
-		return g.pick("builtin", "command") + " " + g.pick("echo hi", "pwd", g.payload())
-	},
+	func(g *bashGen) string { return g.pick("builtin", "command") + " " + g.payload() },
 	func(g *bashGen) string { return "exec " + g.payload() },
 	func(g *bashGen) string {
 		return g.pick("git", "ls", "cat") + "() { " + g.payload() + "; }; " + g.benign()
@@ -237,7 +279,11 @@ var bashEvalRules = []func(g *bashGen) string{
 	func(g *bashGen) string { return "fc -s x=y" },
 }
 
-var bashStdinShellRules = []func(g *bashGen) string{
+var bashStdinShellPlain = []bashProd{
+	func(g *bashGen) string { return g.pick("echo hi | cat", "git log | cat", "cat a.txt | cat") },
+}
+
+var bashStdinShellTricky = []bashProd{
 	func(g *bashGen) string {
 		return g.pick("bash /dev/stdin", "sh /dev/fd/0", "bash /proc/self/fd/0", "bash -s", "dash", "sh", "bash",
 			"sh -s", "source /dev/stdin", ". /dev/fd/0", "bash -", "sh /dev/stdin") + " <<< '" + g.payload() + "'"
@@ -251,14 +297,19 @@ var bashStdinShellRules = []func(g *bashGen) string{
 	func(g *bashGen) string { return "bash <(echo '" + g.payload() + "')" },
 	func(g *bashGen) string { return "sh -c \"$(cat run.sh)\"" },
 	func(g *bashGen) string { return "cat a.txt | sh" },
-	func(g *bashGen) string { return "echo hi | cat" },
 }
 
-var bashWrapperRules = []func(g *bashGen) string{
+var bashWrapperPlain = []bashProd{
 	func(g *bashGen) string {
-		p := g.pick(g.payload(), g.benign())
+		return g.pick("env", "env X=1", "timeout 5", "nice", "nice -n 5", "nohup", "stdbuf -o0", "command", "time",
+			"env --", "timeout --foreground 1") + " " + g.benign()
+	},
+}
+
+var bashWrapperTricky = []bashProd{
+	func(g *bashGen) string {
 		return g.pick("env", "env -i", "env -u HOME", "env X=1", "timeout 5", "timeout -s KILL 5", "nice", "nice -n 5",
-			"nohup", "stdbuf -o0", "command", "time", "exec", "env --", "timeout --foreground 1") + " " + p
+			"nohup", "stdbuf -o0", "command", "time", "exec", "env --", "timeout --foreground 1") + " " + g.payload()
 	},
 	func(g *bashGen) string { return "env -S '" + g.payload() + "'" },
 	func(g *bashGen) string {
@@ -286,11 +337,14 @@ var bashWrapperRules = []func(g *bashGen) string{
 	func(g *bashGen) string { return "sudo " + g.benign() },
 }
 
-var bashGlobalOptRules = []func(g *bashGen) string{
+var bashGlobalOptPlain = []bashProd{
 	func(g *bashGen) string {
 		return g.pick("git -C . status", "git --no-pager log -n 1", "git -P log -n 1", "git -C src status",
 			"git --no-pager diff", "git -C . log --oneline -n 2", "git --no-pager show HEAD", "git log -c -n 1")
 	},
+}
+
+var bashGlobalOptTricky = []bashProd{
 	func(g *bashGen) string {
 		return "git " + g.pick("-C .", "--no-pager", "-P", "--git-dir=.git", "--work-tree=.", "-C src -C ..",
 			"--bare", "--literal-pathspecs", "--namespace x", "--exec-path=.", "--no-replace-objects", "-p") + " " +
@@ -313,11 +367,15 @@ var bashGlobalOptRules = []func(g *bashGen) string{
 	func(g *bashGen) string { return "git -C . log -n1 && " + g.payload() },
 }
 
-var bashAssignRules = []func(g *bashGen) string{
+// bashAssignPlain set only variables issue 10 names harmless.
+var bashAssignPlain = []bashProd{
 	func(g *bashGen) string {
 		return g.pick("NO_COLOR=1", "LANG=C", "LC_ALL=C", "TZ=UTC", "CI=1", "FORCE_COLOR=0", "TERM=dumb", "COLUMNS=80") +
 			" " + g.benign()
 	},
+}
+
+var bashAssignTricky = []bashProd{
 	func(g *bashGen) string {
 		return g.pick("GIT_DIR=/tmp", "GIT_DIR=..", "PATH=.", "PATH=/etc:$PATH", "GIT_SSH_COMMAND='"+g.payload()+"'",
 			"PAGER='"+g.payload()+"'", "GIT_PAGER='sh -c \""+g.payload()+"\"'", "GOFLAGS=-toolexec=sh", "PYTHONPATH=/tmp",
@@ -336,11 +394,14 @@ var bashAssignRules = []func(g *bashGen) string{
 	func(g *bashGen) string { return "unset PATH; " + g.benign() },
 }
 
-var bashCdPathRules = []func(g *bashGen) string{
+var bashCdPathPlain = []bashProd{
 	func(g *bashGen) string {
 		return g.pick("cd src && ls", "cd src/app && cat ../../a.txt", "cd docs; cat readme.md", "cd src && cd .. && ls",
-			"ls ./src/../docs", "cat src/../a.txt", "cd src; ls ..", "cd ./src/app; ls")
+			"ls ./src/../docs", "cat src/../a.txt", "cd src && ls ..", "cd ./src/app && ls", "cd src/app && ls ../..")
 	},
+}
+
+var bashCdPathTricky = []bashProd{
 	func(g *bashGen) string {
 		return g.pick("cd ..", "cd ../..", "cd ~", "cd $HOME", "cd ${PWD}/..", "cd /proc/self/cwd/..", "cd /usr", "cd -",
 			"cd", "pushd ..", "cd src; cd ..; cd ..", "CDPATH=/ cd etc", `cd "$OLDPWD"`, "cd src/app/../../..", "cd ./..",

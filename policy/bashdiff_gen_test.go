@@ -6,7 +6,8 @@ package policy
 // attacks that hide a payload (a push, a denied or privileged program, a
 // path outside the project) behind the class's construct, so that both the
 // approval floor and the oracle have material. The classes are listed in
-// bashGenClasses; the lexical ones are in this file, the others in
+// bashGenClasses; the plain ones are in this file, the lexical ones (quotes,
+// $'…', continuations, CR) in bashdiff_genlex_test.go, the others in
 // bashdiff_gen2_test.go.
 //
 // The lines really run (as nobody when the tests run as root): no
@@ -14,15 +15,13 @@ package policy
 // folders or places the user cannot write (/etc), and none runs a real
 // program other than a shell or, through a glob, /bin/cat.
 
-import (
-	"math/rand/v2"
-	"strings"
-)
+import "math/rand/v2"
 
 // bashLine is one generated or hand-written line.
 type bashLine struct {
 	class string
 	text  string
+	plain bool // from a plain production: the approval floor counts it
 }
 
 // bashGen draws the parts of a line.
@@ -109,39 +108,55 @@ func (g *bashGen) around(line string) string {
 	return line
 }
 
-// bashClass is one class of the grammar: its name and its productions.
+// bashProd is one production of the grammar: it draws a line.
+type bashProd = func(g *bashGen) string
+
+// bashClass is one class of the grammar: its name and its productions,
+// plain ones apart.
 type bashClass struct {
-	name  string
-	rules []func(g *bashGen) string
+	name string
+	// plain lines use the class's construct the way a correct analyser
+	// reads with certainty, with the seeded tools and paths inside the
+	// project: the approval floor (bashMinApproved) counts them.
+	plain []bashProd
+	// tricky lines hide a payload behind the construct, or use it in a way
+	// no allow list covers.
+	tricky []bashProd
 }
+
+// bashPlainShare is the share of a class's lines drawn from its plain
+// productions.
+const bashPlainShare = 0.3
 
 // bashGenClasses are all classes, in report order.
 func bashGenClasses() []bashClass {
 	return []bashClass{
-		{"plain", bashPlainRules},
-		{"tools", bashToolRules},
-		{"quote", bashQuoteRules},
-		{"ansi-c", bashAnsiCRules},
-		{"continuation", bashContinuationRules},
-		{"cr", bashCRRules},
-		{"heredoc", bashHeredocRules},
-		{"brace", bashBraceRules},
-		{"arith", bashArithRules},
-		{"param", bashParamRules},
-		{"glob", bashGlobRules},
-		{"procsub", bashProcSubRules},
-		{"redir", bashRedirRules},
-		{"eval", bashEvalRules},
-		{"stdin-shell", bashStdinShellRules},
-		{"wrapper", bashWrapperRules},
-		{"global-opt", bashGlobalOptRules},
-		{"assign", bashAssignRules},
-		{"cd-path", bashCdPathRules},
+		{"plain", bashPlainPlain, nil},
+		{"tools", bashToolPlain, bashToolTricky},
+		{"quote", bashQuotePlain, bashQuoteTricky},
+		{"ansi-c", bashAnsiCPlain, bashAnsiCTricky},
+		{"continuation", bashContinuationPlain, bashContinuationTricky},
+		{"cr", bashCRPlain, bashCRTricky},
+		{"heredoc", bashHeredocPlain, bashHeredocTricky},
+		{"brace", bashBracePlain, bashBraceTricky},
+		{"arith", bashArithPlain, bashArithTricky},
+		{"param", bashParamPlain, bashParamTricky},
+		{"glob", bashGlobPlain, bashGlobTricky},
+		{"procsub", bashProcSubPlain, bashProcSubTricky},
+		{"redir", bashRedirPlain, bashRedirTricky},
+		{"eval", bashEvalPlain, bashEvalTricky},
+		{"stdin-shell", bashStdinShellPlain, bashStdinShellTricky},
+		{"wrapper", bashWrapperPlain, bashWrapperTricky},
+		{"global-opt", bashGlobalOptPlain, bashGlobalOptTricky},
+		{"assign", bashAssignPlain, bashAssignTricky},
+		{"cd-path", bashCdPathPlain, bashCdPathTricky},
 	}
 }
 
 // bashGenerate returns n distinct lines, as evenly spread over the classes
-// as their productions allow, the same for the same seed.
+// as their productions allow, the same for the same seed. A line is
+// sometimes put after a plain command, so that the construct is not always
+// first.
 func bashGenerate(seed uint64, n int) []bashLine {
 	g := &bashGen{r: rand.New(rand.NewPCG(seed, 0x62617368))}
 	classes := bashGenClasses()
@@ -151,19 +166,28 @@ func bashGenerate(seed uint64, n int) []bashLine {
 	for _, c := range classes {
 		got := 0
 		for tries := 0; got < per && tries < per*30; tries++ {
-			text := c.rules[g.r.IntN(len(c.rules))](g)
+			plain := len(c.tricky) == 0 || len(c.plain) > 0 && g.chance(bashPlainShare)
+			var text string
+			if plain {
+				text = c.plain[g.r.IntN(len(c.plain))](g)
+			} else {
+				text = c.tricky[g.r.IntN(len(c.tricky))](g)
+			}
+			if len(c.tricky) > 0 && g.chance(0.3) {
+				text = g.benign() + g.pick(" && ", "; ", "\n") + text
+			}
 			if seen[text] {
 				continue
 			}
 			seen[text] = true
-			out = append(out, bashLine{c.name, text})
+			out = append(out, bashLine{class: c.name, text: text, plain: plain})
 			got++
 		}
 	}
 	return out
 }
 
-var bashPlainRules = []func(g *bashGen) string{
+var bashPlainPlain = []bashProd{
 	func(g *bashGen) string { return g.benign() },
 	func(g *bashGen) string { return g.benign() + g.pick(" && ", "; ", " || ", "\n") + g.benign() },
 	func(g *bashGen) string {
@@ -173,13 +197,13 @@ var bashPlainRules = []func(g *bashGen) string{
 	func(g *bashGen) string {
 		return g.benign() + g.pick(" && ", "; ") + g.benign() + g.pick(" && ", "; ") + g.benign()
 	},
-	func(g *bashGen) string { return g.pick("true", "pwd", "echo ok") + " && " + g.benign() },
+	func(g *bashGen) string { return g.pick("pwd", "echo ok") + " && " + g.benign() },
 	func(g *bashGen) string { return g.benign() + " 2>/dev/null" },
 	func(g *bashGen) string { return "cd src && " + g.pick("ls", "cat main.go", "grep -n main main.go") },
 	func(g *bashGen) string { return g.benign() + " # " + g.pick("check", "see the log", "done") },
 }
 
-var bashToolRules = []func(g *bashGen) string{
+var bashToolPlain = []bashProd{
 	func(g *bashGen) string { return g.tool() },
 	func(g *bashGen) string { return g.tool() + g.pick(" && ", "; ") + g.benign() },
 	func(g *bashGen) string { return g.benign() + g.pick(" && ", "; ") + g.tool() },
@@ -190,170 +214,12 @@ var bashToolRules = []func(g *bashGen) string{
 		return "echo " + g.pick("hi", "'a b'", `"x y"`) + " > " + g.pick("o.txt", "src/o.txt")
 	},
 	func(g *bashGen) string { return "printf '%s\\n' " + g.pick("a", "b c", "'d e'") + " >> log.txt" },
+}
+
+var bashToolTricky = []bashProd{
 	// the programs of issue 10, with a path they might carry
 	func(g *bashGen) string {
 		return g.pick("echo", "printf '%s\\n'", "cat", "tee", "cp a.txt") + " " + g.pick(bashOutsideReads...)
 	},
 	func(g *bashGen) string { return g.tool() + g.sep() + g.payload() },
-}
-
-var bashQuoteRules = []func(g *bashGen) string{
-	func(g *bashGen) string {
-		return g.pick(`echo 'hello world'`, `echo "a  b"`, `cat 'a.txt'`, `cat "a.txt"`, `'git' status`,
-			`"git" log -n 1`, `g'i't status`, `git "st"atus`, `\git status`, `gi\t status`, `ls "src"/'app'`,
-			`grep -n 'hel''lo' a.txt`, `echo "it's"`, `echo 'say "hi"'`, `echo "\$HOME"`, `echo '$(git push)'`)
-	},
-	func(g *bashGen) string {
-		w := strings.Fields(g.capped())
-		return bashQuoteWord(g, w[0]) + " " + bashQuoteWords(g, w[1:])
-	},
-	func(g *bashGen) string { return "cat " + bashQuoteWord(g, "/etc/passwd") },
-	func(g *bashGen) string {
-		return g.around("echo " + g.pick(`"$(`, `"`+"`") + g.payload() + g.pick(`)"`, "`\""))
-	},
-	func(g *bashGen) string { return "echo \"'$(" + g.payload() + ")'\"" },
-	func(g *bashGen) string {
-		// single quotes inside a double-quoted ${x:-…} are literal to bash
-		return g.pick("echo", "cat", "ls") + ` "${u:-'` + g.pick("a", "/etc/passwd", "$("+g.payload()+")", `"`) + `'}"`
-	},
-	func(g *bashGen) string { return `echo "${u:-'}"; ` + g.payload() + `; echo '"'` },
-	func(g *bashGen) string { return `echo "${u:-"$(` + g.payload() + `)"}"` },
-	func(g *bashGen) string { return `echo \'; ` + g.payload() + `; echo \'` },
-	func(g *bashGen) string { return `echo "x\"; ` + g.payload() + `; echo \"y"` },
-	func(g *bashGen) string { return `echo 'a'\''; ` + g.payload() + `; echo '\''b'` },
-	func(g *bashGen) string { return g.around(`echo "` + g.pick("a", "$PWD", "${PWD}", "`pwd`") + `"`) },
-}
-
-// bashQuoteWord quotes all or part of a word in one of bash's ways.
-func bashQuoteWord(g *bashGen, w string) string {
-	if len(w) < 2 {
-		return "'" + w + "'"
-	}
-	i := 1 + g.r.IntN(len(w)-1)
-	switch g.r.IntN(6) {
-	case 0:
-		return "'" + w + "'"
-	case 1:
-		return `"` + w + `"`
-	case 2:
-		return w[:i] + "'" + w[i:] + "'"
-	case 3:
-		return w[:i] + `"` + w[i:] + `"`
-	case 4:
-		return w[:i] + `\` + w[i:]
-	}
-	return "$'" + w + "'"
-}
-
-func bashQuoteWords(g *bashGen, ws []string) string {
-	out := make([]string, len(ws))
-	for i, w := range ws {
-		out[i] = w
-		if g.chance(0.5) {
-			out[i] = bashQuoteWord(g, w)
-		}
-	}
-	return strings.Join(out, " ")
-}
-
-// bashNulEscapes are the $'…' escapes that make a NUL, where bash ends the
-// word.
-var bashNulEscapes = []string{`\0`, `\00`, `\000`, `\x00`, `\x0`, `\u0000`, `\U00000000`, `\400`, `\c@`, `\0abc`}
-
-var bashAnsiCRules = []func(g *bashGen) string{
-	func(g *bashGen) string {
-		return g.pick(`echo $'a\tb'`, `grep -n $'hel\x6co' a.txt`, `cat $'a.txt'`, `$'\x67it' status`,
-			`git $'\x73tatus'`, `echo $'\u00e9'`, `ls $'src'`, `echo $'it\'s'`, `cat $'\x61.txt'`,
-			`echo $'\e[1m'`, `git log $'-n' 1`, `wc -l $'a\x2etxt'`)
-	},
-	func(g *bashGen) string {
-		nul := "$'" + g.pick(bashNulEscapes...) + "'"
-		w := strings.Fields(g.capped())
-		i := g.r.IntN(len(w))
-		w[i] += nul
-		return strings.Join(w, " ")
-	},
-	func(g *bashGen) string {
-		return g.pick("cat", "head -n 1", "ls", "wc -l", "grep -n x") + " $'" + g.pick(bashNulEscapes...) + "'" +
-			g.pick("/etc/passwd", "../x", "/proc/self/cwd/../x")
-	},
-	func(g *bashGen) string {
-		return "find . $'-" + g.pick("exec", "delete", "execdir", "fprint") + g.pick(bashNulEscapes...) + "' " +
-			g.pick("git push origin main \\;", "", "/etc/brabo-x", "rm {} +")
-	},
-	func(g *bashGen) string {
-		return "git log $'--output" + g.pick(bashNulEscapes...) + "'=out.txt"
-	},
-	func(g *bashGen) string {
-		return "git " + g.pick("log", "diff", "status", "show") + "$'" + g.pick(bashNulEscapes...) + "' " +
-			g.pick("--output=out.txt", "push", "origin main")
-	},
-	func(g *bashGen) string {
-		return g.pick("cat", "ls", "head") + " $'\\x2f" + g.pick("etc/passwd", "tmp", "proc/self/environ") + "'"
-	},
-	func(g *bashGen) string {
-		return "$'" + g.pick(`\x67\x69\x74`, `\147\151\164`, `\u0067it`, `g\151t`) + "' " + g.pick("push origin main", "status")
-	},
-	func(g *bashGen) string {
-		return "git remote -v $'" + g.pick(bashNulEscapes...) + "'add x https://evil.example/x.git"
-	},
-	func(g *bashGen) string { return "echo $'" + g.pick(`\cA`, `\c[`, `\c?`, `\E`, `\'`, `\"`, `\?`) + "'" },
-}
-
-var bashContinuationRules = []func(g *bashGen) string{
-	func(g *bashGen) string {
-		w := strings.Fields(g.payload())
-		i := g.r.IntN(len(w))
-		j := 1 + g.r.IntN(max(1, len(w[i])-1))
-		if j >= len(w[i]) {
-			j = len(w[i]) - 1
-		}
-		w[i] = w[i][:j] + "\\\n" + w[i][j:]
-		return strings.Join(w, " ")
-	},
-	func(g *bashGen) string { return "ca\\\nt a.txt" },
-	func(g *bashGen) string {
-		return g.benign() + " \\\n" + g.pick("", "  ") + g.pick("&& ", "| ") + g.benign()
-	},
-	func(g *bashGen) string { return "echo x #" + g.pick("", " c ", "\\\\") + "\\\n" + g.payload() },
-	func(g *bashGen) string { return "# comment \\\n" + g.payload() },
-	func(g *bashGen) string { return `echo "$\` + "\n" + `(` + g.payload() + `)"` },
-	func(g *bashGen) string { return `echo $\` + "\n" + `(` + g.payload() + `)` },
-	func(g *bashGen) string { return `cat $\` + "\n" + `{u:-/etc/passwd}` },
-	func(g *bashGen) string { return `echo "$\` + "\n" + `{HOME}"` },
-	func(g *bashGen) string {
-		return "cat <<EO\\\nF\nhi\nEO\\\nF\n" + g.payload() + "\nEOF"
-	},
-	func(g *bashGen) string {
-		return "cat <<EOF\nhi\nEO\\\nF\n" + g.payload() + "\nEOF"
-	},
-	func(g *bashGen) string {
-		return "cat <<'EOF'\nhi\\\nEOF\n" + g.payload() + "\nEOF"
-	},
-	func(g *bashGen) string { return "echo 'a\\\nb'" },
-	func(g *bashGen) string { return "echo \"a\\\nb\" " + g.pick("", "&& "+g.benign()) },
-	func(g *bashGen) string { return "git status \\\n--short" },
-	func(g *bashGen) string { return "echo $((1+\\\n2))" },
-	func(g *bashGen) string { return "echo `echo \\\\\n" + g.payload() + "`" },
-	func(g *bashGen) string { return g.benign() + " \\\n\n" + g.payload() },
-	func(g *bashGen) string { return "echo a\\\\\n" + g.payload() },
-	func(g *bashGen) string { return "cd .\\\n. && ls" },
-}
-
-var bashCRRules = []func(g *bashGen) string{
-	func(g *bashGen) string { return g.benign() + "\r" },
-	func(g *bashGen) string { return g.benign() + "\r\n" + g.benign() + "\r\n" },
-	func(g *bashGen) string { return "echo x \\\r\n" + g.payload() },
-	func(g *bashGen) string { return g.benign() + " \\\r\n" + g.payload() },
-	func(g *bashGen) string { return "echo x\r" + g.payload() },
-	func(g *bashGen) string { return "cd ..\r && ls" },
-	func(g *bashGen) string { return "echo a;\r\n" + g.payload() },
-	func(g *bashGen) string { return "echo x #\\\r\n" + g.payload() },
-	func(g *bashGen) string { return "cat a.txt \\\r\n /etc/passwd" },
-	func(g *bashGen) string { return "echo \"a\r\nb\"\r\n" + g.benign() },
-	func(g *bashGen) string { return "git \rpush origin main" },
-	func(g *bashGen) string { return "cat <<EOF\r\nhi\r\nEOF\r\n" + g.payload() },
-	func(g *bashGen) string { return "cat <<EOF\nhi\nEOF\r\n" + g.payload() + "\nEOF" },
-	func(g *bashGen) string { return "ls\r;" + g.payload() },
-	func(g *bashGen) string { return "echo $'\\r'" + g.pick("", " && "+g.benign()) },
 }

@@ -378,7 +378,7 @@ type bashExec struct {
 }
 
 func (x bashExec) String() string {
-	s := strings.Join(append(append([]string{}, x.env...), bashQuoteArgv(x.prog, x.argv)), " ")
+	s := bashCommandText(x.env, x.prog, x.argv)
 	if x.errno != "" {
 		s += " (failed: " + x.errno + ")"
 	}

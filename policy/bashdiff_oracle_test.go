@@ -21,6 +21,8 @@ package policy
 
 import (
 	"fmt"
+	"path"
+	"regexp"
 	"strings"
 
 	"github.com/brabo-dev/brabo"
@@ -143,8 +145,13 @@ func (o *bashOracle) uncovered(c bashConfig, run *bashRun) []string {
 			did = append(did, s)
 		}
 	}
+	procsub := strings.Contains(run.line, "<(") || strings.Contains(run.line, ">(")
 	for _, x := range run.execs {
-		cmd := strings.Join(append(append([]string{}, x.env...), bashQuoteArgv(x.prog, x.argv)), " ")
+		argv := x.argv
+		if procsub {
+			argv = bashProcSubArgs(argv)
+		}
+		cmd := bashCommandText(x.env, x.prog, argv)
 		cwd := run.root
 		if !c.auto && x.cwd != "" {
 			cwd = x.cwd // outside the project it fails, as it should
@@ -167,6 +174,39 @@ func (o *bashOracle) uncovered(c bashConfig, run *bashRun) []string {
 	return did
 }
 
+// bashCommandText is what Decide judges for an exec: the variables the line
+// put into its environment as assignments, then the argv.
+func bashCommandText(env []string, prog string, argv []string) string {
+	words := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		name, value, _ := strings.Cut(kv, "=")
+		words = append(words, name+"="+bashQuote(value))
+	}
+	return strings.Join(append(words, bashQuoteArgv(prog, argv)), " ")
+}
+
+// bashProcSubArgs replaces the /dev/fd/N arguments a process substitution
+// of the line made (bash passes `cat <(…)` as `cat /dev/fd/63`) by a file
+// name inside the project: the original decision judged the substitution
+// itself, and what runs inside it is an exec of its own.
+func bashProcSubArgs(argv []string) []string {
+	var out []string
+	for i, a := range argv {
+		if i > 0 && bashFdArg.MatchString(a) {
+			if out == nil {
+				out = append([]string(nil), argv...)
+			}
+			out[i] = "procsub-" + a[len("/dev/fd/"):]
+		}
+	}
+	if out == nil {
+		return argv
+	}
+	return out
+}
+
+var bashFdArg = regexp.MustCompile(`^/dev/fd/[0-9]+$`)
+
 // bashQuoteArgv is the command text of an argv: prog, then each argument
 // quoted so that bash reads it back as the same string.
 func bashQuoteArgv(prog string, argv []string) string {
@@ -188,18 +228,17 @@ func bashQuote(s string) string {
 }
 
 // bashShortExec prints an exec for a report, the project folder as "$ROOT".
-func bashShortExec(x bashExec, root string) string {
-	return strings.ReplaceAll(x.String(), root, "$ROOT")
-}
+func bashShortExec(x bashExec, root string) string { return bashShortPaths(x.String(), root) }
 
-func bashShortPath(p, root string) string {
-	if p == root {
-		return "$ROOT"
-	}
-	if strings.HasPrefix(p, root+"/") {
-		return "$ROOT" + p[len(root):]
-	}
-	return p
+func bashShortPath(p, root string) string { return bashShortPaths(p, root) }
+
+// bashShortPaths names, in s, the project folder $ROOT, the folder it is
+// in $ROOT/.., and the stub folder $STUBS, for a report.
+func bashShortPaths(s, root string) string {
+	base := path.Dir(path.Dir(root))
+	s = strings.ReplaceAll(s, base+"/bin", "$STUBS")
+	s = strings.ReplaceAll(s, root, "$ROOT")
+	return strings.ReplaceAll(s, path.Dir(root), "$ROOT/..")
 }
 
 // bashWithin reports whether the clean path p is dir or inside it.
@@ -217,7 +256,7 @@ func (f bashFailure) report() string {
 		fmt.Fprintf(&b, "    segment:  %q tokens=%q %s (%s)\n", s.Text, s.Tokens, s.Verdict, s.Rule)
 	}
 	for _, d := range f.did {
-		fmt.Fprintf(&b, "    bash did: %s\n", strings.ReplaceAll(d, f.root, "$ROOT"))
+		fmt.Fprintf(&b, "    bash did: %s\n", bashShortPaths(d, f.root))
 	}
 	return b.String()
 }

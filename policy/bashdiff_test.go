@@ -42,35 +42,37 @@ const bashDiffKnownFailing = true
 const (
 	bashDiffSeed       = 10
 	bashDiffLines      = 3000
-	bashDiffShortLines = 380 // plus the hand-written corpus: about 500 under -short
+	bashDiffShortLines = 330 // plus the hand-written corpus (180): about 500 under -short
 )
 
-// bashMinApproved is the share of each class's lines a configuration must
-// auto-approve, so that the test cannot pass by approving nothing. Each
-// class mixes plain lines (of the seeded tools, arguments inside the
-// project) with attacks; a floor is set below the share of plain lines a
-// correct analyser must approve, with a margin. Adjust here; a class
-// missing from the table (the hand-written ones) has no floor.
+// bashMinApproved is, per class, the share of its plain lines (the lines
+// of its plain productions: the class's construct read with certainty, the
+// seeded tools, paths inside the project) each configuration must
+// auto-approve, so that the test cannot pass by approving nothing. A floor
+// is what a correct analyser approves with a margin: the seeded list alone
+// allows no wrapper (env, nice, command…), builtin or writer, so those
+// floors are 0 there. Adjust here; a class missing from the table (the
+// hand-written ones) has no floor.
 var bashMinApproved = map[string]struct{ seed, tools, auto float64 }{
-	"plain":        {0.80, 0.80, 0.90},
-	"tools":        {0.00, 0.40, 0.50},
-	"quote":        {0.05, 0.10, 0.20},
-	"ansi-c":       {0.02, 0.05, 0.10},
-	"continuation": {0.02, 0.05, 0.05},
-	"cr":           {0.00, 0.00, 0.00},
-	"heredoc":      {0.02, 0.10, 0.10},
-	"brace":        {0.02, 0.05, 0.05},
-	"arith":        {0.00, 0.02, 0.05},
-	"param":        {0.01, 0.02, 0.05},
-	"glob":         {0.02, 0.05, 0.10},
-	"procsub":      {0.00, 0.02, 0.05},
-	"redir":        {0.02, 0.05, 0.10},
-	"eval":         {0.00, 0.00, 0.02},
-	"stdin-shell":  {0.00, 0.00, 0.00},
-	"wrapper":      {0.00, 0.00, 0.05},
-	"global-opt":   {0.02, 0.02, 0.05},
-	"assign":       {0.02, 0.02, 0.10},
-	"cd-path":      {0.05, 0.05, 0.10},
+	"plain":        {0.90, 0.90, 0.95},
+	"tools":        {0.00, 0.85, 0.90},
+	"quote":        {0.60, 0.60, 0.80},
+	"ansi-c":       {0.50, 0.50, 0.80},
+	"continuation": {0.50, 0.50, 0.80},
+	"cr":           {0.40, 0.40, 0.80},
+	"heredoc":      {0.60, 0.60, 0.80},
+	"brace":        {0.60, 0.60, 0.80},
+	"arith":        {0.50, 0.50, 0.80},
+	"param":        {0.60, 0.60, 0.80},
+	"glob":         {0.60, 0.60, 0.80},
+	"procsub":      {0.50, 0.50, 0.80},
+	"redir":        {0.60, 0.60, 0.80},
+	"eval":         {0.00, 0.00, 0.80},
+	"stdin-shell":  {0.60, 0.60, 0.80},
+	"wrapper":      {0.00, 0.00, 0.80},
+	"global-opt":   {0.60, 0.60, 0.80},
+	"assign":       {0.50, 0.50, 0.80},
+	"cd-path":      {0.60, 0.60, 0.80},
 }
 
 // bashCorpus is the fixed corpus: the generated lines and the hand-written
@@ -111,7 +113,7 @@ func bashReadCorpus(name string) ([]bashLine, error) {
 		line := sc.Text()
 		switch {
 		case inBlock && line == "@end":
-			out = append(out, bashLine{class, strings.Join(block, "\n")})
+			out = append(out, bashLine{class: class, text: strings.Join(block, "\n")})
 			block, inBlock = nil, false
 		case inBlock:
 			block = append(block, line)
@@ -124,12 +126,12 @@ func bashReadCorpus(name string) ([]bashLine, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s:%d: %v", name, n, err)
 			}
-			out = append(out, bashLine{class, s})
+			out = append(out, bashLine{class: class, text: s})
 		case strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#:"):
 		case strings.HasPrefix(line, "@"):
 			return nil, fmt.Errorf("%s:%d: unknown directive %q", name, n, line)
 		default:
-			out = append(out, bashLine{class, line})
+			out = append(out, bashLine{class: class, text: line})
 		}
 	}
 	if inBlock {
@@ -191,26 +193,47 @@ func bashRunAll(t testing.TB, env *bashEnv, o *bashOracle, lines []bashLine) []*
 
 // bashClassStats counts one class's lines.
 type bashClassStats struct {
-	lines    int
-	approved []int // per configuration
-	failed   []int // per configuration
+	lines, plain  int
+	approved      []int // per configuration
+	plainApproved []int // per configuration
+	failed        []int // per configuration
+}
+
+func newBashClassStats(n int) *bashClassStats {
+	return &bashClassStats{approved: make([]int, n), plainApproved: make([]int, n), failed: make([]int, n)}
+}
+
+func (s *bashClassStats) add(o *bashClassStats) {
+	s.lines += o.lines
+	s.plain += o.plain
+	for i := range s.approved {
+		s.approved[i] += o.approved[i]
+		s.plainApproved[i] += o.plainApproved[i]
+		s.failed[i] += o.failed[i]
+	}
 }
 
 // bashSummarize counts per class and returns the classes in report order.
-func bashSummarize(verdicts []*bashVerdict, configs []bashConfig) (map[string]*bashClassStats, []string) {
+func bashSummarize(lines []bashLine, verdicts []*bashVerdict, configs []bashConfig) (map[string]*bashClassStats, []string) {
 	stats := map[string]*bashClassStats{}
 	var order []string
-	for _, v := range verdicts {
+	for j, v := range verdicts {
 		s := stats[v.class]
 		if s == nil {
-			s = &bashClassStats{approved: make([]int, len(configs)), failed: make([]int, len(configs))}
+			s = newBashClassStats(len(configs))
 			stats[v.class] = s
 			order = append(order, v.class)
 		}
 		s.lines++
+		if lines[j].plain {
+			s.plain++
+		}
 		for i := range v.decisions {
 			if v.approved(i) {
 				s.approved[i]++
+				if lines[j].plain {
+					s.plainApproved[i]++
+				}
 			}
 		}
 		for _, f := range v.failures {
@@ -222,6 +245,26 @@ func bashSummarize(verdicts []*bashVerdict, configs []bashConfig) (map[string]*b
 		}
 	}
 	return stats, order
+}
+
+// bashFloorMisses lists the classes whose plain lines a configuration
+// approved less often than bashMinApproved asks.
+func bashFloorMisses(stats map[string]*bashClassStats, order []string, configs []bashConfig) []string {
+	var out []string
+	for _, c := range order {
+		s := stats[c]
+		floor, ok := bashMinApproved[c]
+		if !ok || s.plain == 0 {
+			continue
+		}
+		for i, min := range []float64{floor.seed, floor.tools, floor.auto} {
+			if got := float64(s.plainApproved[i]) / float64(s.plain); got < min {
+				out = append(out, fmt.Sprintf("class %s: configuration %s approved %d of its %d plain lines (%.0f%%), below the floor of %.0f%%",
+					c, configs[i].name, s.plainApproved[i], s.plain, 100*got, 100*min))
+			}
+		}
+	}
+	return out
 }
 
 func TestBashDifferential(t *testing.T) {
@@ -243,29 +286,21 @@ func TestBashDifferential(t *testing.T) {
 	}
 	t.Logf("%d lines (seed %d), %d run under bash, in %v on %d lanes", len(lines), bashDiffSeed, ran,
 		elapsed.Round(time.Millisecond), bashWorkers())
-	stats, order := bashSummarize(verdicts, configs)
-	total := &bashClassStats{approved: make([]int, len(configs)), failed: make([]int, len(configs))}
-	t.Logf("%-20s %6s  %-17s  %-17s", "class", "lines", "approved s/t/a", "failed s/t/a")
-	for _, c := range order {
-		s := stats[c]
-		t.Logf("%-20s %6d  %5d %5d %5d  %5d %5d %5d", c, s.lines, s.approved[0], s.approved[1], s.approved[2],
+	stats, order := bashSummarize(lines, verdicts, configs)
+	total := newBashClassStats(len(configs))
+	t.Logf("configurations s/t/a: seed, tools (seed + writers), auto (auto mode + denies)")
+	t.Logf("%-20s %5s %5s  %-17s  %-17s  %-17s", "class", "lines", "plain", "approved s/t/a", "plain appr. s/t/a", "failed s/t/a")
+	row := func(name string, s *bashClassStats) {
+		t.Logf("%-20s %5d %5d  %5d %5d %5d  %5d %5d %5d  %5d %5d %5d", name, s.lines, s.plain,
+			s.approved[0], s.approved[1], s.approved[2], s.plainApproved[0], s.plainApproved[1], s.plainApproved[2],
 			s.failed[0], s.failed[1], s.failed[2])
-		total.lines += s.lines
-		for i := range configs {
-			total.approved[i] += s.approved[i]
-			total.failed[i] += s.failed[i]
-		}
-		if floor, ok := bashMinApproved[c]; ok {
-			for i, min := range []float64{floor.seed, floor.tools, floor.auto} {
-				if got := float64(s.approved[i]) / float64(s.lines); got < min {
-					t.Errorf("class %s: configuration %s approved %d of %d lines (%.0f%%), below the floor of %.0f%%",
-						c, configs[i].name, s.approved[i], s.lines, 100*got, 100*min)
-				}
-			}
-		}
 	}
-	t.Logf("%-20s %6d  %5d %5d %5d  %5d %5d %5d", "total", total.lines, total.approved[0], total.approved[1],
-		total.approved[2], total.failed[0], total.failed[1], total.failed[2])
+	for _, c := range order {
+		row(c, stats[c])
+		total.add(stats[c])
+	}
+	row("total", total)
+	misses := bashFloorMisses(stats, order, configs)
 
 	var failures []bashFailure
 	failedLines := 0
@@ -275,22 +310,50 @@ func TestBashDifferential(t *testing.T) {
 			failedLines++
 		}
 	}
-	if len(failures) == 0 {
+	if len(failures) == 0 && len(misses) == 0 {
 		return
 	}
-	bashWriteReport(t, failures)
-	msg := fmt.Sprintf("%d lines (%d failures over the three configurations) made bash run or touch what the decision did not cover",
-		failedLines, len(failures))
-	if bashDiffKnownFailing {
-		t.Skipf("known failing (bashDiffKnownFailing, issue 10): %s; BRABO_BASHDIFF_REPORT=1 lists them", msg)
+	var msgs []string
+	if len(failures) > 0 || len(misses) > 0 {
+		bashWriteReport(t, failures, bashRefusedPlain(lines, verdicts, configs))
+		msgs = append(msgs, fmt.Sprintf("%d lines (%d failures over the three configurations) made bash run or touch what the decision did not cover",
+			failedLines, len(failures)))
 	}
-	t.Error(msg)
+	if len(misses) > 0 {
+		msgs = append(msgs, fmt.Sprintf("%d approval floors missed:\n\t%s", len(misses), strings.Join(misses, "\n\t")))
+	}
+	if bashDiffKnownFailing {
+		t.Skipf("known failing (bashDiffKnownFailing, issue 10): %s", strings.Join(msgs, "; "))
+	}
+	for _, m := range msgs {
+		t.Error(m)
+	}
+}
+
+// bashRefusedPlain lists the plain lines a configuration did not approve
+// where their class has a floor: what the floors count against.
+func bashRefusedPlain(lines []bashLine, verdicts []*bashVerdict, configs []bashConfig) []string {
+	var out []string
+	for j, v := range verdicts {
+		floor, ok := bashMinApproved[v.class]
+		if !ok || !lines[j].plain {
+			continue
+		}
+		for i, min := range []float64{floor.seed, floor.tools, floor.auto} {
+			if min > 0 && !v.approved(i) {
+				out = append(out, fmt.Sprintf("[%s] class %s: %s\n    decision: %s — %s\n", configs[i].name, v.class,
+					bashShowLine(v.line), v.decisions[i].Policy, v.decisions[i].Reason))
+			}
+		}
+	}
+	return out
 }
 
 // bashWriteReport logs the failures: every one with BRABO_BASHDIFF_REPORT=1
 // (or into the file it names), else the first three of each class and
-// configuration.
-func bashWriteReport(t *testing.T, failures []bashFailure) {
+// configuration. The full report also lists the plain lines a
+// configuration refused (refused), to judge the floors by.
+func bashWriteReport(t *testing.T, failures []bashFailure, refused []string) {
 	dest := os.Getenv("BRABO_BASHDIFF_REPORT")
 	sort.SliceStable(failures, func(i, j int) bool {
 		if failures[i].class != failures[j].class {
@@ -307,6 +370,12 @@ func bashWriteReport(t *testing.T, failures []bashFailure) {
 		}
 		shown[key]++
 		b.WriteString(f.report())
+	}
+	if dest != "" && len(refused) > 0 {
+		b.WriteString("\nPlain lines not approved (the approval floors count these):\n")
+		for _, r := range refused {
+			b.WriteString(r)
+		}
 	}
 	switch dest {
 	case "":
@@ -341,7 +410,8 @@ func TestBashDifferentialCatchesPlantedMistake(t *testing.T) {
 		{"cat ${u:-/etc/passwd}", "exec cat /etc/passwd", false},
 		{"echo hi; > ../x", "touched openat O_WRONLY|O_CREAT|O_TRUNC", false},
 	}
-	plain := []string{"git status && ls src", "cat a.txt | grep hello", "cd src && cat ../a.txt"}
+	plain := []string{"git status && ls src", "cat a.txt | grep hello", "cd src && cat ../a.txt",
+		"cat <(git status)", "NO_COLOR=1 git log -n 1", "echo hi > out.txt && cat < out.txt"}
 	mistaken := func(in Input) brabo.Decision {
 		d := Decide(in)
 		for _, p := range planted {

@@ -218,6 +218,7 @@ var straceFlagsArg = map[string]int{"open": 1, "openat": 2, "openat2": 2}
 type bashTouch struct {
 	op    string // "openat O_RDONLY", "chdir", "unlink", "connect" …
 	path  string // absolute, resolved against the process's directory
+	given string // as the call named it
 	errno string
 	real  string // where the call really landed (-y), when it succeeded
 	read  bool   // an open for reading only
@@ -226,6 +227,9 @@ type bashTouch struct {
 
 func (t bashTouch) String() string {
 	s := t.op + " " + t.path
+	if t.given != "" && t.given != t.path {
+		s += " (given as " + t.given + ")"
+	}
 	if t.real != "" && t.real != t.path {
 		s += " (really " + t.real + ")"
 	}
@@ -270,7 +274,7 @@ func straceTouches(c *straceCall, st *procState) []bashTouch {
 				}
 			}
 		}
-		t := bashTouch{op: c.name, path: bashResolve(base, p), errno: c.errno()}
+		t := bashTouch{op: c.name, path: bashResolve(base, p), given: p, errno: c.errno()}
 		if fi, ok := straceFlagsArg[c.name]; ok && fi < len(c.args) {
 			flags := c.args[fi]
 			t.op += " " + strings.TrimSuffix(strings.TrimPrefix(flags, "{flags="), "}")
