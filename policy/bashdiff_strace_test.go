@@ -19,6 +19,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"testing"
 )
 
 // straceCall is one system call of the log, its two halves joined when
@@ -263,4 +264,49 @@ func straceFd(a string) string {
 		return a[:lt]
 	}
 	return a
+}
+
+// TestBashDiffStraceReader reads a hand-made log: halves joined in start
+// order, strings and -y paths decoded, signals skipped.
+func TestBashDiffStraceReader(t *testing.T) {
+	hx := func(s string) string {
+		var b strings.Builder
+		for i := 0; i < len(s); i++ {
+			b.WriteString(`\x` + strconv.FormatUint(uint64(s[i])|0x100, 16)[1:])
+		}
+		return b.String()
+	}
+	q := func(s string) string { return `"` + hx(s) + `"` }
+	log := strings.Join([]string{
+		`100 execve(` + q("/usr/bin/bash") + `, [` + q("bash") + `, ` + q("-c") + `, ` + q("x, [y]") + `], [` + q("PATH=/s") + `]) = 0`,
+		`100 clone(child_stack=NULL, flags=CLONE_CHILD_SETTID|SIGCHLD <unfinished ...>`,
+		`101 execve(` + q("/s/git") + `, [` + q("git") + `, ` + q("push") + `], [` + q("PATH=/s") + `] <unfinished ...>`,
+		`100 <... clone resumed>, child_tidptr=0x7f) = 101`,
+		`101 <... execve resumed>) = 0`,
+		`100 --- SIGCHLD {si_signo=SIGCHLD, si_pid=101} ---`,
+		`100 openat(AT_FDCWD<` + hx("/proj") + `>, ` + q("../x") + `, O_WRONLY|O_CREAT|O_TRUNC, 0666) = -1 EACCES (Permission denied)`,
+		`100 openat(AT_FDCWD<` + hx("/proj") + `>, ` + q("a.txt") + `, O_RDONLY) = 3<` + hx("/proj/a.txt") + `>`,
+	}, "\n")
+	calls := readStrace(strings.NewReader(log))
+	var names []string
+	for _, c := range calls {
+		names = append(names, strconv.Itoa(c.pid)+" "+c.name)
+	}
+	if got, want := strings.Join(names, ", "), "100 execve, 100 clone, 101 execve, 100 openat, 100 openat"; got != want {
+		t.Fatalf("calls %s, want %s", got, want)
+	}
+	if argv, _ := straceArray(calls[0].args[1]); len(argv) != 3 || argv[2] != "x, [y]" {
+		t.Errorf("argv %q", argv)
+	}
+	if calls[1].retInt() != 101 || !calls[2].ok() {
+		t.Errorf("clone = %q, execve = %q", calls[1].ret, calls[2].ret)
+	}
+	st := &procState{cwd: "/elsewhere", kind: procShell}
+	touches := straceTouches(calls[3], st)
+	if len(touches) != 1 || touches[0].path != "/x" || !touches[0].write || touches[0].errno != "EACCES" || st.cwd != "/proj" {
+		t.Errorf("touches %+v, cwd %s", touches, st.cwd)
+	}
+	if touches = straceTouches(calls[4], st); len(touches) != 1 || !touches[0].read || touches[0].real != "/proj/a.txt" {
+		t.Errorf("touches %+v", touches)
+	}
 }
