@@ -10,6 +10,10 @@ package policy
 //     the variables the line put into its environment). It must itself be
 //     auto-approved: a program or an argument the original decision did not
 //     see (`git push$'\0' origin main` runs `git push origin main`) is not.
+//     For the tools with external-effect subcommands it is judged a second
+//     time without its global options (bashCanonicalArgv), from a table of
+//     the oracle's own: a value-taking option Decide does not know
+//     (`npm --registry URL publish`) must not hide the subcommand from it.
 //   - Outside auto mode, no shell may open, create, rename, unlink, chdir
 //     into or connect to anything outside the project folder
 //     (bashdiff_trace_test.go lists what a shell does on its own and is not
@@ -151,20 +155,28 @@ func (o *bashOracle) uncovered(c bashConfig, run *bashRun) []string {
 		if procsub {
 			argv = bashProcSubArgs(argv)
 		}
-		cmd := bashCommandText(x.env, x.prog, argv)
 		cwd := run.root
 		if !c.auto && x.cwd != "" {
 			cwd = x.cwd // outside the project it fails, as it should
-		}
-		d := o.decide(c.input(cmd, run.root, cwd))
-		if d.Policy == brabo.AutoApprove {
-			continue
 		}
 		where := ""
 		if cwd != run.root {
 			where = " in " + bashShortPath(cwd, run.root)
 		}
-		add(fmt.Sprintf("exec %s%s by %s → %s (%s)", bashShortExec(x, run.root), where, x.by, d.Policy, d.Reason))
+		d := o.decide(c.input(bashCommandText(x.env, x.prog, argv), run.root, cwd))
+		if d.Policy != brabo.AutoApprove {
+			add(fmt.Sprintf("exec %s%s by %s → %s (%s)", bashShortExec(x, run.root), where, x.by, d.Policy, d.Reason))
+			continue
+		}
+		// the same program without its global options: what the
+		// subcommand is, whatever Decide's own option tables say
+		if canon, ok := bashCanonicalArgv(x.prog, argv); ok {
+			d := o.decide(c.input(bashCommandText(x.env, x.prog, canon), run.root, cwd))
+			if d.Policy != brabo.AutoApprove {
+				add(fmt.Sprintf("exec %s%s by %s, that is %s → %s (%s)", bashShortExec(x, run.root), where, x.by,
+					bashQuoteArgv(x.prog, canon), d.Policy, d.Reason))
+			}
+		}
 	}
 	if !c.auto {
 		for _, t := range run.outside {
@@ -172,6 +184,65 @@ func (o *bashOracle) uncovered(c bashConfig, run *bashRun) []string {
 		}
 	}
 	return did
+}
+
+// bashGlobalOptions are, for the tools with external-effect subcommands,
+// the options that go before the subcommand, from each tool's own
+// documentation and independent of the package's tables: value-taking
+// ones (a separate argument follows unless written --opt=value) and
+// flags. An option missing here only makes the oracle see less; it never
+// makes it fail a line, since the argv as written is judged as well.
+var bashGlobalOptions = map[string]struct{ value, flag []string }{
+	"git": {
+		value: []string{"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--config-env", "--exec-path", "--list-cmds"},
+		flag: []string{"--no-pager", "-P", "-p", "--paginate", "--bare", "--literal-pathspecs", "--glob-pathspecs",
+			"--noglob-pathspecs", "--icase-pathspecs", "--no-replace-objects", "--no-optional-locks", "--no-lazy-fetch", "--no-advice"},
+	},
+	"npm":  {value: []string{"--registry", "--prefix", "-w", "--workspace", "-C", "--userconfig", "--cache", "--loglevel", "--otp", "--tag", "--access"}},
+	"pnpm": {value: []string{"--registry", "--filter", "-F", "-C", "--dir", "-w", "--workspace", "--loglevel", "--config"}},
+	"yarn": {value: []string{"--cwd", "--registry", "--cache-folder", "--modules-folder"}},
+	"kubectl": {value: []string{"-n", "--namespace", "--context", "--cluster", "--user", "--username", "--password",
+		"--kubeconfig", "-s", "--server", "--token", "--as", "--as-group", "--request-timeout", "--certificate-authority",
+		"--client-certificate", "--client-key", "--tls-server-name", "-v", "--v", "--cache-dir"}},
+	"helm": {value: []string{"-n", "--namespace", "--kube-context", "--kubeconfig", "--kube-apiserver", "--kube-as-user",
+		"--kube-as-group", "--kube-ca-file", "--kube-token", "--kube-tls-server-name", "--registry-config",
+		"--repository-cache", "--repository-config", "--burst-limit", "--qps"}},
+	"terraform": {},
+	"docker":    {value: []string{"-H", "--host", "--context", "-c", "--config", "-l", "--log-level", "--tlscacert", "--tlscert", "--tlskey"}},
+	"gh":        {value: []string{"-R", "--repo", "--hostname"}},
+	"glab":      {value: []string{"-R", "--repo"}},
+	"cargo":     {value: []string{"--color", "--config", "-Z", "-C"}},
+}
+
+// bashCanonicalArgv returns argv without the global options before the
+// subcommand (git -C . reset --hard → git reset --hard), and whether it
+// removed any. An option the table does not list counts as a flag.
+func bashCanonicalArgv(prog string, argv []string) ([]string, bool) {
+	opts, ok := bashGlobalOptions[prog]
+	if !ok || len(argv) < 2 {
+		return nil, false
+	}
+	i := 1
+	for i < len(argv) && strings.HasPrefix(argv[i], "-") && argv[i] != "-" {
+		a := argv[i]
+		i++
+		if a == "--" {
+			break
+		}
+		if strings.Contains(a, "=") {
+			continue
+		}
+		for _, v := range opts.value {
+			if a == v && i < len(argv) {
+				i++
+				break
+			}
+		}
+	}
+	if i == 1 {
+		return nil, false
+	}
+	return append([]string{argv[0]}, argv[i:]...), true
 }
 
 // bashCommandText is what Decide judges for an exec: the variables the line

@@ -409,6 +409,7 @@ func TestBashDifferentialCatchesPlantedMistake(t *testing.T) {
 		{"git {push,} origin main", "exec git push origin main", true},
 		{"cat ${u:-/etc/passwd}", "exec cat /etc/passwd", false},
 		{"echo hi; > ../x", "touched openat O_WRONLY|O_CREAT|O_TRUNC", false},
+		{"git -C . reset --hard", "exec git -C . reset --hard", true},
 	}
 	plain := []string{"git status && ls src", "cat a.txt | grep hello", "cd src && cat ../a.txt",
 		"cat <(git status)", "NO_COLOR=1 git log -n 1", "echo hi > out.txt && cat < out.txt"}
