@@ -278,14 +278,17 @@ func TestBashDifferential(t *testing.T) {
 	verdicts := bashRunAll(t, env, &bashOracle{decide: Decide, configs: configs}, lines)
 	elapsed := time.Since(start)
 
-	ran := 0
+	ran, timedOut := 0, 0
 	for _, v := range verdicts {
 		if v.run != nil {
 			ran++
+			if v.run.timedOut {
+				timedOut++
+			}
 		}
 	}
-	t.Logf("%d lines (seed %d), %d run under bash, in %v on %d lanes", len(lines), bashDiffSeed, ran,
-		elapsed.Round(time.Millisecond), bashWorkers())
+	t.Logf("%d lines (seed %d), %d run under bash (%d killed after %v), in %v on %d lanes", len(lines), bashDiffSeed,
+		ran, timedOut, bashTimeout, elapsed.Round(time.Millisecond), bashWorkers())
 	stats, order := bashSummarize(lines, verdicts, configs)
 	total := newBashClassStats(len(configs))
 	t.Logf("configurations s/t/a: seed, tools (seed + writers), auto (auto mode + denies)")
