@@ -126,7 +126,7 @@ func newBashEnv(t testing.TB) *bashEnv {
 	if err := e.learnShells(); err != nil {
 		e.seccomp = false
 		if err2 := e.learnShells(); err2 != nil {
-			t.Fatalf("strace cannot trace bash here: %v (with --seccomp-bpf: %v)", err2, err)
+			missing("a strace that can trace bash here", fmt.Errorf("%v (with --seccomp-bpf: %v)", err2, err))
 		}
 	}
 	return e
