@@ -53,11 +53,8 @@ func TestAdversarialSeparators(t *testing.T) {
 			want: D, reason: "permissions.json deny: Terminal(curl)", segs: "deny"},
 		row{name: "separator: ! negation still runs the program", allow: advAllow, deny: advDeny, cmd: "! curl x",
 			want: D, reason: "permissions.json deny: Terminal(curl)", segs: "deny"},
-		// A backslash-newline inside a word is joined (the deny holds), and
-		// the line is opaque too: brabo does not bet on the parser joining
-		// exactly where bash does (text.go).
 		row{name: "separator: a line continuation joins, it does not hide", allow: advAllow, deny: advDeny,
-			cmd: "ls && cu\\\nrl x", want: D, reason: "permissions.json deny: Terminal(curl)", segs: "allow deny opaque"},
+			cmd: "ls && cu\\\nrl x", want: D, reason: "permissions.json deny: Terminal(curl)", segs: "allow deny"},
 		row{name: "separator: a semicolon inside quotes does not split", allow: advAllow, deny: advDeny,
 			cmd: "echo 'a; curl x'", want: A, reason: "permissions.json allow: Terminal(echo)", segs: "allow",
 			tokens: []string{"echo a; curl x"}},
@@ -278,26 +275,30 @@ func TestAdversarialAssignments(t *testing.T) {
 		{name: "assignment: a harmless variable's value outside the scope is checked", seed: true, cmd: "TZ=/etc/x ls", want: RA,
 			reason: "scope: outside the project folder: /etc/x", segs: "allow"},
 		// Decided here: PATH, loader and shell-startup variables set on the
-		// line choose or inject the program, so the name an allow pattern
-		// names is not what runs (PATH=. git is ./git, which allow never
-		// matches). Such a segment matches no allow; deny and ask still do.
+		// line choose or inject the program, so what runs is not what the
+		// line names (PATH=. git is ./git; BASH_ENV=x.sh runs x.sh): the
+		// segment is opaque. Deny and ask still match it.
 		{name: "assignment: PATH=. git status is not the git that was allowed", seed: true, cmd: "PATH=. git status",
-			want: RA, reason: "default: no rule approves it", segs: "none",
-			rules: []string{"PATH set on the line may change what the program does"}},
+			want: RA, reason: "default: no rule approves it", segs: "opaque",
+			rules: []string{"opaque: PATH set on the line chooses the program or runs code in it"}},
 		{name: "assignment: PATH=src:$PATH ls is not the ls that was allowed", seed: true, cmd: "PATH=src:$PATH ls",
-			want: RA, reason: "default: no rule approves it", segs: "none"},
+			want: RA, reason: "default: no rule approves it", segs: "opaque"},
 		{name: "assignment: env PATH=. git status is not the git that was allowed", seed: true,
 			allow: []string{"Terminal(env)"}, cmd: "env PATH=. git status", want: RA,
-			reason: `compound: the segment "git status" has no rule`, segs: "allow none"},
+			reason: "default: no rule approves it", segs: "opaque none"},
 		{name: "assignment: PATH=. bash -c 'ls' carries to the script", seed: true,
 			allow: []string{"Terminal(bash -c)"}, cmd: "PATH=. bash -c 'ls'", want: RA,
-			reason: "default: no rule approves it", segs: "none none"},
+			reason: "default: no rule approves it", segs: "opaque none"},
 		{name: "assignment: LD_PRELOAD injects code into an allowed ls", seed: true, cmd: "LD_PRELOAD=./x.so ls",
-			want: RA, reason: "default: no rule approves it", segs: "none"},
+			want: RA, reason: "default: no rule approves it", segs: "opaque"},
 		{name: "assignment: BASH_ENV runs a file before the script", allow: []string{"Terminal(bash -c)", "Terminal(ls)"},
-			cmd: "BASH_ENV=./x.sh bash -c ls", want: RA, reason: "default: no rule approves it", segs: "none none"},
+			cmd: "BASH_ENV=./x.sh bash -c ls", want: RA, reason: "default: no rule approves it", segs: "opaque none"},
+		{name: "assignment: BASH_ENV is capped in auto mode", auto: true,
+			cmd: "BASH_ENV=./x.sh bash -c :", want: RA, reason: "cap: opaque segment", segs: "opaque none"},
+		{name: "assignment: PS4 with set -x is capped in auto mode", auto: true,
+			cmd: "set -x; PS4='$(git push origin main)' ls", want: RA, reason: "cap: opaque segment", segs: "none opaque"},
 		{name: "assignment: NODE_OPTIONS --require injects code into npm test", seed: true,
-			cmd: "NODE_OPTIONS='--require ./x.js' npm test", want: RA, reason: "default: no rule approves it", segs: "none"},
+			cmd: "NODE_OPTIONS='--require ./x.js' npm test", want: RA, reason: "default: no rule approves it", segs: "opaque"},
 		{name: "assignment: GIT_CONFIG_* is git -c by the environment", allow: []string{"Terminal(git commit)"},
 			cmd:  "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.hooksPath GIT_CONFIG_VALUE_0=x git commit -m m",
 			want: RA, reason: "default: no rule approves it", segs: "opaque"},
@@ -305,6 +306,8 @@ func TestAdversarialAssignments(t *testing.T) {
 			cmd: "PATH=. curl x", want: D, reason: "permissions.json deny: Terminal(curl)", segs: "deny"},
 		{name: "assignment: a bare assignment then a program: no rule allows the assignment", allow: advAllow,
 			cmd: "PATH=.; ls", want: RA, reason: `compound: the segment "PATH=." has no rule`, segs: "none allow opaque"},
+		{name: "assignment: TZ=:/etc/passwd reads that file as the time zone", seed: true, allow: []string{"Terminal(printf)"},
+			cmd: "TZ=:/etc/passwd printf '%(%Y)T' -1", want: RA, reason: "scope: outside the project folder: /etc/passwd", segs: "allow"},
 	})
 }
 
@@ -615,8 +618,8 @@ func TestAdversarialCDPATH(t *testing.T) {
 		{name: "CDPATH: cd src without CDPATH on the line is an in-scope cd", seed: true, cmd: "cd src && cat x",
 			want: A, reason: "permissions.json allow: Terminal(cat); scope: cd inside the project folder", segs: "cd allow"},
 		{name: "CDPATH=$(…) cd etc is not an in-scope cd", seed: true, cmd: `CDPATH=$(echo -e '\x2f') cd etc && cat passwd`,
-			want: RA, reason: `compound: the segment "CDPATH=$(echo -e`, segs: "allow none allow",
-			rules: []string{"permissions.json allow: Terminal(echo)", "CDPATH set on the line", "permissions.json allow: Terminal(cat)"}},
+			want: RA, reason: `compound: the segment "CDPATH=$(echo -e`, segs: "allow opaque allow",
+			rules: []string{"permissions.json allow: Terminal(echo)", "opaque: CDPATH set on the line", "permissions.json allow: Terminal(cat)"}},
 		{name: "${CDPATH:=…} in an allowed echo makes a later cd unknown", seed: true,
 			cmd: `echo ${CDPATH:=$(echo -e '\x2f')} && cd etc && cat passwd`, want: RA,
 			reason: `compound: the segment "cd etc" has no rule`, segs: "allow allow none allow opaque"},
@@ -631,7 +634,7 @@ func TestAdversarialCDPATH(t *testing.T) {
 			want: A, reason: "permissions.json allow: Terminal(echo), Terminal(ls); scope: cd inside the project folder",
 			segs: "allow cd allow"},
 		{name: "CDPATH set inside bash -c is seen in its script", seed: true, allow: []string{"Terminal(bash -c)"},
-			cmd: `bash -c 'CDPATH=/ cd etc && cat passwd'`, want: RA, reason: "compound:", segs: "allow none allow"},
+			cmd: `bash -c 'CDPATH=/ cd etc && cat passwd'`, want: RA, reason: "compound:", segs: "allow opaque allow"},
 	})
 }
 

@@ -174,12 +174,15 @@ func unitPattern(s *segment) (string, bool) {
 }
 
 // programChoosing reports whether a variable set for a program chooses
-// which program runs or loads code into it: the unit a click records would
-// then name a program other than the one that ran.
+// which program runs or loads code into it (PATH=. git, BASH_ENV=x.sh
+// bash, PS4='$(…)' with set -x, LD_PRELOAD, NODE_OPTIONS=--require): the
+// line does not show what runs, so the segment is opaque.
 func programChoosing(name string) bool {
 	switch name {
-	case "PATH", "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND", "NODE_OPTIONS",
-		"PERL5OPT", "RUBYOPT", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "PAGER", "EDITOR", "VISUAL":
+	case "PATH", "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS1", "PS2", "PS3", "PS4", "PROMPT_COMMAND",
+		"IFS", "CDPATH", "GLOBIGNORE", "BASH_XTRACEFD", "NODE_OPTIONS", "PERL5OPT", "PERL5LIB", "RUBYOPT",
+		"RUBYLIB", "PYTHONSTARTUP", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "PAGER", "MANPAGER", "EDITOR",
+		"VISUAL", "LESSOPEN", "LESSCLOSE", "BROWSER":
 		return true
 	}
 	return strings.HasPrefix(name, "LD_") || strings.HasPrefix(name, "DYLD_") || strings.HasPrefix(name, "BASH_FUNC_")

@@ -132,6 +132,10 @@ func (a *analyzer) checkArgs(s *segment) {
 // checkWord checks one operand (or an option word with a static value).
 func (a *analyzer) checkWord(s *segment, w *word, text string, kind argKind) {
 	if kind == argData {
+		if globOnly(w) {
+			// A printed glob is data, but bash lists the folder it names.
+			s.paths = append(s.paths, pathWord{text: text, kind: argPath})
+		}
 		return
 	}
 	if w.static {

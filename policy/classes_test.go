@@ -32,7 +32,9 @@ func TestClass1ParserAndBashDisagree(t *testing.T) {
 		{"a backslash-CR-LF, which bash does not join", "echo a\\\r\ngit push origin main"},
 		{"a CR-LF line end", "echo a\r\ngit push origin main"},
 		{"a CR inside a word", "ls\r -la"},
-		{"a backslash-newline glued to a word", "ec\\\nho x"},
+		{"a backslash-newline after another backslash", "echo x\\\\\ngit push origin main"},
+		{"a backslash-newline in a heredoc's body", "cat <<EOF\nhi\nEO\\\nF\ngit push origin main\nEOF"},
+		{"a backslash-newline after $ outside quotes", "cat $\\\n{u:-/etc/passwd}"},
 		{"a backslash-newline in a shell -c script", "bash -c 'echo x #\\\ngit push origin main'"},
 	} {
 		rows = append(rows,
@@ -43,10 +45,18 @@ func TestClass1ParserAndBashDisagree(t *testing.T) {
 		row{name: "class 1: a backslash-newline between words is joined where bash joins it", allow: classAllow,
 			cmd: "ls \\\n  -la \\\n  src", want: A, reason: "permissions.json allow: Terminal(ls)", segs: "allow",
 			tokens: []string{"ls -la src"}},
+		row{name: "class 1: a backslash-newline inside a word is joined where bash joins it", allow: classAllow,
+			cmd: "ec\\\nho x \"a\\\nb\" 'c\\\nd'", want: A, reason: "permissions.json allow: Terminal(echo)", segs: "allow",
+			tokens: []string{"echo x ab c\\\nd"}},
 		row{name: "class 1: single quotes inside ${x:-…} in double quotes are an operator's word: a path so written is opaque",
-			allow: classAllow, cmd: `cat "${x:-'/etc/passwd'}"`, want: RA, segs: "opaque"},
-		row{name: "class 1: single quotes inside ${x:-…} printed by echo are data", allow: classAllow,
-			cmd: `echo "${x:-'a b'}"`, want: A, reason: "permissions.json allow: Terminal(echo)", segs: "allow"},
+			allow: classAllow, cmd: `cat "${x:-'/etc/passwd'}"`, want: RA, segs: "opaque opaque"},
+		// Bash reads those quotes as text and runs a $(…) between them,
+		// which the parser takes for a quoted string: even printed, the
+		// line is not what it reads.
+		row{name: "class 1: single quotes inside ${x:-…} printed by echo hide a substitution", allow: classAllow,
+			cmd: `echo "${u:-'$(git push origin main)'}"`, want: RA, segs: "allow opaque"},
+		row{name: "class 1: single quotes inside ${x:-…} are capped in auto mode", auto: true,
+			cmd: `echo "${u:-'$(git push origin main)'}"`, want: RA, reason: "cap: opaque segment"},
 	)
 	runRowsLoose(t, rows)
 }
@@ -217,11 +227,12 @@ func TestEnvironmentPrefixesByAllowList(t *testing.T) {
 			reason: "permissions.json allow: Terminal(git status)", segs: "allow"})
 	}
 	for _, cmd := range []string{"GOFLAGS=-toolexec=./x go test ./...", "PYTHONPATH=x pytest", "RUSTC_WRAPPER=./x cargo test",
-		"MAKEFLAGS=x make test", "NODE_OPTIONS=--require=./x npm test", "HOME=/tmp git status", "PAGER=./x git log"} {
+		"MAKEFLAGS=x make test", "HOME=/tmp git status"} {
 		rows = append(rows, row{name: "other variable keeps the segment off allow: " + cmd, seed: true, cmd: cmd, want: RA,
 			reason: "default: no rule approves it", segs: "none"})
 	}
-	for _, cmd := range []string{"GIT_DIR=x git status", "GIT_WORK_TREE=/ git status", "GIT_CONFIG_GLOBAL=./x git status",
+	for _, cmd := range []string{"NODE_OPTIONS=--require=./x npm test", "PAGER=./x git log", "PATH=. git status",
+		"LD_PRELOAD=./x.so git status", "GIT_DIR=x git status", "GIT_WORK_TREE=/ git status", "GIT_CONFIG_GLOBAL=./x git status",
 		"GIT_CONFIG_COUNT=0 git status", "env GIT_DIR=x git status", "env -u GIT_CONFIG_COUNT git status", "env -i git status"} {
 		rows = append(rows, row{name: "git's safety variables make the segment opaque: " + cmd, seed: true,
 			allow: []string{"Terminal(env)"}, cmd: cmd, want: RA})

@@ -411,13 +411,16 @@ func checkDecision(t *testing.T, v fuzzVariant, in Input, d brabo.Decision, orac
 		fail("auto-approved with no segment: nothing in the file approved it")
 	}
 	// The forms bash and the parser read differently (DESIGN §9) are never
-	// approved: a carriage return, a backslash-newline after a non-blank.
-	if strings.IndexByte(in.Command, '\r') >= 0 {
-		fail("auto-approved a line with a carriage return")
+	// approved: a carriage return before a line feed or after a backslash;
+	// a backslash-newline after $ or another backslash, or glued to a word
+	// in a line with a heredoc.
+	if strings.Contains(in.Command, "\r\n") || strings.Contains(in.Command, "\\\r") {
+		fail("auto-approved a line with a CR-LF or a backslash-CR")
 	}
 	for i := strings.Index(in.Command, "\\\n"); i >= 0; {
-		if i > 0 && in.Command[i-1] != ' ' && in.Command[i-1] != '\t' && in.Command[i-1] != '\n' {
-			fail("auto-approved a line with a backslash-newline inside a word")
+		if i > 0 && (in.Command[i-1] == '$' || in.Command[i-1] == '\\' ||
+			strings.Contains(in.Command, "<<") && in.Command[i-1] != ' ' && in.Command[i-1] != '\t' && in.Command[i-1] != '\n') {
+			fail("auto-approved a line with a backslash-newline bash joins differently")
 		}
 		j := strings.Index(in.Command[i+2:], "\\\n")
 		if j < 0 {

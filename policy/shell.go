@@ -244,7 +244,7 @@ func analyze(cmd string, cwd cwdSet) (analysis, error) {
 	a := &analyzer{cdpath: mentionsCDPATH(cmd, f), segs: make([]*segment, 0, 8)}
 	a.files = append(a.files, srcFile{cmd, f})
 	a.stmts(cmd, f.Stmts, cwd, nil, 0)
-	if why, at := lineDisagreement(cmd); why != "" {
+	if why, at := lineDisagreement(cmd, f); why != "" {
 		a.segs = append(a.segs, &segment{text: at, cwds: cwd, opaque: why})
 	}
 	if a.overflow == "" {
@@ -561,8 +561,15 @@ func (a *analyzer) call(src string, c *syntax.CallExpr, cwd cwdSet, redirs []red
 		if as.Name != nil && s.progEnv == "" && !harmlessEnv(as.Name.Value) {
 			s.progEnv = as.Name.Value
 		}
-		if as.Name != nil && s.opaque == "" && gitSafetyEnv(as.Name.Value) {
+		if as.Name != nil && s.opaque == "" && len(c.Args) > 0 && gitSafetyEnv(as.Name.Value) {
 			s.opaque = as.Name.Value + " set on the line changes which repository or configuration git uses"
+		}
+		if as.Name != nil && s.opaque == "" && len(c.Args) > 0 && programChoosing(as.Name.Value) {
+			s.opaque = as.Name.Value + " set on the line chooses the program or runs code in it"
+		}
+		if as.Name != nil && as.Name.Value == "TZ" {
+			// TZ=:/etc/x reads that file as the time zone.
+			v.text = strings.TrimPrefix(v.text, ":")
 		}
 		s.assigns = append(s.assigns, v)
 	}
@@ -814,7 +821,7 @@ func (a *analyzer) shell(s *segment, depth int) {
 			s.opaque = "the shell -c script does not parse"
 			return
 		}
-		if why, _ := lineDisagreement(text); why != "" {
+		if why, _ := lineDisagreement(text, f); why != "" {
 			s.opaque = "the shell -c script: " + why
 			return
 		}

@@ -213,6 +213,15 @@ func (a *analyzer) lineState(src string, f *syntax.File, cwd cwdSet) {
 					sensitive(x, w.Lit())
 				}
 			}
+		case *syntax.DblQuoted:
+			// Inside double quotes, bash reads the quotes of ${x:-'…'}
+			// literally and expands what they hold; the parser takes them
+			// for quotes. The line is not what either reads.
+			for _, p := range x.Parts {
+				if pe, ok := p.(*syntax.ParamExp); ok && holdsSingleQuotes(pe) {
+					mark(x, "single quotes inside ${…} in double quotes, which bash reads as text and expands inside")
+				}
+			}
 		case *syntax.FuncDecl:
 			if x.Name != nil && x.Name.Value == "command_not_found_handle" {
 				mark(x, "command_not_found_handle runs for every program bash does not find")
@@ -317,4 +326,17 @@ func interpreterInput(name string, s *segment) string {
 		return name + " reads its program from its input"
 	}
 	return ""
+}
+
+// holdsSingleQuotes reports whether a parameter expansion's operand holds a
+// single-quoted string.
+func holdsSingleQuotes(pe *syntax.ParamExp) bool {
+	found := false
+	syntax.Walk(pe, func(n syntax.Node) bool {
+		if q, ok := n.(*syntax.SglQuoted); ok && !q.Dollar {
+			found = true
+		}
+		return !found
+	})
+	return found
 }

@@ -235,8 +235,12 @@ options:
 		i++
 	}
 	for _, name := range envNames {
-		if gitSafetyEnv(name) && late == "" {
+		switch {
+		case late != "":
+		case gitSafetyEnv(name):
 			late = name + " changes which repository or configuration git uses"
+		case programChoosing(name):
+			late = name + " chooses the program or runs code in it"
 		}
 	}
 	if late != "" {

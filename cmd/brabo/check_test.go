@@ -582,9 +582,7 @@ func TestCheckHumanOutputIsOneLinePerSegment(t *testing.T) {
 	root := project(t, "-")
 	// A command from an agent must not rewrite what the human reads: a
 	// newline, a carriage return, an escape sequence or a bidi override in
-	// a segment is shown escaped, on the segment's own line. (The carriage
-	// return also makes the line opaque: bash and the parser read it
-	// differently.)
+	// a segment is shown escaped, on the segment's own line.
 	input := []byte("echo \"one\ntwo\rthree\" && printf '\x1b[2Jgone' && echo \u202eevil")
 	r := runBrabo(t, root, input, "check", "--stdin")
 	if r.code != 1 {
@@ -596,14 +594,13 @@ func TestCheckHumanOutputIsOneLinePerSegment(t *testing.T) {
 		`  1. none    echo "one\ntwo\rthree"  — no rule`,
 		`  2. none    printf '\x1b[2Jgone'  — no rule`,
 		`  3. none    echo \u202eevil  — no rule`,
-		`  4. opaque  two\rthree" && printf '\x1b[2Jgone' && echo \u202eevil  — opaque: the line holds a carriage return, which bash and brabo's parser read differently`,
 	}
 	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
 		t.Errorf("stdout:\n%s\nwant:\n%s", r.stdout, strings.Join(want, "\n"))
 	}
 	// --json keeps the text exact.
 	d := decision(t, runBrabo(t, root, input, "check", "--stdin", "--json"))
-	if len(d.Segments) != 4 || d.Segments[1].Text != "printf '\x1b[2Jgone'" {
+	if len(d.Segments) != 3 || d.Segments[1].Text != "printf '\x1b[2Jgone'" {
 		t.Errorf("--json segments %+v", d.Segments)
 	}
 }
