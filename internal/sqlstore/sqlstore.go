@@ -199,19 +199,21 @@ func (t *Tx) ProposalFacts(ctx context.Context, projectID, principalID, agentID 
 
 // Members ----------------------------------------------------------------
 
-const memberCols = `id, name, admin, token_hash, created_at`
+const memberCols = `id, name, admin, token_hash, created_at, revoked_at`
 
 func scanMember(r Row) (*brabo.Member, error) {
 	m := &brabo.Member{}
 	var created int64
-	err := r.Scan(&m.ID, &m.Name, &m.Admin, &m.TokenHash, &created)
+	var revoked sql.NullInt64
+	err := r.Scan(&m.ID, &m.Name, &m.Admin, &m.TokenHash, &created, &revoked)
 	m.CreatedAt = time.UnixMicro(created).UTC()
+	m.RevokedAt = fromMicros(revoked)
 	return m, err
 }
 
 func (t *Tx) CreateMember(ctx context.Context, m *brabo.Member) error {
-	_, err := t.q.Exec(ctx, `INSERT INTO members (`+memberCols+`) VALUES ($1,$2,$3,$4,$5)`,
-		m.ID, m.Name, m.Admin, m.TokenHash, m.CreatedAt.UnixMicro())
+	_, err := t.q.Exec(ctx, `INSERT INTO members (`+memberCols+`) VALUES ($1,$2,$3,$4,$5,$6)`,
+		m.ID, m.Name, m.Admin, m.TokenHash, m.CreatedAt.UnixMicro(), micros(m.RevokedAt))
 	return t.conflict(err, "member "+m.Name)
 }
 
@@ -224,7 +226,7 @@ func (t *Tx) Member(ctx context.Context, id string) (*brabo.Member, error) {
 }
 
 func (t *Tx) MemberByTokenHash(ctx context.Context, hash string) (*brabo.Member, error) {
-	m, err := scanMember(t.q.QueryRow(ctx, `SELECT `+memberCols+` FROM members WHERE token_hash = $1`, hash))
+	m, err := scanMember(t.q.QueryRow(ctx, `SELECT `+memberCols+` FROM members WHERE token_hash = $1 AND revoked_at IS NULL`, hash))
 	if err != nil {
 		return nil, t.notFound(err, "member token")
 	}
@@ -276,19 +278,21 @@ func (t *Tx) Memberships(ctx context.Context, memberID string) ([]brabo.Membersh
 
 // Agents -----------------------------------------------------------------
 
-const agentCols = `id, project_id, name, principal_id, token_hash, created_at`
+const agentCols = `id, project_id, name, principal_id, token_hash, created_at, revoked_at`
 
 func scanAgent(r Row) (*brabo.Agent, error) {
 	a := &brabo.Agent{}
 	var created int64
-	err := r.Scan(&a.ID, &a.ProjectID, &a.Name, &a.PrincipalID, &a.TokenHash, &created)
+	var revoked sql.NullInt64
+	err := r.Scan(&a.ID, &a.ProjectID, &a.Name, &a.PrincipalID, &a.TokenHash, &created, &revoked)
 	a.CreatedAt = time.UnixMicro(created).UTC()
+	a.RevokedAt = fromMicros(revoked)
 	return a, err
 }
 
 func (t *Tx) CreateAgent(ctx context.Context, a *brabo.Agent) error {
-	_, err := t.q.Exec(ctx, `INSERT INTO agents (`+agentCols+`) VALUES ($1,$2,$3,$4,$5,$6)`,
-		a.ID, a.ProjectID, a.Name, a.PrincipalID, a.TokenHash, a.CreatedAt.UnixMicro())
+	_, err := t.q.Exec(ctx, `INSERT INTO agents (`+agentCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7)`,
+		a.ID, a.ProjectID, a.Name, a.PrincipalID, a.TokenHash, a.CreatedAt.UnixMicro(), micros(a.RevokedAt))
 	return t.conflict(err, "agent "+a.Name)
 }
 
@@ -301,7 +305,7 @@ func (t *Tx) Agent(ctx context.Context, id string) (*brabo.Agent, error) {
 }
 
 func (t *Tx) AgentByTokenHash(ctx context.Context, hash string) (*brabo.Agent, error) {
-	a, err := scanAgent(t.q.QueryRow(ctx, `SELECT `+agentCols+` FROM agents WHERE token_hash = $1`, hash))
+	a, err := scanAgent(t.q.QueryRow(ctx, `SELECT `+agentCols+` FROM agents WHERE token_hash = $1 AND revoked_at IS NULL`, hash))
 	if err != nil {
 		return nil, t.notFound(err, "agent token")
 	}
@@ -414,11 +418,52 @@ func (t *Tx) Action(ctx context.Context, id string) (*brabo.ProposedAction, erro
 }
 
 func (t *Tx) Actions(ctx context.Context, f brabo.ActionFilter) ([]*brabo.ProposedAction, error) {
+	where, args, arg := actionWhere(f)
+	q := `SELECT ` + actionCols + ` FROM actions` + where
+	limit := f.Limit
+	if limit <= 0 || limit > 1000 {
+		limit = 1000
+	}
+	q += " ORDER BY created_at DESC, id DESC LIMIT " + arg(limit)
+	if f.Offset > 0 {
+		q += " OFFSET " + arg(f.Offset)
+	}
+	return queryAll(ctx, t.q, scanAction, q, *args...)
+}
+
+// CountActions counts what f selects, Limit and Offset aside (brabo.Tx).
+func (t *Tx) CountActions(ctx context.Context, f brabo.ActionFilter) (int, error) {
+	where, args, _ := actionWhere(f)
+	var n int
+	err := t.q.QueryRow(ctx, `SELECT COUNT(*) FROM actions`+where, *args...).Scan(&n)
+	return n, err
+}
+
+// PendingOfAgent counts the agent's pending actions (brabo.Tx). Where
+// writers run concurrently (PostgreSQL) it first locks the agent's row,
+// so two proposals of one agent cannot both count below the limit; with
+// one writer at a time (SQLite) there is nothing to order.
+func (t *Tx) PendingOfAgent(ctx context.Context, agentID string) (int, error) {
+	if !t.d.SerialWriter {
+		var id string
+		if err := t.q.QueryRow(ctx, `SELECT id FROM agents WHERE id = $1 FOR UPDATE`, agentID).Scan(&id); err != nil {
+			return 0, t.notFound(err, "agent "+agentID)
+		}
+	}
+	var n int
+	err := t.q.QueryRow(ctx, `SELECT COUNT(*) FROM actions WHERE actor_id = $1 AND status = $2`,
+		agentID, string(brabo.StatusPending)).Scan(&n)
+	return n, err
+}
+
+// actionWhere is the WHERE clause of an action filter, its arguments, and
+// the function that adds one more argument.
+func actionWhere(f brabo.ActionFilter) (string, *[]any, func(any) string) {
 	var where []string
-	var args []any
+	args := &[]any{}
 	arg := func(v any) string {
-		args = append(args, v)
-		return fmt.Sprintf("$%d", len(args))
+		*args = append(*args, v)
+		return fmt.Sprintf("$%d", len(*args))
 	}
 	if len(f.ProjectIDs) > 0 {
 		ph := make([]string, len(f.ProjectIDs))
@@ -436,16 +481,10 @@ func (t *Tx) Actions(ctx context.Context, f brabo.ActionFilter) ([]*brabo.Propos
 	if f.ActorID != "" {
 		where = append(where, "actor_id = "+arg(f.ActorID))
 	}
-	q := `SELECT ` + actionCols + ` FROM actions`
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
+	if len(where) == 0 {
+		return "", args, arg
 	}
-	limit := f.Limit
-	if limit <= 0 || limit > 1000 {
-		limit = 1000
-	}
-	q += " ORDER BY created_at DESC, id DESC LIMIT " + arg(limit)
-	return queryAll(ctx, t.q, scanAction, q, args...)
+	return " WHERE " + strings.Join(where, " AND "), args, arg
 }
 
 func (t *Tx) TransitionAction(ctx context.Context, id string, from []brabo.ActionStatus, u brabo.ActionUpdate) (bool, error) {

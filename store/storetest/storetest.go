@@ -41,6 +41,11 @@ func Run(t *testing.T, open Opener) {
 		{"RunsSuspendAndClaim", testRunsSuspendAndClaim},
 		{"AgentLeases", testAgentLeases},
 		{"OutboxForLeaseHolder", testOutboxForLeaseHolder},
+		{"TokenRevocation", testTokenRevocation},
+		{"Admins", testAdmins},
+		{"Sessions", testSessions},
+		{"CountAndPages", testCountAndPages},
+		{"PendingOfAgent", testPendingOfAgent},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
