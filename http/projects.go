@@ -162,12 +162,14 @@ func (s *Server) me(w http.ResponseWriter, r *http.Request) error {
 }
 
 // memberProject is projectAccess for members only, with a minimum role.
+// An agent token gets 404 on these routes, never 403, as for a project it
+// cannot see: a project route that is not an agent's does not exist for it.
 func (s *Server) memberProject(r *http.Request, min brabo.Role, what string) (*brabo.Project, *brabo.Member, error) {
 	c := callerOf(r)
-	m, err := c.requireMember(what)
-	if err != nil {
-		return nil, nil, err
+	if c.agent != nil {
+		return nil, nil, notFound("project " + r.PathValue("project"))
 	}
+	m := c.member
 	p, role, err := s.projectAccess(r.Context(), c, r.PathValue("project"))
 	if err != nil {
 		return nil, nil, err

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/brabo-dev/brabo"
@@ -43,7 +44,14 @@ type Server struct {
 	// not_configured.
 	Gates brabo.Gates
 
+	// SessionTTL is how long a web login lasts (DefaultSessionTTL when 0).
+	SessionTTL time.Duration
+
 	tokens tokenCache
+	// authSignal is the store's AuthSignal subscription: a revocation
+	// anywhere drops the cached credentials (tokenCache).
+	authOnce   sync.Once
+	authSignal <-chan struct{}
 }
 
 // route is one API endpoint; the table is also what the OpenAPI test
@@ -75,6 +83,10 @@ var routes = []route{
 	{"GET", "/v1/projects/{project}/events/stream", (*Server).streamEvents},
 	{"GET", "/v1/queue", (*Server).queue},
 	{"GET", "/v1/me", (*Server).me},
+	{"GET", "/v1/sessions", (*Server).listSessions},
+	{"DELETE", "/v1/sessions/{session}", (*Server).revokeSession},
+	{"DELETE", "/v1/members/{member}/token", (*Server).revokeMemberToken},
+	{"DELETE", "/v1/projects/{project}/agents/{agent}/token", (*Server).revokeAgentToken},
 	{"GET", "/v1/actions/{action}", (*Server).getAction},
 	{"POST", "/v1/actions/{action}/approve", (*Server).approve},
 	{"POST", "/v1/actions/{action}/deny", (*Server).deny},
@@ -87,6 +99,11 @@ var routes = []route{
 
 // Handler returns the API's handler: every /v1 route needs a bearer token.
 func (s *Server) Handler() http.Handler {
+	s.authOnce.Do(func() {
+		// Held for the server's life: the Server has no Close, and one
+		// subscription per Server is all it costs.
+		s.authSignal, _ = s.Store.Subscribe(brabo.AuthSignal)
+	})
 	mux := http.NewServeMux()
 	for _, r := range routes {
 		r := r
