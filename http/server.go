@@ -46,12 +46,23 @@ type Server struct {
 
 	// SessionTTL is how long a web login lasts (DefaultSessionTTL when 0).
 	SessionTTL time.Duration
+	// ReadHeaderTimeout, BodyTimeout and IdleTimeout bound what a client
+	// may take to send its headers, its body, and its next request on a
+	// kept-alive connection; WriteTimeout bounds the answer of a quick
+	// route (bounds.go). Zero takes the Default… value.
+	ReadHeaderTimeout, BodyTimeout, IdleTimeout, WriteTimeout time.Duration
+	// MaxStreams caps the event streams one member holds open
+	// (DefaultMaxStreams when 0).
+	MaxStreams int
 
 	tokens tokenCache
 	// authSignal is the store's AuthSignal subscription: a revocation
 	// anywhere drops the cached credentials (tokenCache).
 	authOnce   sync.Once
 	authSignal <-chan struct{}
+
+	streamsMu sync.Mutex
+	streams   map[string]int // member id → open event streams
 }
 
 // route is one API endpoint; the table is also what the OpenAPI test
@@ -117,7 +128,7 @@ func (s *Server) Handler() http.Handler {
 	s.mountWeb(mux)
 	mux.HandleFunc("GET /openapi.json", serveOpenAPI)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
-	return http.NewCrossOriginProtection().Handler(mux)
+	return s.bounded(http.NewCrossOriginProtection().Handler(mux))
 }
 
 func (s *Server) log() *slog.Logger {
@@ -151,6 +162,7 @@ var codeStatus = map[brabo.Code]int{
 	brabo.CodePRAlreadyMerged:      http.StatusConflict,
 	brabo.CodeMergeAlreadyProposed: http.StatusConflict,
 	brabo.CodeAlreadyApproved:      http.StatusConflict,
+	brabo.CodeTooManyPending:       http.StatusTooManyRequests,
 	"conflict":                     http.StatusConflict,
 }
 
@@ -170,10 +182,13 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 func (s *Server) classify(r *http.Request, err error) *apiError {
 	var ae *apiError
 	var mbe *http.MaxBytesError
+	var slow *errBodyTimeout
 	switch {
 	case errors.As(err, &ae):
 	case errors.As(err, &mbe):
 		ae = errorf(http.StatusRequestEntityTooLarge, "too_large", "the request body is over %d bytes", mbe.Limit)
+	case errors.As(err, &slow):
+		ae = errorf(http.StatusRequestTimeout, "request_timeout", "%s", slow.Error())
 	default:
 		code := brabo.ErrorCode(err)
 		if status, ok := codeStatus[code]; ok {
@@ -213,7 +228,8 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
+		var slow *errBodyTimeout
+		if errors.As(err, &mbe) || errors.As(err, &slow) {
 			return err
 		}
 		if errors.Is(err, io.EOF) {
@@ -225,7 +241,8 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
 	// reports false before a stray ']' or '}', which then went unnoticed.
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
+		var slow *errBodyTimeout
+		if errors.As(err, &mbe) || errors.As(err, &slow) {
 			return err
 		}
 		return errorf(http.StatusBadRequest, brabo.CodeInvalidAction, "malformed JSON: the body holds more than one value")

@@ -235,7 +235,9 @@ func outcomeText(a *brabo.ProposedAction) string {
 }
 
 func (s *Server) webApprove(w http.ResponseWriter, r *http.Request, v *viewer) error {
+	s.execDeadline(w, r)
 	d, err := s.Pipeline.Approve(r.Context(), r.PathValue("action"), v.Member)
+	answerWithin(w)
 	if err != nil {
 		return s.refused(w, r, v, err)
 	}
@@ -295,7 +297,9 @@ func (s *Server) webAlways(w http.ResponseWriter, r *http.Request, v *viewer) er
 		return s.cardWithError(w, r, v, http.StatusConflict,
 			"What always allow would record changed since it was shown; nothing was recorded. Click Always allow again to see it.")
 	}
+	s.execDeadline(w, r)
 	d, err := s.Pipeline.ApproveAlways(r.Context(), r.PathValue("action"), v.Member)
+	answerWithin(w)
 	if err != nil {
 		return s.refused(w, r, v, err)
 	}
@@ -365,6 +369,13 @@ func (s *Server) webStream(w http.ResponseWriter, r *http.Request, v *viewer) er
 			}
 		}()
 	}
+	release, err := s.openStream(v.Member)
+	if err != nil {
+		return err
+	}
+	defer release()
+	beforeWrite := streamWrites(w)
+	beforeWrite()
 	beat, tick := s.startStream(w, flusher, "retry: 2000\n\n")
 	defer beat.Stop()
 	defer tick.Stop()
@@ -394,6 +405,7 @@ func (s *Server) webStream(w http.ResponseWriter, r *http.Request, v *viewer) er
 			}
 		}
 		if sent {
+			beforeWrite()
 			flusher.Flush()
 		}
 		select {
@@ -402,6 +414,7 @@ func (s *Server) webStream(w http.ResponseWriter, r *http.Request, v *viewer) er
 		case <-signal:
 		case <-tick.C:
 		case <-beat.C:
+			beforeWrite()
 			fmt.Fprint(w, ": ping\n\n")
 			flusher.Flush()
 		}

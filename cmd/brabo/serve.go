@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -234,7 +233,7 @@ func serve(sf storeFlags, addr, workspaces string, env []string, m model.Model, 
 	if ag.leads != nil {
 		api.Conversations, api.Gates = ag.leads, ag.leads
 	}
-	srv := &http.Server{Handler: api.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := api.HTTPServer()
 	fmt.Fprintf(stdout, "brabo serving on http://%s\n", ln.Addr())
 	log.Info("serving", "addr", ln.Addr().String(), "store", map[bool]string{true: "sqlite", false: "postgres"}[isSQLite])
 	errc := make(chan error, 1)

@@ -238,3 +238,28 @@ func newToken(t *testing.T, r result) string {
 	t.Fatalf("brabo admin token printed no token:\n%s", r)
 	return ""
 }
+
+// TestServeClosesIdleConnections: the real server is built with the API's
+// bounds (brabohttp.Server.HTTPServer): a connection that sends nothing is
+// closed by the header timeout (10 s), not held for good.
+func TestServeClosesIdleConnections(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for the 10 s header timeout")
+	}
+	srv := startServe(t, t.TempDir())
+	c, err := net.Dial("tcp", strings.TrimPrefix(srv.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	start := time.Now()
+	c.SetReadDeadline(start.Add(15 * time.Second))
+	_, err = c.Read(make([]byte, 1))
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		t.Fatalf("an idle connection was still open after %s", time.Since(start).Round(time.Second))
+	}
+	if d := time.Since(start); d < 9*time.Second {
+		t.Errorf("an idle connection was closed after %s, before the header timeout (%v)", d, err)
+	}
+}
