@@ -71,20 +71,34 @@ func actionFilter(r *http.Request) (brabo.ActionFilter, error) {
 		}
 		f.Limit = n
 	}
+	if o := q.Get("offset"); o != "" {
+		n, err := strconv.Atoi(o)
+		if err != nil || n < 0 || n > 1_000_000 {
+			return f, badRequest("offset %q: want a number from 0", o)
+		}
+		f.Offset = n
+	}
 	return f, nil
 }
 
+// writeActions answers one page of the actions f selects (limit and
+// offset), and total, how many it selects in all: a list longer than a
+// page is never cut silently.
 func (s *Server) writeActions(w http.ResponseWriter, r *http.Request, f brabo.ActionFilter) error {
 	var out []*brabo.ProposedAction
+	var total int
 	err := s.Store.View(r.Context(), func(tx brabo.Tx) error {
 		var err error
+		if total, err = tx.CountActions(r.Context(), f); err != nil {
+			return err
+		}
 		out, err = tx.Actions(r.Context(), f)
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"actions": nonNil(out)})
+	writeJSON(w, http.StatusOK, map[string]any{"actions": nonNil(out), "total": total})
 	return nil
 }
 
@@ -113,7 +127,7 @@ func (s *Server) queue(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if len(f.ProjectIDs) == 0 {
-		writeJSON(w, http.StatusOK, map[string]any{"actions": []any{}})
+		writeJSON(w, http.StatusOK, map[string]any{"actions": []any{}, "total": 0})
 		return nil
 	}
 	return s.writeActions(w, r, f)

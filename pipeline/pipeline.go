@@ -34,9 +34,17 @@ type Service struct {
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 	Log *slog.Logger
+	// MaxPending is how many pending actions one agent may have
+	// (DefaultMaxPending when 0); past it a proposal that would wait is
+	// refused with too_many_pending.
+	MaxPending int
+	// MaxRunning is how many commands one project runs at once
+	// (DefaultMaxRunning when 0); the next ones wait their turn.
+	MaxRunning int
 
 	fileLocks  sync.Map // permissions.json path → *sync.Mutex
 	rulesCache sync.Map // permissions.json path → *compiledRules
+	running    slots    // each project's running commands (guards.go)
 }
 
 func (s *Service) now() time.Time {
@@ -197,6 +205,11 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 		return nil, err
 	}
 	scope, scopeErr := s.ScopeRoot(project)
+	if req.Type == brabo.WriteFile && scopeErr == nil {
+		if err := checkPermissionsWrite(scope.Root, req.Payload); err != nil {
+			return nil, err
+		}
+	}
 	in := policy.Input{
 		Type: req.Type, Command: req.Payload.Command, Cwd: req.Payload.Cwd, Role: role,
 		Autonomy: autonomy, Scope: scope, ContainerRunning: project.ContainerRunning,
@@ -226,6 +239,9 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 		a.Status = brabo.StatusPending
 	}
 	err = s.Store.Update(ctx, func(tx brabo.Tx) error {
+		if err := s.checkPending(ctx, tx, a, req.Actor.Agent); err != nil {
+			return err
+		}
 		if err := tx.InsertAction(ctx, a); err != nil {
 			if errors.Is(err, brabo.ErrConflict) && a.Type == brabo.GitMerge {
 				return brabo.Errorf(brabo.CodeMergeAlreadyProposed,

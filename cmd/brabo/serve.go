@@ -130,7 +130,13 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	logLevel := fl.String("log-level", envOr("BRABO_LOG_LEVEL", "info"), "debug, info, warn or error (env BRABO_LOG_LEVEL)")
 	modelSpec := fl.String("model", os.Getenv("BRABO_MODEL"), "the model the agents (dev agents, QA leads, dev leads) run on: openai:<model>, anthropic:<model> or scripted:<path>; empty runs no agent (env BRABO_MODEL)")
 	passEnv := fl.String("pass-env", os.Getenv("BRABO_PASS_ENV"), "comma-separated names of more variables approved commands may see (env BRABO_PASS_ENV)")
+	var lim limits
+	lim.register(fl)
 	if err := fl.Parse(args); err != nil || !noArgs(fl, stderr) {
+		return exitUsage
+	}
+	if err := lim.check(); err != nil {
+		fmt.Fprintf(stderr, "brabo serve: %v\n", err)
 		return exitUsage
 	}
 	var level slog.Level
@@ -149,7 +155,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	warnAllInterfaces(*addr, stderr)
-	if err := serve(sf, *addr, *workspaces, env, m, log, stdout); err != nil {
+	if err := serve(sf, lim, *addr, *workspaces, env, m, log, stdout); err != nil {
 		fmt.Fprintf(stderr, "brabo serve: %v\n", err)
 		return 1
 	}
@@ -174,7 +180,7 @@ func warnAllInterfaces(addr string, stderr io.Writer) {
 // the data folder's lock is held and the port is bound: a start that fails
 // on either leaves no database behind, and the next start still shows the
 // first admin token.
-func serve(sf storeFlags, addr, workspaces string, env []string, m model.Model, log *slog.Logger, stdout io.Writer) error {
+func serve(sf storeFlags, lim limits, addr, workspaces string, env []string, m model.Model, log *slog.Logger, stdout io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	release, _, err := sf.lock()
@@ -205,7 +211,8 @@ func serve(sf storeFlags, addr, workspaces string, env []string, m model.Model, 
 	if err := os.MkdirAll(workspaces, 0o755); err != nil {
 		return fmt.Errorf("--workspaces: %w", err)
 	}
-	svc := &pipeline.Service{Store: store, Executor: newExecutor(env), WorkspacesRoot: workspaces, Log: log}
+	svc := &pipeline.Service{Store: store, Executor: newExecutor(env), WorkspacesRoot: workspaces, Log: log,
+		MaxPending: lim.maxPending, MaxRunning: lim.maxRunning}
 	if isSQLite {
 		// One process owns a SQLite file (the data folder's lock): what
 		// it left running is not running anymore.
@@ -229,7 +236,8 @@ func serve(sf storeFlags, addr, workspaces string, env []string, m model.Model, 
 		return err
 	}
 	defer func() { stopAgents(); ag.wait() }()
-	api := &brabohttp.Server{Pipeline: svc, Store: store, Log: log, OwnPaths: []string{dataAbs}, DirProbe: probeDir}
+	api := &brabohttp.Server{Pipeline: svc, Store: store, Log: log, OwnPaths: []string{dataAbs}, DirProbe: probeDir,
+		MaxStreams: lim.maxStreams, SessionTTL: lim.sessionTTL}
 	if ag.leads != nil {
 		api.Conversations, api.Gates = ag.leads, ag.leads
 	}

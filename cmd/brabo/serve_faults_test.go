@@ -263,3 +263,38 @@ func TestServeClosesIdleConnections(t *testing.T) {
 		t.Errorf("an idle connection was closed after %s, before the header timeout (%v)", d, err)
 	}
 }
+
+// TestServeLimitFlags: the limits are wired from their flags (one pending
+// action per agent here), and a value that would turn a limit off, or an
+// unreadable environment variable, is refused before anything starts.
+func TestServeLimitFlags(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a real server")
+	}
+	for _, args := range [][]string{
+		{"serve", "--max-pending", "0"},
+		{"serve", "--max-running", "-1"},
+		{"serve", "--max-streams", "0"},
+		{"serve", "--session-ttl", "1s"},
+	} {
+		r := runBounded(t, append(args, "--data", t.TempDir())...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, args[1]) {
+			t.Errorf("brabo %q: want exit %d naming %s\n%s", args, exitUsage, args[1], r)
+		}
+	}
+	cmd := exec.Command(braboBin, "serve", "--data", t.TempDir())
+	cmd.Env = append(os.Environ(), "BRABO_MAX_PENDING=lots")
+	out, _ := cmd.CombinedOutput()
+	if cmd.ProcessState.ExitCode() != exitUsage || !strings.Contains(string(out), `BRABO_MAX_PENDING="lots"`) {
+		t.Errorf("BRABO_MAX_PENDING=lots: exit %d\n%s", cmd.ProcessState.ExitCode(), out)
+	}
+
+	srv := startServe(t, t.TempDir(), "--max-pending", "1")
+	project := srv.must(t, "POST", "/v1/projects", srv.token, map[string]any{"slug": "lim", "mode": "local", "root": t.TempDir()}, 201)["id"].(string)
+	agent := srv.must(t, "POST", "/v1/projects/"+project+"/agents", srv.token, map[string]any{"name": "coder"}, 201)["token"].(string)
+	propose := map[string]any{"type": "terminal", "payload": map[string]any{"command": "touch a"}}
+	srv.must(t, "POST", "/v1/projects/"+project+"/actions", agent, propose, 201)
+	if out := srv.must(t, "POST", "/v1/projects/"+project+"/actions", agent, propose, 429); out["code"] != "too_many_pending" {
+		t.Errorf("the second pending action of an agent under --max-pending 1: %v", out)
+	}
+}
