@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"syscall"
+	"time"
 )
 
 // lockName is the lock file in the data folder. One process at a time
@@ -29,8 +30,8 @@ func (e *dataInUse) Error() string {
 	return fmt.Sprintf("data folder %s in use by pid %d", e.dir, e.pid)
 }
 
-// lockData creates the data folder if needed and takes its lock, without
-// waiting: a folder another process holds is a *dataInUse. release ends
+// lockData creates the data folder if needed and takes its lock, waiting
+// at most lockWait: a folder another process holds is a *dataInUse. release ends
 // the lock (the kernel ends it too when the process dies, however it
 // dies, so a crash never leaves the folder locked). The file is opened
 // close-on-exec: the commands brabo runs never inherit the lock.
@@ -43,7 +44,7 @@ func lockData(dir string) (release func(), err error) {
 	if err != nil {
 		return nil, fmt.Errorf("--data: %w", err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := flockSoon(f); err != nil {
 		defer f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			return nil, &dataInUse{dir: dir, pid: lockHolder(f)}
@@ -58,6 +59,26 @@ func lockData(dir string) (release func(), err error) {
 		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		f.Close()
 	}, nil
+}
+
+// lockWait is how long a start waits for a lock that is held. A holder
+// killed a moment ago can still hold it for a few milliseconds: a child it
+// was starting (between fork and exec) shares the lock until its exec
+// closes the file, and under load that is not instant. A live holder holds
+// it for good, and is refused after the wait.
+const lockWait = 2 * time.Second
+
+// flockSoon takes the exclusive lock, trying again for lockWait while
+// another holds it.
+func flockSoon(f *os.File) error {
+	deadline := time.Now().Add(lockWait)
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // lockHolder reads the pid the holder wrote, 0 if there is none yet.
