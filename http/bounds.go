@@ -53,7 +53,6 @@ func (s *Server) HTTPServer() *http.Server {
 		ReadHeaderTimeout: orDefault(s.ReadHeaderTimeout, DefaultReadHeaderTimeout),
 		IdleTimeout:       orDefault(s.IdleTimeout, DefaultIdleTimeout),
 		MaxHeaderBytes:    maxHeaderBytes,
-		ErrorLog:          nil,
 	}
 }
 
