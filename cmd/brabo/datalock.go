@@ -66,7 +66,7 @@ func lockData(dir string) (release func(), err error) {
 // was starting (between fork and exec) shares the lock until its exec
 // closes the file, and under load that is not instant. A live holder holds
 // it for good, and is refused after the wait.
-const lockWait = 2 * time.Second
+const lockWait = time.Second
 
 // flockSoon takes the exclusive lock, trying again for lockWait while
 // another holds it.
