@@ -16,6 +16,9 @@ const (
 	CodeInvalidPermissions   Code = "invalid_permissions"
 	CodeInvalidAction        Code = "invalid_action"
 	CodeNotFound             Code = "not_found"
+	// CodeTooManyPending refuses a proposal of an agent that already has
+	// as many pending actions as the limit allows (HTTP 429).
+	CodeTooManyPending Code = "too_many_pending"
 )
 
 // Error is an error with a stable code and a human sentence.

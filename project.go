@@ -41,6 +41,9 @@ type Member struct {
 	Admin     bool      `json:"admin,omitempty"` // may create projects
 	TokenHash string    `json:"-"`
 	CreatedAt time.Time `json:"createdAt"`
+	// RevokedAt is when the member's token was revoked; a revoked token
+	// authenticates nobody.
+	RevokedAt time.Time `json:"revokedAt,omitzero"`
 }
 
 // Membership is a member's role in one project.
@@ -59,6 +62,9 @@ type Agent struct {
 	PrincipalID string    `json:"principalId"`
 	TokenHash   string    `json:"-"`
 	CreatedAt   time.Time `json:"createdAt"`
+	// RevokedAt is when the agent's token was revoked; a revoked token
+	// authenticates nobody.
+	RevokedAt time.Time `json:"revokedAt,omitzero"`
 }
 
 // IsModuleDev reports whether the agent is a dev-<module> agent, whose

@@ -22,8 +22,10 @@ type Store interface {
 	View(ctx context.Context, fn func(Tx) error) error
 	// Subscribe returns a channel that receives a value (coalesced, never
 	// blocking the writer) after a commit appended events or outbox
-	// messages for the project; "" subscribes to every project. cancel
-	// releases it. It is a fast path: readers still read from the store.
+	// messages for the project; "" subscribes to every project. AuthSignal
+	// subscribes to the commits that revoked or replaced a token or a
+	// session. cancel releases it. It is a fast path: readers still read
+	// from the store.
 	Subscribe(projectID string) (ch <-chan struct{}, cancel func())
 	Close() error
 }
@@ -35,6 +37,8 @@ type ActionFilter struct {
 	Type       ActionType
 	ActorID    string
 	Limit      int
+	// Offset skips that many actions of the ordered list (a page).
+	Offset int
 }
 
 // ActionUpdate is what a transition writes besides the new status. Zero
@@ -76,7 +80,19 @@ type Tx interface {
 
 	CreateMember(ctx context.Context, m *Member) error
 	Member(ctx context.Context, id string) (*Member, error)
+	// MemberByTokenHash finds the member whose live token has the hash;
+	// a revoked token is ErrNotFound.
 	MemberByTokenHash(ctx context.Context, hash string) (*Member, error)
+	// Admins lists the admin members, oldest first.
+	Admins(ctx context.Context) ([]*Member, error)
+	// RevokeMemberToken revokes the member's token and ends every session
+	// of the member, and reports whether the token was live. It signals
+	// AuthSignal on commit.
+	RevokeMemberToken(ctx context.Context, memberID string, at time.Time) (bool, error)
+	// SetMemberToken gives the member a new token (its hash), which
+	// replaces the old one and lifts a revocation, and ends every session
+	// of the member. It signals AuthSignal on commit.
+	SetMemberToken(ctx context.Context, memberID, hash string, at time.Time) error
 	CountMembers(ctx context.Context) (int, error)
 	SetRole(ctx context.Context, m Membership) error
 	// Role returns the member's role in the project, "" for none.
@@ -85,8 +101,26 @@ type Tx interface {
 
 	CreateAgent(ctx context.Context, a *Agent) error
 	Agent(ctx context.Context, id string) (*Agent, error)
+	// AgentByTokenHash finds the agent whose live token has the hash; a
+	// revoked token is ErrNotFound.
 	AgentByTokenHash(ctx context.Context, hash string) (*Agent, error)
 	Agents(ctx context.Context, projectID string) ([]*Agent, error)
+	// RevokeAgentToken revokes the agent's token and reports whether it
+	// was live. It signals AuthSignal on commit.
+	RevokeAgentToken(ctx context.Context, agentID string, at time.Time) (bool, error)
+
+	// CreateSession stores a new web session.
+	CreateSession(ctx context.Context, s *Session) error
+	// SessionByTokenHash finds a session by its secret's hash, live or
+	// not (Session.Live says), or ErrNotFound.
+	SessionByTokenHash(ctx context.Context, hash string) (*Session, error)
+	// Sessions lists the member's sessions that are live at now, newest
+	// first.
+	Sessions(ctx context.Context, memberID string, now time.Time) ([]*Session, error)
+	// RevokeSession ends one session of the member, and reports whether
+	// it was live (false for one that is the member's no more, ended or
+	// never was). It signals AuthSignal on commit.
+	RevokeSession(ctx context.Context, memberID, sessionID string, at time.Time) (bool, error)
 
 	PutAutonomy(ctx context.Context, a AgentAutonomy) error
 	Autonomy(ctx context.Context, agentID string) ([]AgentAutonomy, error)
@@ -96,6 +130,13 @@ type Tx interface {
 	InsertAction(ctx context.Context, a *ProposedAction) error
 	Action(ctx context.Context, id string) (*ProposedAction, error)
 	Actions(ctx context.Context, f ActionFilter) ([]*ProposedAction, error)
+	// CountActions counts the actions f selects, ignoring its Limit and
+	// Offset: the true size of a list shown a page at a time.
+	CountActions(ctx context.Context, f ActionFilter) (int, error)
+	// PendingOfAgent counts the agent's pending actions. It holds the
+	// agent's row until the transaction ends, so that the proposals of one
+	// agent in concurrent transactions are counted one after the other.
+	PendingOfAgent(ctx context.Context, agentID string) (int, error)
 	// TransitionAction applies u if and only if the action's status is one
 	// of from, and reports whether it did: the claim that makes execution
 	// exactly-once.

@@ -26,10 +26,12 @@ func (s *Server) propose(w http.ResponseWriter, r *http.Request) error {
 	if !in.Type.Valid() {
 		return badRequest("type %q is not an action type", in.Type)
 	}
+	forExecution(w, in.Type, in.Payload) // an auto-approved one runs before the answer
 	a, err := s.Pipeline.Propose(r.Context(), pipeline.ProposeRequest{ProjectID: r.PathValue("project"), Actor: c.actor(), Type: in.Type, Payload: in.Payload})
 	if err != nil {
 		return err
 	}
+	answerWithin(w)
 	writeJSON(w, http.StatusCreated, a)
 	return nil
 }
@@ -69,20 +71,34 @@ func actionFilter(r *http.Request) (brabo.ActionFilter, error) {
 		}
 		f.Limit = n
 	}
+	if o := q.Get("offset"); o != "" {
+		n, err := strconv.Atoi(o)
+		if err != nil || n < 0 || n > 1_000_000 {
+			return f, badRequest("offset %q: want a number from 0", o)
+		}
+		f.Offset = n
+	}
 	return f, nil
 }
 
+// writeActions answers one page of the actions f selects (limit and
+// offset), and total, how many it selects in all: a list longer than a
+// page is never cut silently.
 func (s *Server) writeActions(w http.ResponseWriter, r *http.Request, f brabo.ActionFilter) error {
 	var out []*brabo.ProposedAction
+	var total int
 	err := s.Store.View(r.Context(), func(tx brabo.Tx) error {
 		var err error
+		if total, err = tx.CountActions(r.Context(), f); err != nil {
+			return err
+		}
 		out, err = tx.Actions(r.Context(), f)
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"actions": nonNil(out)})
+	writeJSON(w, http.StatusOK, map[string]any{"actions": nonNil(out), "total": total})
 	return nil
 }
 
@@ -111,7 +127,7 @@ func (s *Server) queue(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if len(f.ProjectIDs) == 0 {
-		writeJSON(w, http.StatusOK, map[string]any{"actions": []any{}})
+		writeJSON(w, http.StatusOK, map[string]any{"actions": []any{}, "total": 0})
 		return nil
 	}
 	return s.writeActions(w, r, f)
@@ -146,13 +162,80 @@ func (s *Server) visibleAction(r *http.Request) (*brabo.ProposedAction, error) {
 	return a, err
 }
 
+// maxWait bounds a long-poll (GET /v1/actions/{action}?wait=N).
+const maxWait = 60 * time.Second
+
+// getAction answers the action; with ?wait=N (seconds, up to 60) it is a
+// long-poll: the answer waits until the action is settled (executed,
+// failed or denied) or N seconds have passed, whichever comes first, so an
+// agent waiting for a human needs neither a stream nor a tight loop.
 func (s *Server) getAction(w http.ResponseWriter, r *http.Request) error {
+	var wait time.Duration
+	if v := r.URL.Query().Get("wait"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || time.Duration(n)*time.Second > maxWait {
+			return badRequest("wait %q: want a number of seconds from 0 to %d", v, int(maxWait/time.Second))
+		}
+		wait = time.Duration(n) * time.Second
+	}
 	a, err := s.visibleAction(r)
 	if err != nil {
 		return err
 	}
+	if wait > 0 && !a.Status.Settled() {
+		respondWithin(w, wait+writeMargin)
+		if a, err = s.awaitSettled(r, a, wait); err != nil {
+			return err
+		}
+	}
 	writeJSON(w, http.StatusOK, a)
 	return nil
+}
+
+// awaitSettled reads the action again on each signal of its project (and
+// each second, behind a missed signal) until it is settled, wait runs out
+// or the client goes away.
+func (s *Server) awaitSettled(r *http.Request, a *brabo.ProposedAction, wait time.Duration) (*brabo.ProposedAction, error) {
+	signal, cancel := s.Store.Subscribe(a.ProjectID)
+	defer cancel()
+	timeout := time.NewTimer(wait)
+	defer timeout.Stop()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return a, nil
+		case <-timeout.C:
+			return a, nil
+		case <-signal:
+		case <-tick.C:
+		}
+		err := s.Store.View(r.Context(), func(tx brabo.Tx) error {
+			cur, err := tx.Action(r.Context(), a.ID)
+			if err == nil {
+				a = cur
+			}
+			return err
+		})
+		if err != nil || a.Status.Settled() {
+			return a, err
+		}
+	}
+}
+
+// execDeadline sets the write deadline of a decision that may run the
+// action it names before answering: the action's execution budget plus
+// the margin. An action it cannot read keeps the default; the decision
+// itself then says why.
+func (s *Server) execDeadline(w http.ResponseWriter, r *http.Request) {
+	_ = s.Store.View(r.Context(), func(tx brabo.Tx) error {
+		a, err := tx.Action(r.Context(), r.PathValue("action"))
+		if err == nil {
+			forExecution(w, a.Type, a.Payload)
+		}
+		return err
+	})
 }
 
 // decider returns the calling member; agents never decide.
@@ -165,10 +248,12 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	s.execDeadline(w, r)
 	d, err := s.Pipeline.Approve(r.Context(), r.PathValue("action"), m)
 	if err != nil {
 		return err
 	}
+	answerWithin(w)
 	writeJSON(w, http.StatusOK, d)
 	return nil
 }
@@ -210,10 +295,12 @@ func (s *Server) approveAlways(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	s.execDeadline(w, r)
 	d, err := s.Pipeline.ApproveAlways(r.Context(), r.PathValue("action"), m)
 	if err != nil {
 		return err
 	}
+	answerWithin(w)
 	d.Patterns = nonNil(d.Patterns)
 	writeJSON(w, http.StatusOK, d)
 	return nil
@@ -266,7 +353,7 @@ func eventParams(r *http.Request) (after int64, limit int, err error) {
 // committed. A store signal is the fast path; a short poll catches what a
 // missed signal would hide.
 func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) error {
-	p, _, err := s.memberProject(r, brabo.Developer, "reading the event log")
+	p, m, err := s.memberProject(r, brabo.Developer, "reading the event log")
 	if err != nil {
 		return err
 	}
@@ -278,12 +365,18 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return errors.New("streaming unsupported by the response writer")
 	}
+	release, err := s.openStream(m)
+	if err != nil {
+		return err
+	}
+	defer release()
 	signal, cancel := s.Store.Subscribe(p.ID)
 	defer cancel()
+	beforeWrite := streamWrites(w)
+	beforeWrite()
 	beat, tick := s.startStream(w, flusher, ": brabo events\n\n")
 	defer beat.Stop()
 	defer tick.Stop()
-	rc := http.NewResponseController(w)
 	for {
 		var evs []brabo.Event
 		err := s.Store.View(r.Context(), func(tx brabo.Tx) error {
@@ -299,7 +392,7 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) error {
 			after = e.Seq
 		}
 		if len(evs) > 0 {
-			_ = rc.SetWriteDeadline(time.Now().Add(30 * time.Second))
+			beforeWrite()
 			flusher.Flush()
 			if len(evs) == 500 {
 				continue
@@ -311,6 +404,7 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) error {
 		case <-signal:
 		case <-tick.C:
 		case <-beat.C:
+			beforeWrite()
 			fmt.Fprint(w, ": ping\n\n")
 			flusher.Flush()
 		}

@@ -47,10 +47,12 @@ func Bootstrap(ctx context.Context, store brabo.Store, name string) (string, err
 	return token, err
 }
 
-// caller is who a request comes from: a member or an agent.
+// caller is who a request comes from: a member or an agent, and for the
+// web page the member's session.
 type caller struct {
-	member *brabo.Member
-	agent  *brabo.Agent
+	member  *brabo.Member
+	agent   *brabo.Agent
+	session *brabo.Session
 }
 
 type callerKey struct{}
@@ -86,16 +88,19 @@ func (s *Server) authenticated(h func(http.ResponseWriter, *http.Request) error)
 	})
 }
 
-// lookupToken resolves a token to its member or agent, through the short
-// cache; brabo.ErrNotFound when the token is nobody's.
+// lookupToken resolves an API token to its member or agent, through the
+// short cache; brabo.ErrNotFound when the token is nobody's (or revoked).
+// A web session's secret is not an API token: it is looked up under
+// another key, and never here.
 func (s *Server) lookupToken(ctx context.Context, token string) (caller, error) {
-	hash := HashToken(token)
-	if c, ok := s.tokens.get(hash); ok {
+	key := "t:" + HashToken(token)
+	gen := s.tokens.fresh(s.authSignal)
+	if c, ok := s.tokens.get(key); ok {
 		return c, nil
 	}
 	var c caller
 	err := s.Store.View(ctx, func(tx brabo.Tx) error {
-		m, err := tx.MemberByTokenHash(ctx, hash)
+		m, err := tx.MemberByTokenHash(ctx, key[2:])
 		if err == nil {
 			c.member = m
 			return nil
@@ -103,7 +108,7 @@ func (s *Server) lookupToken(ctx context.Context, token string) (caller, error) 
 		if !errors.Is(err, brabo.ErrNotFound) {
 			return err
 		}
-		a, err := tx.AgentByTokenHash(ctx, hash)
+		a, err := tx.AgentByTokenHash(ctx, key[2:])
 		if err == nil {
 			c.agent = a
 		}
@@ -112,7 +117,7 @@ func (s *Server) lookupToken(ctx context.Context, token string) (caller, error) 
 	if err != nil {
 		return caller{}, err
 	}
-	s.tokens.put(hash, c)
+	s.tokens.put(key, c, gen, time.Now().Add(tokenTTL))
 	return c, nil
 }
 
@@ -164,13 +169,19 @@ func requireRole(role, min brabo.Role, what string) error {
 	return nil
 }
 
-// tokenCache remembers, for a short while, whom a token hash belongs to:
-// looking it up is a read transaction per request otherwise. Tokens are
-// never reissued to someone else, so an entry can only be stale by
-// outliving a deleted member or agent, for at most tokenTTL.
+// tokenCache remembers, for a short while, whom a token or a session
+// belongs to: looking it up is a read transaction per request otherwise.
+// A revocation anywhere (this instance or another on the database) sends
+// the store's AuthSignal, and the next lookup drops every entry before it
+// reads one, so a revoked credential works at most until the signal
+// arrives, not until its entry runs out.
 type tokenCache struct {
 	mu sync.Mutex
 	m  map[string]tokenEntry
+	// gen counts the drops. A lookup that read the store before a drop
+	// must not put what it read after it: that could be a credential
+	// revoked in between.
+	gen uint64
 }
 
 type tokenEntry struct {
@@ -183,21 +194,40 @@ const (
 	tokenCacheSize = 10000
 )
 
-func (tc *tokenCache) get(hash string) (caller, bool) {
+// fresh drops every entry if a revocation was signalled since the last
+// look, and returns the generation a lookup starting now puts under.
+func (tc *tokenCache) fresh(signal <-chan struct{}) uint64 {
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
-	e, ok := tc.m[hash]
+	select {
+	case <-signal:
+		tc.m = nil
+		tc.gen++
+	default:
+	}
+	return tc.gen
+}
+
+func (tc *tokenCache) get(key string) (caller, bool) {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	e, ok := tc.m[key]
 	if !ok || time.Now().After(e.expires) {
 		return caller{}, false
 	}
 	return e.c, true
 }
 
-func (tc *tokenCache) put(hash string, c caller) {
+// put remembers c until expires, unless the cache was dropped since the
+// lookup began (gen).
+func (tc *tokenCache) put(key string, c caller, gen uint64, expires time.Time) {
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
+	if gen != tc.gen {
+		return
+	}
 	if tc.m == nil || len(tc.m) >= tokenCacheSize {
 		tc.m = make(map[string]tokenEntry)
 	}
-	tc.m[hash] = tokenEntry{c: c, expires: time.Now().Add(tokenTTL)}
+	tc.m[key] = tokenEntry{c: c, expires: expires}
 }

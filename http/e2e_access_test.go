@@ -70,13 +70,17 @@ func TestAgentTokensNeverDecideOrAdminister(t *testing.T) {
 				e.refused(d.method, d.path, e.agent, d.body, 403, "forbidden_role")
 			}
 		}
+		// Not project routes: refused for what the token is.
+		e.refused("GET", "/v1/queue", e.agent, nil, 403, "forbidden_role")
+		e.refused("POST", "/v1/projects", e.agent, map[string]any{"slug": "mine", "mode": "local", "root": t.TempDir()}, 403, "forbidden_role")
+		// The members' routes of its own project do not exist for an agent:
+		// 404, never 403, as the README says.
 		for _, r := range []struct {
 			method, path string
 			body         any
 		}{
 			{"GET", e.pp("/events"), nil},
 			{"GET", e.pp("/events/stream"), nil},
-			{"GET", "/v1/queue", nil},
 			{"GET", e.pp("/pulls"), nil},
 			{"GET", e.pp("/agents"), nil},
 			{"GET", e.pp("/permissions"), nil},
@@ -86,9 +90,10 @@ func TestAgentTokensNeverDecideOrAdminister(t *testing.T) {
 			{"POST", e.pp("/agents"), map[string]any{"name": "clone"}},
 			{"POST", e.pp("/members"), map[string]any{"name": "puppet", "role": "owner"}},
 			{"PUT", e.pp("/container"), map[string]any{"running": false}},
-			{"POST", "/v1/projects", map[string]any{"slug": "mine", "mode": "local", "root": t.TempDir()}},
+			{"POST", e.pp("/tasks"), map[string]any{"title": "mine"}},
+			{"DELETE", e.pp("/agents/" + e.agentID + "/token"), nil},
 		} {
-			e.refused(r.method, r.path, e.agent, r.body, 403, "forbidden_role")
+			e.refused(r.method, r.path, e.agent, r.body, 404, "not_found")
 		}
 		e.unchanged(before, "an agent's refused requests")
 		for _, id := range []string{own, theirs, human} {
@@ -321,9 +326,10 @@ func TestOtherProjectsAreInvisible(t *testing.T) {
 		n := 0
 		task := e.ok("POST", e.pp("/tasks"), e.developer, map[string]any{"title": "Add login"}, 201)["id"].(string)
 		bodies["POST "+e.pp("/tasks")] = map[string]any{"title": "intrude"}
-		for _, op := range operations(t, map[string]string{"project": e.project, "agent": e.agentID, "action": pending, "task": task}) {
+		for _, op := range operations(t, map[string]string{"project": e.project, "agent": e.agentID, "action": pending, "task": task,
+			"member": e.memberID(e.developer), "session": "ses_0000"}) {
 			switch op[1] {
-			case "/v1/projects", "/v1/me", "/v1/queue":
+			case "/v1/projects", "/v1/me", "/v1/queue", "/v1/sessions":
 				continue // not about one project
 			}
 			n++

@@ -52,6 +52,7 @@ type env struct {
 	t          *testing.T
 	store      brabo.Store
 	svc        *pipeline.Service
+	api        *brabohttp.Server
 	srv        *httptest.Server
 	root       string
 	remote     string
@@ -72,6 +73,7 @@ func newEnv(t *testing.T, s brabo.Store) *env {
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	api := &brabohttp.Server{Pipeline: e.svc, Store: s, MaxBody: 64 << 10, DirProbe: probeDir,
 		Heartbeat: time.Second, Poll: 200 * time.Millisecond}
+	e.api = api
 	e.srv = httptest.NewServer(api.Handler())
 	t.Cleanup(e.srv.Close)
 	token, err := brabohttp.Bootstrap(ctx, s, "admin")

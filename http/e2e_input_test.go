@@ -253,7 +253,15 @@ func TestEveryRouteNeedsAValidToken(t *testing.T) {
 		e.setPermissions(`{"allow": ["Terminal(echo)"]}`)
 		pending := e.terminal("touch x")["id"].(string)
 		task := e.ok("POST", e.pp("/tasks"), e.developer, map[string]any{"title": "Add login"}, 201)["id"].(string)
-		ops := operations(t, map[string]string{"project": e.project, "agent": e.agentID, "action": pending, "task": task})
+		// A live web session's secret: it opens the page, never the API.
+		w := newWebClient(t, e.srv.URL)
+		w.login(e.developer)
+		secret := w.cookie("brabo_session")
+		if secret == "" {
+			t.Fatal("logging in set no session cookie")
+		}
+		ops := operations(t, map[string]string{"project": e.project, "agent": e.agentID, "action": pending, "task": task,
+			"member": e.memberID(e.developer), "session": "ses_0000"})
 		if len(ops) < 23 {
 			t.Fatalf("openapi.json lists %d operations; the route table has 23", len(ops))
 		}
@@ -282,6 +290,7 @@ func TestEveryRouteNeedsAValidToken(t *testing.T) {
 			{"a token that does not exist", map[string]string{"Authorization": "Bearer brb_" + strings.Repeat("0", 64)}},
 			{"a token one character off", map[string]string{"Authorization": "Bearer " + e.admin[:len(e.admin)-1] + flip(e.admin[len(e.admin)-1])}},
 			{"a token hash as the token", map[string]string{"Authorization": "Bearer " + brabohttp.HashToken(e.admin)}},
+			{"a web session's secret as the token", map[string]string{"Authorization": "Bearer " + secret}},
 		}
 		for _, h := range headers {
 			before := e.written()

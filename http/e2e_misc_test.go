@@ -64,7 +64,7 @@ func TestTwoProjectsNeverShareAFolder(t *testing.T) {
 func TestTasksBacklog(t *testing.T) {
 	eachStore(t, func(t *testing.T, e *env) {
 		e.refused("POST", e.pp("/tasks"), e.developer, map[string]any{"title": " "}, 400, "invalid_action")
-		e.refused("POST", e.pp("/tasks"), e.agent, map[string]any{"title": "x"}, 403, "forbidden_role")
+		e.refused("POST", e.pp("/tasks"), e.agent, map[string]any{"title": "x"}, 404, "not_found")
 		task := e.ok("POST", e.pp("/tasks"), e.developer, map[string]any{"title": "Add login", "description": "OAuth"}, 201)
 		if task["status"] != "todo" || task["title"] != "Add login" {
 			t.Fatalf("task: %v", task)

@@ -52,6 +52,23 @@ func (w *webClient) do(method, path string, form url.Values, header map[string]s
 	return resp, string(b)
 }
 
+// cookie is the value of the client's cookie called name, "" for none.
+func (w *webClient) cookie(name string) string {
+	u, _ := url.Parse(w.base)
+	for _, c := range w.c.Jar.Cookies(u) {
+		if c.Name == name {
+			return c.Value
+		}
+	}
+	return ""
+}
+
+// setCookie gives the client a cookie, as a copy of another's or a forgery.
+func (w *webClient) setCookie(name, value string) {
+	u, _ := url.Parse(w.base)
+	w.c.Jar.SetCookies(u, []*http.Cookie{{Name: name, Value: value, Path: "/"}})
+}
+
 var (
 	hiddenCSRF = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
 	headerCSRF = regexp.MustCompile(`"X-CSRF-Token": "([^"]+)"`)

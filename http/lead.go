@@ -3,6 +3,7 @@ package http
 import (
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/brabo-dev/brabo"
 )
@@ -62,7 +63,11 @@ func (s *Server) postLeadMessage(w http.ResponseWriter, r *http.Request) error {
 	if s.Conversations == nil {
 		return notConfigured("the dev lead")
 	}
+	// A turn runs model calls and tools as long as the loop's own bounds
+	// let it: no deadline while it runs, the margin for its answer.
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
 	turn, err := s.Conversations.Post(r.Context(), p.ID, in.Text)
+	answerWithin(w)
 	if err != nil {
 		return leadError(err)
 	}

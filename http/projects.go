@@ -3,8 +3,11 @@ package http
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"net/http"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"time"
 
 	"github.com/brabo-dev/brabo"
@@ -52,9 +55,15 @@ func (s *Server) createProject(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		if err := policy.ValidateLocalRoot(in.Root, append(others, s.OwnPaths...), probe); err != nil {
+		taken := append(others, s.OwnPaths...)
+		if err := policy.ValidateLocalRoot(in.Root, taken, probe); err != nil {
 			return badRequest("root: %v", err)
 		}
+		if err := validateResolvedRoot(in.Root, taken, probe); err != nil {
+			return badRequest("root: %v", err)
+		}
+		// The typed root is kept: Decide compares paths with it as typed,
+		// and the executor accepts it and its resolved form alike.
 		p.Root = in.Root
 	case brabo.ModeContainer, brabo.ModeRunner:
 		if in.Root != "" {
@@ -79,6 +88,30 @@ func (s *Server) createProject(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	writeJSON(w, http.StatusCreated, p)
+	return nil
+}
+
+// validateResolvedRoot checks a local project's folder once its symlinks
+// are resolved, as ValidateLocalRoot checked it as typed: a symlink
+// (/tmp/x → /etc) must not turn a system folder, brabo's own files or
+// another project's folder into a project. taken is compared resolved too.
+func validateResolvedRoot(root string, taken []string, probe policy.DirProbe) error {
+	real, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return fmt.Errorf("the project folder %q cannot be resolved: %w", root, err)
+	}
+	if real == root {
+		return nil
+	}
+	resolved := slices.Clone(taken)
+	for _, t := range taken {
+		if r, err := filepath.EvalSymlinks(t); err == nil && r != t {
+			resolved = append(resolved, r)
+		}
+	}
+	if err := policy.ValidateLocalRoot(real, resolved, probe); err != nil {
+		return fmt.Errorf("%q resolves through a symlink to %q: %w", root, real, err)
+	}
 	return nil
 }
 
@@ -162,12 +195,14 @@ func (s *Server) me(w http.ResponseWriter, r *http.Request) error {
 }
 
 // memberProject is projectAccess for members only, with a minimum role.
+// An agent token gets 404 on these routes, never 403, as for a project it
+// cannot see: a project route that is not an agent's does not exist for it.
 func (s *Server) memberProject(r *http.Request, min brabo.Role, what string) (*brabo.Project, *brabo.Member, error) {
 	c := callerOf(r)
-	m, err := c.requireMember(what)
-	if err != nil {
-		return nil, nil, err
+	if c.agent != nil {
+		return nil, nil, notFound("project " + r.PathValue("project"))
 	}
+	m := c.member
 	p, role, err := s.projectAccess(r.Context(), c, r.PathValue("project"))
 	if err != nil {
 		return nil, nil, err

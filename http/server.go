@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/brabo-dev/brabo"
@@ -46,7 +47,25 @@ type Server struct {
 	// "landlock": whether terminal commands are confined).
 	Health map[string]any
 
+	// SessionTTL is how long a web login lasts (DefaultSessionTTL when 0).
+	SessionTTL time.Duration
+	// ReadHeaderTimeout, BodyTimeout and IdleTimeout bound what a client
+	// may take to send its headers, its body, and its next request on a
+	// kept-alive connection; WriteTimeout bounds the answer of a quick
+	// route (bounds.go). Zero takes the Default… value.
+	ReadHeaderTimeout, BodyTimeout, IdleTimeout, WriteTimeout time.Duration
+	// MaxStreams caps the event streams one member holds open
+	// (DefaultMaxStreams when 0).
+	MaxStreams int
+
 	tokens tokenCache
+	// authSignal is the store's AuthSignal subscription: a revocation
+	// anywhere drops the cached credentials (tokenCache).
+	authOnce   sync.Once
+	authSignal <-chan struct{}
+
+	streamsMu sync.Mutex
+	streams   map[string]int // member id → open event streams
 }
 
 // route is one API endpoint; the table is also what the OpenAPI test
@@ -79,6 +98,10 @@ var routes = []route{
 	{"GET", "/v1/projects/{project}/events/stream", (*Server).streamEvents},
 	{"GET", "/v1/queue", (*Server).queue},
 	{"GET", "/v1/me", (*Server).me},
+	{"GET", "/v1/sessions", (*Server).listSessions},
+	{"DELETE", "/v1/sessions/{session}", (*Server).revokeSession},
+	{"DELETE", "/v1/members/{member}/token", (*Server).revokeMemberToken},
+	{"DELETE", "/v1/projects/{project}/agents/{agent}/token", (*Server).revokeAgentToken},
 	{"GET", "/v1/actions/{action}", (*Server).getAction},
 	{"POST", "/v1/actions/{action}/approve", (*Server).approve},
 	{"POST", "/v1/actions/{action}/deny", (*Server).deny},
@@ -91,6 +114,11 @@ var routes = []route{
 
 // Handler returns the API's handler: every /v1 route needs a bearer token.
 func (s *Server) Handler() http.Handler {
+	s.authOnce.Do(func() {
+		// Held for the server's life: the Server has no Close, and one
+		// subscription per Server is all it costs.
+		s.authSignal, _ = s.Store.Subscribe(brabo.AuthSignal)
+	})
 	mux := http.NewServeMux()
 	for _, r := range routes {
 		r := r
@@ -104,7 +132,7 @@ func (s *Server) Handler() http.Handler {
 	s.mountWeb(mux)
 	mux.HandleFunc("GET /openapi.json", serveOpenAPI)
 	mux.HandleFunc("GET /healthz", s.healthz)
-	return http.NewCrossOriginProtection().Handler(mux)
+	return s.bounded(http.NewCrossOriginProtection().Handler(mux))
 }
 
 func (s *Server) log() *slog.Logger {
@@ -138,6 +166,7 @@ var codeStatus = map[brabo.Code]int{
 	brabo.CodePRAlreadyMerged:      http.StatusConflict,
 	brabo.CodeMergeAlreadyProposed: http.StatusConflict,
 	brabo.CodeAlreadyApproved:      http.StatusConflict,
+	brabo.CodeTooManyPending:       http.StatusTooManyRequests,
 	"conflict":                     http.StatusConflict,
 }
 
@@ -157,10 +186,13 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 func (s *Server) classify(r *http.Request, err error) *apiError {
 	var ae *apiError
 	var mbe *http.MaxBytesError
+	var slow *errBodyTimeout
 	switch {
 	case errors.As(err, &ae):
 	case errors.As(err, &mbe):
 		ae = errorf(http.StatusRequestEntityTooLarge, "too_large", "the request body is over %d bytes", mbe.Limit)
+	case errors.As(err, &slow):
+		ae = errorf(http.StatusRequestTimeout, "request_timeout", "%s", slow.Error())
 	default:
 		code := brabo.ErrorCode(err)
 		if status, ok := codeStatus[code]; ok {
@@ -200,7 +232,8 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
+		var slow *errBodyTimeout
+		if errors.As(err, &mbe) || errors.As(err, &slow) {
 			return err
 		}
 		if errors.Is(err, io.EOF) {
@@ -212,7 +245,8 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
 	// reports false before a stray ']' or '}', which then went unnoticed.
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
+		var slow *errBodyTimeout
+		if errors.As(err, &mbe) || errors.As(err, &slow) {
 			return err
 		}
 		return errorf(http.StatusBadRequest, brabo.CodeInvalidAction, "malformed JSON: the body holds more than one value")

@@ -14,16 +14,18 @@ import (
 	"io/fs"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/brabo-dev/brabo"
 )
 
 // The web approval queue: server-rendered pages and fragments, embedded,
 // with a vendored htmx (web/static/htmx.min.js, 2.0.11, see
-// web/static/VERSIONS). A person logs in with a member token, kept in an
-// HttpOnly cookie; every state-changing request carries a CSRF token
-// derived from that cookie, on top of the cross-origin protection the
-// whole handler has.
+// web/static/VERSIONS). A person logs in with a member token; an HttpOnly
+// cookie then carries a session of its own (sessions.go), never the
+// token; every state-changing request carries a CSRF token derived
+// from that cookie, on top of the cross-origin protection the whole
+// handler has.
 
 //go:embed web/templates/*.html
 var webTemplates embed.FS
@@ -86,6 +88,7 @@ var webRoutes = []webRoute{
 	{"POST", "/ui/actions/{action}/always", false, (*Server).webAlways},
 	{"GET", "/ui/projects/{project}/agents", true, (*Server).agentsPage},
 	{"POST", "/ui/projects/{project}/agents/{agent}/mode", false, (*Server).webSetMode},
+	{"POST", "/ui/projects/{project}/agents/{agent}/revoke", false, (*Server).webRevokeAgent},
 	{"GET", "/ui/tasks/{task}", true, (*Server).sessionLogPage},
 	{"GET", "/ui/projects/{project}/permissions", true, (*Server).permissionsPage},
 	{"GET", "/ui/projects/{project}/check", false, (*Server).webCheck},
@@ -148,23 +151,21 @@ func (s *Server) webHandler(rt webRoute) http.Handler {
 	})
 }
 
-// session resolves the session cookie to a member; agents never hold one.
+// session resolves the session cookie to its member; agents never hold
+// one, and a member token in the cookie opens nothing.
 func (s *Server) session(r *http.Request) (*viewer, caller, error) {
 	ck, err := r.Cookie(sessionCookie)
 	if err != nil || ck.Value == "" {
 		return nil, caller{}, errors.New("no session")
 	}
-	c, err := s.lookupToken(r.Context(), ck.Value)
+	c, err := s.lookupSession(r.Context(), ck.Value)
 	if err != nil {
 		return nil, caller{}, err
-	}
-	if c.member == nil {
-		return nil, caller{}, errors.New("an agent token holds no web session")
 	}
 	return &viewer{Member: c.member, CSRF: csrfFor(ck.Value)}, c, nil
 }
 
-// csrfFor derives the CSRF token from the session token: only a page that
+// csrfFor derives the CSRF token from the session's secret: only a page that
 // could read the session (brabo's own, served to its holder) knows it, it
 // needs no server-side state, and it is the same on every instance.
 func csrfFor(sessionToken string) string {
@@ -290,13 +291,27 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		fail("agent")
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: token, Path: "/", HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+	secret, _, err := s.openSession(r.Context(), c.member, r.UserAgent())
+	if err != nil {
+		s.webError(w, r, err)
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: secret, Path: "/", HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: int(s.sessionTTL() / time.Second)})
 	http.SetCookie(w, &http.Cookie{Name: loginCookie, Value: "", Path: "/login", MaxAge: -1})
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
-func (s *Server) logout(w http.ResponseWriter, r *http.Request, _ *viewer) error {
+// logout revokes the session, on every instance, and drops the cookie.
+func (s *Server) logout(w http.ResponseWriter, r *http.Request, v *viewer) error {
+	c := callerOf(r)
+	err := s.Store.Update(r.Context(), func(tx brabo.Tx) error {
+		_, err := tx.RevokeSession(r.Context(), v.Member.ID, c.session.ID, time.Now().UTC())
+		return err
+	})
+	if err != nil {
+		return err
+	}
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true})
 	http.Redirect(w, r, "/login", http.StatusSeeOther)
 	return nil

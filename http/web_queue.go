@@ -40,39 +40,79 @@ type card struct {
 	Error string
 }
 
-// queueView is the queue page's and fragment's data.
+// queueView is the queue page's and fragment's data: one page of the
+// pending actions, and how many there are in all.
 type queueView struct {
 	Cards []card
+	// Total is the true number of pending actions the viewer may see, on
+	// every page; the title and the count show it.
+	Total int
+	// Page is the page shown (from 1), Size the cards per page; From and
+	// To number its first and last card.
+	Page, Size, From, To int
+	Prev, Next           int // 0 when there is none
 }
 
-// pendingCards lists the pending actions of every project the member has a
-// role in, newest first.
-func (s *Server) pendingCards(ctx context.Context, m *brabo.Member) ([]card, error) {
+// queuePageSize is how many cards a page of the queue shows: enough for a
+// working session, few enough that a flood does not make the page heavy.
+const queuePageSize = 100
+
+// pendingCards reads one page of the pending actions of every project the
+// member has a role in, newest first, and their true count.
+func (s *Server) pendingCards(ctx context.Context, m *brabo.Member, page int) (queueView, error) {
+	view := queueView{Page: page, Size: queuePageSize}
 	var actions []*brabo.ProposedAction
 	err := s.Store.View(ctx, func(tx brabo.Tx) error {
 		ms, err := tx.Memberships(ctx, m.ID)
 		if err != nil || len(ms) == 0 {
 			return err
 		}
-		f := brabo.ActionFilter{Status: brabo.StatusPending, Limit: 500}
+		f := brabo.ActionFilter{Status: brabo.StatusPending, Limit: queuePageSize, Offset: (page - 1) * queuePageSize}
 		for _, x := range ms {
 			f.ProjectIDs = append(f.ProjectIDs, x.ProjectID)
+		}
+		if view.Total, err = tx.CountActions(ctx, f); err != nil {
+			return err
 		}
 		actions, err = tx.Actions(ctx, f)
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return view, err
 	}
-	out := make([]card, 0, len(actions))
+	view.Cards = make([]card, 0, len(actions))
 	for _, a := range actions {
 		c, err := s.cardFor(ctx, m, a)
 		if err != nil {
-			return nil, err
+			return view, err
 		}
-		out = append(out, c)
+		view.Cards = append(view.Cards, c)
 	}
-	return out, nil
+	if len(view.Cards) > 0 {
+		view.From = (page-1)*queuePageSize + 1
+		view.To = view.From + len(view.Cards) - 1
+	}
+	if page > 1 {
+		view.Prev = min(page-1, max(1, (view.Total+queuePageSize-1)/queuePageSize))
+	}
+	if page*queuePageSize < view.Total {
+		view.Next = page + 1
+	}
+	return view, nil
+}
+
+// queuePage reads the page number a queue request asks for (?page=N, 1
+// when absent).
+func queuePageOf(r *http.Request) (int, error) {
+	v := r.URL.Query().Get("page")
+	if v == "" {
+		return 1, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 1_000_000 {
+		return 0, badRequest("page %q: want a page number from 1", v)
+	}
+	return n, nil
 }
 
 // cardFor builds the card of one action for one member.
@@ -150,11 +190,15 @@ func subject(a *brabo.ProposedAction) string {
 }
 
 func (s *Server) queuePage(w http.ResponseWriter, r *http.Request, v *viewer) error {
-	cards, err := s.pendingCards(r.Context(), v.Member)
+	page, err := queuePageOf(r)
 	if err != nil {
 		return err
 	}
-	return s.renderPage(w, r, v, queueTitle(len(cards)), "queue", queueView{Cards: cards})
+	view, err := s.pendingCards(r.Context(), v.Member, page)
+	if err != nil {
+		return err
+	}
+	return s.renderPage(w, r, v, queueTitle(view.Total), "queue", view)
 }
 
 // queueTitle puts the count first, so it shows in a narrow browser tab.
@@ -165,14 +209,20 @@ func queueTitle(n int) string {
 	return "(" + strconv.Itoa(n) + ") brabo — approval queue"
 }
 
-// queueFragment is the list alone: the page merges it after its stream
+// queueFragment is one page of the list alone, with the true count in
+// the X-Queue-Total header: the page merges it after its stream
 // (re)connects, so nothing proposed while it was away is missed.
 func (s *Server) queueFragment(w http.ResponseWriter, r *http.Request, v *viewer) error {
-	cards, err := s.pendingCards(r.Context(), v.Member)
+	page, err := queuePageOf(r)
 	if err != nil {
 		return err
 	}
-	s.render(w, http.StatusOK, "cards", queueView{Cards: cards})
+	view, err := s.pendingCards(r.Context(), v.Member, page)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("X-Queue-Total", strconv.Itoa(view.Total))
+	s.render(w, http.StatusOK, "cards", view)
 	return nil
 }
 
@@ -239,7 +289,9 @@ func outcomeText(a *brabo.ProposedAction) string {
 }
 
 func (s *Server) webApprove(w http.ResponseWriter, r *http.Request, v *viewer) error {
+	s.execDeadline(w, r)
 	d, err := s.Pipeline.Approve(r.Context(), r.PathValue("action"), v.Member)
+	answerWithin(w)
 	if err != nil {
 		return s.refused(w, r, v, err)
 	}
@@ -299,7 +351,9 @@ func (s *Server) webAlways(w http.ResponseWriter, r *http.Request, v *viewer) er
 		return s.cardWithError(w, r, v, http.StatusConflict,
 			"What always allow would record changed since it was shown; nothing was recorded. Click Always allow again to see it.")
 	}
+	s.execDeadline(w, r)
 	d, err := s.Pipeline.ApproveAlways(r.Context(), r.PathValue("action"), v.Member)
+	answerWithin(w)
 	if err != nil {
 		return s.refused(w, r, v, err)
 	}
@@ -369,6 +423,13 @@ func (s *Server) webStream(w http.ResponseWriter, r *http.Request, v *viewer) er
 			}
 		}()
 	}
+	release, err := s.openStream(v.Member)
+	if err != nil {
+		return err
+	}
+	defer release()
+	beforeWrite := streamWrites(w)
+	beforeWrite()
 	beat, tick := s.startStream(w, flusher, "retry: 2000\n\n")
 	defer beat.Stop()
 	defer tick.Stop()
@@ -398,6 +459,7 @@ func (s *Server) webStream(w http.ResponseWriter, r *http.Request, v *viewer) er
 			}
 		}
 		if sent {
+			beforeWrite()
 			flusher.Flush()
 		}
 		select {
@@ -406,6 +468,7 @@ func (s *Server) webStream(w http.ResponseWriter, r *http.Request, v *viewer) er
 		case <-signal:
 		case <-tick.C:
 		case <-beat.C:
+			beforeWrite()
 			fmt.Fprint(w, ": ping\n\n")
 			flusher.Flush()
 		}

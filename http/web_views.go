@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/brabo-dev/brabo"
 	"github.com/brabo-dev/brabo/policy"
@@ -139,16 +140,49 @@ func (s *Server) webSetMode(w http.ResponseWriter, r *http.Request, v *viewer) e
 	if err := requireRole(role, brabo.Maintainer, "changing an agent's mode"); err != nil {
 		return err
 	}
+	return s.updateAgentCard(w, r, p, role, a, func(tx brabo.Tx) error {
+		return tx.PutAutonomy(r.Context(), brabo.AgentAutonomy{AgentID: a.ID, ActionType: brabo.AnyActionType, Mode: mode})
+	})
+}
+
+// webRevokeAgent is the agent card's "Revoke token" button: maintainer
+// only, as DELETE …/agents/{agent}/token. The agent stays, with its
+// actions and its state; its token opens nothing anymore.
+func (s *Server) webRevokeAgent(w http.ResponseWriter, r *http.Request, v *viewer) error {
+	p, role, err := s.projectAccess(r.Context(), callerOf(r), r.PathValue("project"))
+	if err != nil {
+		return err
+	}
+	a, err := s.projectAgent(r, p)
+	if err != nil {
+		return err
+	}
+	if err := requireRole(role, brabo.Maintainer, "revoking an agent's token"); err != nil {
+		return err
+	}
+	return s.updateAgentCard(w, r, p, role, a, func(tx brabo.Tx) error {
+		_, err := tx.RevokeAgentToken(r.Context(), a.ID, time.Now().UTC())
+		return err
+	})
+}
+
+// updateAgentCard runs change and renders the agent's card as it is after
+// it, in one transaction.
+func (s *Server) updateAgentCard(w http.ResponseWriter, r *http.Request, p *brabo.Project, role brabo.Role, a *brabo.Agent, change func(brabo.Tx) error) error {
 	var c agentCard
-	err = s.Store.Update(r.Context(), func(tx brabo.Tx) error {
-		if err := tx.PutAutonomy(r.Context(), brabo.AgentAutonomy{AgentID: a.ID, ActionType: brabo.AnyActionType, Mode: mode}); err != nil {
+	err := s.Store.Update(r.Context(), func(tx brabo.Tx) error {
+		if err := change(tx); err != nil {
+			return err
+		}
+		fresh, err := tx.Agent(r.Context(), a.ID)
+		if err != nil {
 			return err
 		}
 		tasks, err := tx.Tasks(r.Context(), p.ID)
 		if err != nil {
 			return err
 		}
-		c, err = s.agentCardFor(r.Context(), tx, p, role, a, tasks)
+		c, err = s.agentCardFor(r.Context(), tx, p, role, fresh, tasks)
 		return err
 	})
 	if err != nil {

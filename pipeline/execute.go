@@ -41,6 +41,14 @@ func (s *Service) runExecutor(ctx context.Context, req brabo.ExecRequest) (res *
 	if s.Executor == nil {
 		return nil, errors.New("no executor is configured")
 	}
+	if err := checkResolvedRoot(req.Root); err != nil {
+		return nil, err
+	}
+	release, err := s.acquire(ctx, req.Action)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	return s.Executor.Execute(ctx, req)
 }
 

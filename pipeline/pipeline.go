@@ -38,6 +38,13 @@ type Service struct {
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 	Log *slog.Logger
+	// MaxPending is how many pending actions one agent may have
+	// (DefaultMaxPending when 0); past it a proposal that would wait is
+	// refused with too_many_pending.
+	MaxPending int
+	// MaxRunning is how many commands one project runs at once
+	// (DefaultMaxRunning when 0); the next ones wait their turn.
+	MaxRunning int
 
 	// Processes, when set, makes this process an instance of the store
 	// (processes.go): each action it executes is recorded as running,
@@ -54,6 +61,7 @@ type Service struct {
 
 	fileLocks  sync.Map // permissions.json path → *sync.Mutex
 	rulesCache sync.Map // permissions.json path → *compiledRules
+	cmdSlots   slots    // each project's running commands (guards.go)
 }
 
 func (s *Service) now() time.Time {
@@ -214,6 +222,11 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 		return nil, err
 	}
 	scope, scopeErr := s.ScopeRoot(project)
+	if req.Type == brabo.WriteFile && scopeErr == nil {
+		if err := checkPermissionsWrite(scope.Root, req.Payload); err != nil {
+			return nil, err
+		}
+	}
 	in := policy.Input{
 		Type: req.Type, Command: req.Payload.Command, Cwd: req.Payload.Cwd, Role: role,
 		Autonomy: autonomy, Scope: scope, ContainerRunning: project.ContainerRunning,
@@ -243,6 +256,9 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 		a.Status = brabo.StatusPending
 	}
 	err = s.Store.Update(ctx, func(tx brabo.Tx) error {
+		if err := s.checkPending(ctx, tx, a, req.Actor.Agent); err != nil {
+			return err
+		}
 		if err := tx.InsertAction(ctx, a); err != nil {
 			if errors.Is(err, brabo.ErrConflict) && a.Type == brabo.GitMerge {
 				return brabo.Errorf(brabo.CodeMergeAlreadyProposed,

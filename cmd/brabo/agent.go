@@ -27,7 +27,7 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	modelSpec := fl.String("model", os.Getenv("BRABO_MODEL"), "openai:<model> (OPENAI_BASE_URL, OPENAI_API_KEY), anthropic:<model> (ANTHROPIC_API_KEY) or scripted:<path> (env BRABO_MODEL)")
 	workspaces := fl.String("workspaces", os.Getenv("BRABO_WORKSPACES"), "the folder of container and runner projects (default <data>/workspaces)")
 	passEnv := fl.String("pass-env", os.Getenv("BRABO_PASS_ENV"), "comma-separated names of more variables approved commands may see")
-	if err := fl.Parse(args); err != nil {
+	if err := fl.Parse(args); err != nil || !noArgs(fl, stderr) {
 		return exitUsage
 	}
 	if *modelSpec == "" {
@@ -42,6 +42,12 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	release, _, err := sf.lock()
+	defer release()
+	if err != nil {
+		fmt.Fprintf(stderr, "brabo agent: %v\n", err)
+		return 1
+	}
 	store, _, err := sf.open(ctx)
 	if err != nil {
 		fmt.Fprintf(stderr, "brabo agent: %v\n", err)

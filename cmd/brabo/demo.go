@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -99,7 +98,7 @@ func demo(ctx context.Context, addr string, autoApprove, keep bool, out io.Write
 		return err
 	}
 	api := &brabohttp.Server{Pipeline: svc, Store: store, Log: quiet}
-	srv := &http.Server{Handler: api.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := api.HTTPServer()
 	go srv.Serve(ln)
 	defer srv.Close()
 	base := "http://" + ln.Addr().String()

@@ -4,6 +4,7 @@
 //
 //	brabo serve [flags]                the HTTP API and approval queue
 //	brabo migrate [flags]              bring the database to the latest version
+//	brabo admin token [flags]          issue a new admin token, revoking the old one
 //	brabo check [flags] -- 'command'   decide offline and explain every segment
 //	brabo version                      print the version
 package main
@@ -24,6 +25,7 @@ const usage = `brabo — the approval pipeline for AI coding agents
 Usage:
   brabo serve [flags]                serve the API (SQLite in ./.brabo by default)
   brabo migrate [flags]              bring the database to the latest version
+  brabo admin token [flags]          issue a new admin token, revoking the old one
   brabo demo [--approve]             a scripted dev agent suspends on a pending action until you approve
   brabo agent --model openai:<m>     run the dev agents on a real model, without the API
   brabo check [flags] -- 'command'   decide offline, explain every segment and rule
@@ -56,6 +58,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runDemo(args[1:], stdout, stderr)
 	case "migrate":
 		return runMigrate(args[1:], stdout, stderr)
+	case "admin":
+		return runAdmin(args[1:], stdout, stderr)
 	case "check":
 		return runCheck(args[1:], stdin, stdout, stderr)
 	case "version":

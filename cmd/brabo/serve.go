@@ -8,10 +8,10 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -43,21 +43,58 @@ func envOr(name, def string) string {
 	return def
 }
 
-// open opens the store the flags name; sqlite reports whether it is the
-// single-process SQLite store.
-func (f *storeFlags) open(ctx context.Context) (s brabo.Store, isSQLite bool, err error) {
+// isSQLite reports whether the flags name the single-process SQLite
+// store (no --db) or PostgreSQL, and refuses any other --db.
+func (f *storeFlags) isSQLite() (bool, error) {
 	if strings.HasPrefix(f.db, "postgres://") || strings.HasPrefix(f.db, "postgresql://") {
+		return false, nil
+	}
+	if f.db != "" {
+		return false, fmt.Errorf("--db %q: want empty (SQLite in the data folder) or a postgres:// URL", f.db)
+	}
+	return true, nil
+}
+
+// lock takes the data folder's lock when the store is SQLite: one process
+// per SQLite file. PostgreSQL takes no lock: several instances share it.
+// release is never nil.
+func (f *storeFlags) lock() (release func(), isSQLite bool, err error) {
+	release = func() {}
+	if isSQLite, err = f.isSQLite(); err != nil || !isSQLite {
+		return release, isSQLite, err
+	}
+	if release, err = lockData(f.data); err != nil {
+		return func() {}, true, err
+	}
+	return release, true, nil
+}
+
+// open opens (creating and migrating) the store the flags name; on SQLite
+// the caller holds the data folder's lock (lock).
+func (f *storeFlags) open(ctx context.Context) (s brabo.Store, isSQLite bool, err error) {
+	if isSQLite, err = f.isSQLite(); err != nil {
+		return nil, false, err
+	}
+	if !isSQLite {
 		s, err := postgres.Open(ctx, f.db)
 		return s, false, err
 	}
-	if f.db != "" {
-		return nil, false, fmt.Errorf("--db %q: want empty (SQLite in the data folder) or a postgres:// URL", f.db)
-	}
-	if err := os.MkdirAll(f.data, 0o700); err != nil {
-		return nil, false, fmt.Errorf("--data: %w", err)
-	}
 	st, err := sqlite.Open(ctx, filepath.Join(f.data, "brabo.db"))
 	return st, true, err
+}
+
+// noArgs refuses positional arguments: a subcommand that takes flags only
+// would otherwise ignore them (`brabo serve 18093` bound 8080).
+func noArgs(fl *flag.FlagSet, stderr io.Writer) bool {
+	if fl.NArg() == 0 {
+		return true
+	}
+	fmt.Fprintf(stderr, "brabo %s: unexpected argument(s) %q: it takes flags only", fl.Name(), fl.Args())
+	if _, err := strconv.Atoi(fl.Arg(0)); err == nil && fl.Name() == "serve" {
+		fmt.Fprintf(stderr, " (a port is --addr 127.0.0.1:%s)", fl.Arg(0))
+	}
+	fmt.Fprintln(stderr)
+	return false
 }
 
 func runMigrate(args []string, stdout, stderr io.Writer) int {
@@ -65,8 +102,14 @@ func runMigrate(args []string, stdout, stderr io.Writer) int {
 	fl.SetOutput(stderr)
 	var sf storeFlags
 	sf.register(fl)
-	if err := fl.Parse(args); err != nil {
+	if err := fl.Parse(args); err != nil || !noArgs(fl, stderr) {
 		return exitUsage
+	}
+	release, _, err := sf.lock()
+	defer release()
+	if err != nil {
+		fmt.Fprintf(stderr, "brabo migrate: %v\n", err)
+		return 1
 	}
 	s, _, err := sf.open(context.Background())
 	if err != nil {
@@ -88,7 +131,13 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	logLevel := fl.String("log-level", envOr("BRABO_LOG_LEVEL", "info"), "debug, info, warn or error (env BRABO_LOG_LEVEL)")
 	modelSpec := fl.String("model", os.Getenv("BRABO_MODEL"), "the model the agents (dev agents, QA leads, dev leads) run on: openai:<model>, anthropic:<model> or scripted:<path>; empty runs no agent (env BRABO_MODEL)")
 	passEnv := fl.String("pass-env", os.Getenv("BRABO_PASS_ENV"), "comma-separated names of more variables approved commands may see (env BRABO_PASS_ENV)")
-	if err := fl.Parse(args); err != nil {
+	var lim limits
+	lim.register(fl)
+	if err := fl.Parse(args); err != nil || !noArgs(fl, stderr) {
+		return exitUsage
+	}
+	if err := lim.check(); err != nil {
+		fmt.Fprintf(stderr, "brabo serve: %v\n", err)
 		return exitUsage
 	}
 	var level slog.Level
@@ -106,16 +155,45 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 	}
-	if err := serve(sf, *addr, *workspaces, env, m, log, stdout); err != nil {
-		log.Error("brabo serve stopped", "err", err)
+	warnAllInterfaces(*addr, stderr)
+	if err := serve(sf, lim, *addr, *workspaces, env, m, log, stdout); err != nil {
+		fmt.Fprintf(stderr, "brabo serve: %v\n", err)
 		return 1
 	}
 	return 0
 }
 
-func serve(sf storeFlags, addr, workspaces string, env []string, m model.Model, log *slog.Logger, stdout io.Writer) error {
+// warnAllInterfaces says so when the address listens on every interface
+// (":8080", "0.0.0.0:8080", "[::]:8080"): the approval page and the API are
+// then open to whoever reaches the machine, which is rarely what a
+// developer on a laptop means.
+func warnAllInterfaces(addr string, stderr io.Writer) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return // net.Listen names what is wrong with it
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		fmt.Fprintf(stderr, "brabo serve: warning: --addr %s listens on every network interface: anyone who reaches this machine reaches the API and the approval page; use 127.0.0.1:%s unless you mean it\n", addr, port)
+	}
+}
+
+// serve runs the server until SIGINT or SIGTERM. Nothing is created before
+// the data folder's lock is held and the port is bound: a start that fails
+// on either leaves no database behind, and the next start still shows the
+// first admin token.
+func serve(sf storeFlags, lim limits, addr, workspaces string, env []string, m model.Model, log *slog.Logger, stdout io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	release, _, err := sf.lock()
+	defer release()
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
 	store, isSQLite, err := sf.open(ctx)
 	if err != nil {
 		return err
@@ -135,10 +213,12 @@ func serve(sf storeFlags, addr, workspaces string, env []string, m model.Model, 
 		return fmt.Errorf("--workspaces: %w", err)
 	}
 	ex := newExecutor(env, dataAbs)
-	svc := &pipeline.Service{Store: store, Executor: ex, WorkspacesRoot: workspaces, Log: log}
+	svc := &pipeline.Service{Store: store, Executor: ex, WorkspacesRoot: workspaces, Log: log,
+		MaxPending: lim.maxPending, MaxRunning: lim.maxRunning}
 	svc.Protect = protection(sf.data, env)
-	// One process owns a SQLite file: what it left running is not running
-	// anymore. On PostgreSQL only what dead instances left is recovered.
+	// One process owns a SQLite file (the data folder's lock): what it
+	// left running is not running anymore. On PostgreSQL only what dead
+	// instances left is recovered.
 	inst, err := startInstance(ctx, svc, ex, isSQLite, log)
 	if err != nil {
 		return fmt.Errorf("recovering interrupted actions: %w", err)
@@ -160,16 +240,13 @@ func serve(sf storeFlags, addr, workspaces string, env []string, m model.Model, 
 		return err
 	}
 	defer func() { stopAgents(); ag.wait() }()
-	api := &brabohttp.Server{Pipeline: svc, Store: store, Log: log, OwnPaths: []string{dataAbs}, DirProbe: probeDir}
+	api := &brabohttp.Server{Pipeline: svc, Store: store, Log: log, OwnPaths: []string{dataAbs}, DirProbe: probeDir,
+		MaxStreams: lim.maxStreams, SessionTTL: lim.sessionTTL}
 	api.Health = map[string]any{"landlock": landlockStatus(log)}
 	if ag.leads != nil {
 		api.Conversations, api.Gates = ag.leads, ag.leads
 	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return err
-	}
-	srv := &http.Server{Handler: api.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := api.HTTPServer()
 	fmt.Fprintf(stdout, "brabo serving on http://%s\n", ln.Addr())
 	log.Info("serving", "addr", ln.Addr().String(), "store", map[bool]string{true: "sqlite", false: "postgres"}[isSQLite])
 	errc := make(chan error, 1)

@@ -3,9 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -100,6 +105,38 @@ func webLogin(t *testing.T, ctx context.Context, base, token string) {
 		chromedp.Submit(css("#token")),
 		chromedp.WaitVisible(css("#queue")),
 	)
+}
+
+// formLogin logs in through the login form without a browser and returns
+// a client holding the session's cookie (a session is not the token: the
+// cookie can only come from a login).
+func formLogin(t *testing.T, base, token string) *http.Client {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	client := &http.Client{Jar: jar}
+	resp, err := client.Get(base + "/login")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindSubmatch(page)
+	if m == nil {
+		t.Fatalf("the login page has no CSRF field:\n%s", page)
+	}
+	resp, err = client.PostForm(base+"/login", url.Values{"csrf": {string(m[1])}, "token": {token}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	u, _ := url.Parse(base)
+	for _, c := range jar.Cookies(u) {
+		if c.Name == "brabo_session" {
+			return client
+		}
+	}
+	t.Fatalf("logging in with the form set no session cookie (%d)", resp.StatusCode)
+	return nil
 }
 
 func webLogout(t *testing.T, ctx context.Context) {

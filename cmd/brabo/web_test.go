@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"net/http"
-	"net/http/cookiejar"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -324,11 +323,9 @@ func TestWebApprovalQueue(t *testing.T) {
 		if code != http.StatusForbidden {
 			t.Errorf("POST without the CSRF token from the page: %d, want 403", code)
 		}
-		// And from outside the page, with the session cookie but no token.
-		jar, _ := cookiejar.New(nil)
-		u, _ := url.Parse(srv.url)
-		jar.SetCookies(u, []*http.Cookie{{Name: "brabo_session", Value: dana}})
-		client := &http.Client{Jar: jar}
+		// And from outside the page, with a session cookie of its own but
+		// no token.
+		client := formLogin(t, srv.url, dana)
 		resp, err := client.PostForm(srv.url+"/ui/actions/"+id+"/approve", url.Values{})
 		if err != nil {
 			t.Fatal(err)

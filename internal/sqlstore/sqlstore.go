@@ -201,19 +201,21 @@ func (t *Tx) ProposalFacts(ctx context.Context, projectID, principalID, agentID 
 
 // Members ----------------------------------------------------------------
 
-const memberCols = `id, name, admin, token_hash, created_at`
+const memberCols = `id, name, admin, token_hash, created_at, revoked_at`
 
 func scanMember(r Row) (*brabo.Member, error) {
 	m := &brabo.Member{}
 	var created int64
-	err := r.Scan(&m.ID, &m.Name, &m.Admin, &m.TokenHash, &created)
+	var revoked sql.NullInt64
+	err := r.Scan(&m.ID, &m.Name, &m.Admin, &m.TokenHash, &created, &revoked)
 	m.CreatedAt = time.UnixMicro(created).UTC()
+	m.RevokedAt = fromMicros(revoked)
 	return m, err
 }
 
 func (t *Tx) CreateMember(ctx context.Context, m *brabo.Member) error {
-	_, err := t.q.Exec(ctx, `INSERT INTO members (`+memberCols+`) VALUES ($1,$2,$3,$4,$5)`,
-		m.ID, m.Name, m.Admin, m.TokenHash, m.CreatedAt.UnixMicro())
+	_, err := t.q.Exec(ctx, `INSERT INTO members (`+memberCols+`) VALUES ($1,$2,$3,$4,$5,$6)`,
+		m.ID, m.Name, m.Admin, m.TokenHash, m.CreatedAt.UnixMicro(), micros(m.RevokedAt))
 	return t.conflict(err, "member "+m.Name)
 }
 
@@ -226,7 +228,7 @@ func (t *Tx) Member(ctx context.Context, id string) (*brabo.Member, error) {
 }
 
 func (t *Tx) MemberByTokenHash(ctx context.Context, hash string) (*brabo.Member, error) {
-	m, err := scanMember(t.q.QueryRow(ctx, `SELECT `+memberCols+` FROM members WHERE token_hash = $1`, hash))
+	m, err := scanMember(t.q.QueryRow(ctx, `SELECT `+memberCols+` FROM members WHERE token_hash = $1 AND revoked_at IS NULL`, hash))
 	if err != nil {
 		return nil, t.notFound(err, "member token")
 	}
@@ -278,19 +280,21 @@ func (t *Tx) Memberships(ctx context.Context, memberID string) ([]brabo.Membersh
 
 // Agents -----------------------------------------------------------------
 
-const agentCols = `id, project_id, name, principal_id, token_hash, created_at`
+const agentCols = `id, project_id, name, principal_id, token_hash, created_at, revoked_at`
 
 func scanAgent(r Row) (*brabo.Agent, error) {
 	a := &brabo.Agent{}
 	var created int64
-	err := r.Scan(&a.ID, &a.ProjectID, &a.Name, &a.PrincipalID, &a.TokenHash, &created)
+	var revoked sql.NullInt64
+	err := r.Scan(&a.ID, &a.ProjectID, &a.Name, &a.PrincipalID, &a.TokenHash, &created, &revoked)
 	a.CreatedAt = time.UnixMicro(created).UTC()
+	a.RevokedAt = fromMicros(revoked)
 	return a, err
 }
 
 func (t *Tx) CreateAgent(ctx context.Context, a *brabo.Agent) error {
-	_, err := t.q.Exec(ctx, `INSERT INTO agents (`+agentCols+`) VALUES ($1,$2,$3,$4,$5,$6)`,
-		a.ID, a.ProjectID, a.Name, a.PrincipalID, a.TokenHash, a.CreatedAt.UnixMicro())
+	_, err := t.q.Exec(ctx, `INSERT INTO agents (`+agentCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7)`,
+		a.ID, a.ProjectID, a.Name, a.PrincipalID, a.TokenHash, a.CreatedAt.UnixMicro(), micros(a.RevokedAt))
 	return t.conflict(err, "agent "+a.Name)
 }
 
@@ -303,7 +307,7 @@ func (t *Tx) Agent(ctx context.Context, id string) (*brabo.Agent, error) {
 }
 
 func (t *Tx) AgentByTokenHash(ctx context.Context, hash string) (*brabo.Agent, error) {
-	a, err := scanAgent(t.q.QueryRow(ctx, `SELECT `+agentCols+` FROM agents WHERE token_hash = $1`, hash))
+	a, err := scanAgent(t.q.QueryRow(ctx, `SELECT `+agentCols+` FROM agents WHERE token_hash = $1 AND revoked_at IS NULL`, hash))
 	if err != nil {
 		return nil, t.notFound(err, "agent token")
 	}
@@ -413,41 +417,6 @@ func (t *Tx) Action(ctx context.Context, id string) (*brabo.ProposedAction, erro
 		return nil, t.notFound(err, "action "+id)
 	}
 	return a, nil
-}
-
-func (t *Tx) Actions(ctx context.Context, f brabo.ActionFilter) ([]*brabo.ProposedAction, error) {
-	var where []string
-	var args []any
-	arg := func(v any) string {
-		args = append(args, v)
-		return fmt.Sprintf("$%d", len(args))
-	}
-	if len(f.ProjectIDs) > 0 {
-		ph := make([]string, len(f.ProjectIDs))
-		for i, p := range f.ProjectIDs {
-			ph[i] = arg(p)
-		}
-		where = append(where, "project_id IN ("+strings.Join(ph, ",")+")")
-	}
-	if f.Status != "" {
-		where = append(where, "status = "+arg(string(f.Status)))
-	}
-	if f.Type != "" {
-		where = append(where, "type = "+arg(string(f.Type)))
-	}
-	if f.ActorID != "" {
-		where = append(where, "actor_id = "+arg(f.ActorID))
-	}
-	q := `SELECT ` + actionCols + ` FROM actions`
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
-	}
-	limit := f.Limit
-	if limit <= 0 || limit > 1000 {
-		limit = 1000
-	}
-	q += " ORDER BY created_at DESC, id DESC LIMIT " + arg(limit)
-	return queryAll(ctx, t.q, scanAction, q, args...)
 }
 
 func (t *Tx) TransitionAction(ctx context.Context, id string, from []brabo.ActionStatus, u brabo.ActionUpdate) (bool, error) {

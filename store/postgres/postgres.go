@@ -78,16 +78,32 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		},
 		ReconnectDelay: 500 * time.Millisecond,
 	}
-	listener.Handle(channel, pgxlisten.HandlerFunc(func(_ context.Context, n *pgconn.Notification, _ *pgx.Conn) error {
-		s.hub.Publish(n.Payload)
-		return nil
-	}))
+	listener.Handle(channel, notifications{&s.hub})
 	s.done.Add(1)
 	go func() {
 		defer s.done.Done()
 		_ = listener.Listen(lctx) // returns when lctx is cancelled
 	}()
 	return s, nil
+}
+
+// notifications turns the NOTIFYs of every instance into local signals.
+type notifications struct{ hub *sqlstore.Hub }
+
+// HandleNotification signals the subscribers of the notified project (or
+// of brabo.AuthSignal).
+func (n notifications) HandleNotification(_ context.Context, note *pgconn.Notification, _ *pgx.Conn) error {
+	n.hub.Publish(note.Payload)
+	return nil
+}
+
+// HandleBacklog runs each time the listener (re)connects. A revocation
+// notified while it was away is lost, so the credentials every
+// subscriber cached are dropped now, as if one had been notified; the
+// projects' subscribers poll, and need nothing.
+func (n notifications) HandleBacklog(context.Context, string, *pgx.Conn) error {
+	n.hub.Publish(brabo.AuthSignal)
+	return nil
 }
 
 // Migrate applies the embedded migrations that are not applied yet.

@@ -43,6 +43,11 @@ func Run(t *testing.T, open Opener) {
 		{"OutboxForLeaseHolder", testOutboxForLeaseHolder},
 		{"ProjectProcesses", testProjectProcesses},
 		{"InstancesAndRunning", testInstancesAndRunning},
+		{"TokenRevocation", testTokenRevocation},
+		{"Admins", testAdmins},
+		{"Sessions", testSessions},
+		{"CountAndPages", testCountAndPages},
+		{"PendingOfAgent", testPendingOfAgent},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

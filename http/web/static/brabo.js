@@ -7,14 +7,22 @@
   var queue = document.getElementById("queue");
   if (!queue) return;
   var base = "brabo — approval queue";
+  // The queue is shown a page at a time. The count is the true number of
+  // pending actions: the cards on this page, and offPage, the others as the
+  // server counted them at the last merge (a change on another page asks
+  // for a merge).
+  var page = Number(queue.dataset.page) || 1;
+  var size = Number(queue.dataset.pageSize) || 100;
 
   function cards() { return queue.querySelectorAll("article.card"); }
+  var offPage = Math.max(0, (Number(queue.dataset.total) || 0) - cards().length);
 
   function recount() {
     var n = cards().length;
-    document.title = n ? "(" + n + ") " + base : base;
+    var total = offPage + n;
+    document.title = total ? "(" + total + ") " + base : base;
     var count = document.getElementById("queue-count");
-    if (count) count.textContent = String(n);
+    if (count) count.textContent = String(total);
     var empty = document.getElementById("queue-empty");
     if (n === 0 && !empty) {
       empty = document.createElement("p");
@@ -65,32 +73,58 @@
     return empty || null;
   }
 
+  // busy says whether a card's own decision is in flight: its answer (the
+  // real result) replaces it, so nothing else removes it meanwhile.
+  function busy(el) { return !!el.querySelector(".htmx-request"); }
+
+  // addCard puts a new pending action's card on the first page (the newest
+  // are there), keeping the page to its size; later pages only recount.
   function addCard(id) {
     if (document.getElementById("card-" + id)) return;
+    if (page !== 1) { later(); return; }
     get("/ui/cards/" + encodeURIComponent(id)).then(function (html) {
       if (!html) return;
       var el = parse(html).querySelector("article.card");
       if (!el || el.dataset.status !== "pending" || document.getElementById(el.id)) return;
       place(el, olderThan(el));
+      var all = cards();
+      if (all.length > size && !busy(all[all.length - 1])) {
+        all[all.length - 1].remove(); // the oldest goes to the next page
+        offPage++;
+      }
       recount();
     });
   }
 
-  // dropCard removes the card of an action decided elsewhere. A card whose
-  // own decision is in flight stays: its answer (the real result) replaces
-  // it.
+  // dropCard removes the card of an action decided elsewhere. A card not
+  // on this page is counted again by a merge.
   function dropCard(id) {
     var el = document.getElementById("card-" + id);
-    if (el && !el.querySelector(".htmx-request")) { el.remove(); recount(); }
+    if (!el) { later(); return; }
+    if (!busy(el)) { el.remove(); recount(); }
+  }
+
+  // later merges once, a second after the last change it was asked for:
+  // a flood of proposals costs one fetch of the list, not one per action.
+  var pendingMerge = null;
+  function later() {
+    if (pendingMerge) clearTimeout(pendingMerge);
+    pendingMerge = setTimeout(function () { pendingMerge = null; merge(); }, 1000);
   }
 
   function merge() {
-    get("/ui/queue").then(function (html) {
-      if (html === null) return;
+    fetch("/ui/queue?page=" + page, { credentials: "same-origin", headers: { "HX-Request": "true" } }).then(function (r) {
+      if (r.status === 401) { window.location.href = "/login"; return null; }
+      if (!r.ok) return null;
+      var n = Number(r.headers.get("X-Queue-Total"));
+      return r.text().then(function (html) { return { html: html, total: n }; });
+    }).then(function (got) {
+      if (!got) return;
+      var html = got.html;
       var fresh = Array.prototype.slice.call(parse(html).querySelectorAll("article.card"));
       var keep = {};
       fresh.forEach(function (el) { keep[el.id] = true; });
-      Array.prototype.forEach.call(cards(), function (el) { if (!keep[el.id]) el.remove(); });
+      Array.prototype.forEach.call(cards(), function (el) { if (!keep[el.id] && !busy(el)) el.remove(); });
       var prev = null;
       fresh.forEach(function (el) {
         var have = document.getElementById(el.id);
@@ -98,6 +132,7 @@
         place(el, prev ? prev.nextSibling : queue.firstChild);
         prev = el;
       });
+      offPage = Math.max(0, (got.total || 0) - cards().length);
       recount();
     });
   }

@@ -1,0 +1,218 @@
+package http
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/pipeline"
+)
+
+// Web sessions and revocation. Logging in to the web page opens a session
+// of its own: a random secret in the cookie, stored hashed, with an
+// expiry; logging out revokes it. The member token that logged in never
+// travels in a cookie, and a session secret is no API token. Member and
+// agent tokens can be revoked; a revoked token or session is refused on
+// every instance as soon as the store's AuthSignal reaches it.
+
+// DefaultSessionTTL is how long a web login lasts when Server.SessionTTL is
+// not set: a working day, so a forgotten browser does not stay logged in
+// for good.
+const DefaultSessionTTL = 12 * time.Hour
+
+func (s *Server) sessionTTL() time.Duration {
+	if s.SessionTTL > 0 {
+		return s.SessionTTL
+	}
+	return DefaultSessionTTL
+}
+
+// newSessionSecret is a session cookie's value. Its prefix is not an API
+// token's, so neither can be mistaken for the other in a log or a form.
+func newSessionSecret() string {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err)
+	}
+	return "brs_" + hex.EncodeToString(b[:])
+}
+
+// openSession stores a new session of m and returns its secret.
+func (s *Server) openSession(ctx context.Context, m *brabo.Member, userAgent string) (string, *brabo.Session, error) {
+	secret := newSessionSecret()
+	now := time.Now().UTC()
+	sess := &brabo.Session{ID: pipeline.NewID("ses"), MemberID: m.ID, TokenHash: HashToken(secret),
+		UserAgent: clip(brabo.Printable(userAgent), 200), CreatedAt: now, ExpiresAt: now.Add(s.sessionTTL())}
+	err := s.Store.Update(ctx, func(tx brabo.Tx) error { return tx.CreateSession(ctx, sess) })
+	return secret, sess, err
+}
+
+// lookupSession resolves a session cookie's secret to its member, through
+// the same cache as tokens (under another key); brabo.ErrNotFound when it
+// is nobody's, expired or revoked.
+func (s *Server) lookupSession(ctx context.Context, secret string) (caller, error) {
+	key := "s:" + HashToken(secret)
+	gen := s.tokens.fresh(s.authSignal)
+	if c, ok := s.tokens.get(key); ok {
+		return c, nil
+	}
+	var c caller
+	now := time.Now()
+	err := s.Store.View(ctx, func(tx brabo.Tx) error {
+		sess, err := tx.SessionByTokenHash(ctx, key[2:])
+		if err != nil {
+			return err
+		}
+		if !sess.Live(now) {
+			return brabo.ErrNotFound
+		}
+		m, err := tx.Member(ctx, sess.MemberID)
+		if err != nil {
+			return err
+		}
+		if !m.RevokedAt.IsZero() {
+			return brabo.ErrNotFound
+		}
+		c = caller{member: m, session: sess}
+		return nil
+	})
+	if err != nil {
+		return caller{}, err
+	}
+	// An entry never outlives the session it names.
+	expires := now.Add(tokenTTL)
+	if c.session.ExpiresAt.Before(expires) {
+		expires = c.session.ExpiresAt
+	}
+	s.tokens.put(key, c, gen, expires)
+	return c, nil
+}
+
+// listSessions lists the caller's live web sessions.
+func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) error {
+	m, err := callerOf(r).requireMember("list web sessions (agents have none)")
+	if err != nil {
+		return err
+	}
+	var out []*brabo.Session
+	err = s.Store.View(r.Context(), func(tx brabo.Tx) error {
+		out, err = tx.Sessions(r.Context(), m.ID, time.Now())
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"sessions": nonNil(out)})
+	return nil
+}
+
+// revokeSession ends one of the caller's live sessions; another member's,
+// an ended one and a missing one are alike not found.
+func (s *Server) revokeSession(w http.ResponseWriter, r *http.Request) error {
+	m, err := callerOf(r).requireMember("revoke web sessions (agents have none)")
+	if err != nil {
+		return err
+	}
+	id := r.PathValue("session")
+	var ok bool
+	err = s.Store.Update(r.Context(), func(tx brabo.Tx) error {
+		ok, err = tx.RevokeSession(r.Context(), m.ID, id, time.Now().UTC())
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return notFound("live session " + id)
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// revokeMemberToken revokes a member's token and ends the member's web
+// sessions. Allowed for the member itself, an admin, and a member who owns
+// every project the member has a role in: an owner of one project cannot
+// cut someone off from a project it does not own. An admin's token needs
+// an admin (or the admin itself). A member the caller shares no project
+// with is not found, as everywhere.
+func (s *Server) revokeMemberToken(w http.ResponseWriter, r *http.Request) error {
+	me, err := callerOf(r).requireMember("revoke tokens")
+	if err != nil {
+		return err
+	}
+	id := r.PathValue("member")
+	err = s.Store.Update(r.Context(), func(tx brabo.Tx) error {
+		target, err := tx.Member(r.Context(), id)
+		if errors.Is(err, brabo.ErrNotFound) {
+			return notFound("member " + id)
+		}
+		if err != nil {
+			return err
+		}
+		if target.ID != me.ID && !me.Admin {
+			if err := mayRevoke(r.Context(), tx, me, target); err != nil {
+				return err
+			}
+		}
+		_, err = tx.RevokeMemberToken(r.Context(), target.ID, time.Now().UTC())
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// mayRevoke says whether me, neither target nor an admin, may revoke
+// target's token: me must own every project target has a role in.
+func mayRevoke(ctx context.Context, tx brabo.Tx, me, target *brabo.Member) error {
+	ms, err := tx.Memberships(ctx, target.ID)
+	if err != nil {
+		return err
+	}
+	seen, owner := false, true
+	for _, x := range ms {
+		role, err := tx.Role(ctx, x.ProjectID, me.ID)
+		if err != nil {
+			return err
+		}
+		seen = seen || role != ""
+		owner = owner && role == brabo.Owner
+	}
+	switch {
+	case !seen:
+		return notFound("member " + target.ID)
+	case target.Admin:
+		return errorf(http.StatusForbidden, brabo.CodeForbiddenRole, "revoking an admin's token needs an admin")
+	case !owner:
+		return errorf(http.StatusForbidden, brabo.CodeForbiddenRole,
+			"revoking %s's token needs the role owner in every project %s is a member of", target.Name, target.Name)
+	}
+	return nil
+}
+
+// revokeAgentToken revokes an agent's token: maintainer, as creating the
+// agent. The agent stays, with its actions; its token opens nothing.
+func (s *Server) revokeAgentToken(w http.ResponseWriter, r *http.Request) error {
+	p, _, err := s.memberProject(r, brabo.Maintainer, "revoking an agent's token")
+	if err != nil {
+		return err
+	}
+	a, err := s.projectAgent(r, p)
+	if err != nil {
+		return err
+	}
+	if err := s.Store.Update(r.Context(), func(tx brabo.Tx) error {
+		_, err := tx.RevokeAgentToken(r.Context(), a.ID, time.Now().UTC())
+		return err
+	}); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
