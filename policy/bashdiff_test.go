@@ -32,11 +32,10 @@ import (
 	"github.com/brabo-dev/brabo"
 )
 
-// bashDiffKnownFailing is true while the policy still fails the oracle
-// (issue 10 is open): the test then reports its failures and skips instead
-// of failing, so that the package stays green. The lead engineer sets it to
-// false when the analysis is fixed; from then on a failure fails.
-const bashDiffKnownFailing = true
+// bashDiffKnownFailing, when true, makes the test report its failures and
+// skip instead of failing (it was true until the analysis of issue 10
+// passed the oracle). It is false: a failure fails.
+const bashDiffKnownFailing = false
 
 // bashDiffSeed and bashDiffLines fix the generated corpus.
 const (
