@@ -17,6 +17,10 @@ const (
 	// EventProjectProcesses records a maintainer's change of the project's
 	// process settings (git hooks, timeout ceiling).
 	EventProjectProcesses = "project.processes_changed"
+	// EventProtectedRestored records the protected files an executed
+	// action changed without a maintainer's approval, which brabo put
+	// back (the action failed, naming them).
+	EventProtectedRestored = "protected_file.restored"
 )
 
 // Outbox topics.

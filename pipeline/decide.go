@@ -326,6 +326,7 @@ func (s *Service) record(ctx context.Context, tx brabo.Tx, a *brabo.ProposedActi
 		}
 		// The file cannot join the transaction: it is written last, so only
 		// a failing commit after it leaves the declared residual window.
+		s.own.note(plan.file, out)
 		if err := writeFileAtomic(plan.file, out); err != nil {
 			return fmt.Errorf("recording the patterns: %w", err)
 		}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"strings"
 
 	"github.com/brabo-dev/brabo"
 )
@@ -18,8 +20,19 @@ func (s *Service) execute(ctx context.Context, a *brabo.ProposedAction, p *brabo
 	if scope, serr := s.ScopeRoot(p); serr != nil {
 		err = fmt.Errorf("scope: %w", serr)
 	} else {
+		allowed := s.approvedChange(ctx, a, scope.Root, cred, from)
+		if a.Type == brabo.WriteFile && allowed(filepath.Join(scope.Root, a.Payload.Path)) {
+			// Known before it runs: a concurrent action's check must not
+			// take this approved write for its own change.
+			s.own.note(filepath.Join(scope.Root, a.Payload.Path), []byte(a.Payload.Content))
+		}
+		sn := takeSnapshot(scope.Root)
 		res, err = s.runExecutor(ctx, brabo.ExecRequest{Action: a, Project: p, Root: scope.Root, Credential: cred, PR: pr,
 			Started: s.running(ctx, a)})
+		if res == nil {
+			res = &brabo.Result{}
+		}
+		s.checkIntegrity(sn, res, allowed)
 	}
 	if res == nil {
 		res = &brabo.Result{}
@@ -90,6 +103,14 @@ func (s *Service) settle(ctx context.Context, a *brabo.ProposedAction, from brab
 			Payload: mustJSON(map[string]any{"exitCode": res.ExitCode, "error": res.Error, "detail": res.Detail}), CreatedAt: now,
 		}); err != nil {
 			return err
+		}
+		if files := res.Detail["restored"]; files != "" {
+			if err := tx.AppendEvent(ctx, &brabo.Event{
+				ProjectID: a.ProjectID, Type: brabo.EventProtectedRestored, ActorID: brabo.SystemActor, ActionID: a.ID,
+				Payload: mustJSON(map[string]any{"files": strings.Split(files, ", "), "notRestored": res.Detail["notRestored"]}), CreatedAt: now,
+			}); err != nil {
+				return err
+			}
 		}
 		if !tell {
 			return nil

@@ -94,6 +94,7 @@ func (s *Service) WritePermissions(root string, content []byte) error {
 	path := permissionsPath(root)
 	unlock := s.lockFile(path)
 	defer unlock()
+	s.own.note(path, content)
 	return writeFileAtomic(path, content)
 }
 

@@ -59,9 +59,10 @@ type Service struct {
 	StopGrace     time.Duration
 	started       time.Time
 
-	fileLocks  sync.Map // permissions.json path → *sync.Mutex
-	rulesCache sync.Map // permissions.json path → *compiledRules
-	cmdSlots   slots    // each project's running commands (guards.go)
+	fileLocks  sync.Map  // permissions.json path → *sync.Mutex
+	rulesCache sync.Map  // permissions.json path → *compiledRules
+	cmdSlots   slots     // each project's running commands (guards.go)
+	own        ownWrites // protected contents brabo itself wrote (integrity.go)
 }
 
 func (s *Service) now() time.Time {
