@@ -66,10 +66,16 @@ type env struct {
 
 func newEnv(t *testing.T, s brabo.Store) *env {
 	t.Helper()
+	return newEnvWith(t, s, executor.Options{})
+}
+
+// newEnvWith is newEnv with the executor's options given.
+func newEnvWith(t *testing.T, s brabo.Store, opts executor.Options) *env {
+	t.Helper()
 	t.Cleanup(func() { s.Close() })
 	ctx := context.Background()
 	e := &env{t: t, store: s}
-	e.svc = &pipeline.Service{Store: s, Executor: executor.New(executor.Options{}), WorkspacesRoot: t.TempDir(),
+	e.svc = &pipeline.Service{Store: s, Executor: executor.New(opts), WorkspacesRoot: t.TempDir(),
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	api := &brabohttp.Server{Pipeline: e.svc, Store: s, MaxBody: 64 << 10, DirProbe: probeDir,
 		Heartbeat: time.Second, Poll: 200 * time.Millisecond}

@@ -461,7 +461,7 @@ func impliedWrites(prog string, tokens []string, args []argument) []pathWord {
 			if t == "-s" || t == "-l" || t == "-P" || t == "--link" || t == "--symbolic-link" || t == "--no-dereference" ||
 				strings.HasPrefix(t, "-") && !strings.HasPrefix(t, "--") && strings.ContainsAny(t, "slPd") {
 				for _, a := range args {
-					if !a.option && a.w.static && a.kind == argPath {
+					if !a.option && (a.w.static || globOnly(a.w)) && a.kind == argPath {
 						out = append(out, pathWord{text: a.w.text, kind: argWrite})
 					}
 				}

@@ -424,20 +424,19 @@ func (spec *programSpec) place(args []argument) {
 		if spec.optionsFirst {
 			opts = false
 		}
-		if len(spec.patternFirst) > 0 && !patternGiven && operand == 0 {
-			a.kind = spec.operandKind(0)
-			if a.kind == argPath {
+		if len(spec.patternFirst) > 0 {
+			// grep's and sed's first operand is the pattern (the script)
+			// unless an option gave it; every other operand is a file.
+			a.kind = spec.rest
+			if !patternGiven && operand == 0 {
 				a.kind = argData
+				patternGiven = true
 			}
+			operandIdx = append(operandIdx, i)
 			operand++
-			patternGiven = true
 			continue
 		}
-		k := operand
-		if len(spec.patternFirst) > 0 && k > 0 {
-			k-- // the pattern took the first place
-		}
-		a.kind = spec.operandKind(k)
+		a.kind = spec.operandKind(operand)
 		operandIdx = append(operandIdx, i)
 		operand++
 	}

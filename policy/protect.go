@@ -206,7 +206,7 @@ func matchRel(els []string, pattern string) bool {
 		return false
 	}
 	for i, pe := range pels {
-		if !globElement(strings.ToLower(pe), strings.ToLower(els[i])) {
+		if !elementMatches(strings.ToLower(pe), strings.ToLower(els[i])) {
 			return false
 		}
 	}
@@ -214,6 +214,22 @@ func matchRel(els []string, pattern string) bool {
 		return true
 	}
 	return pels[0] == ".git" && len(pels) == 1
+}
+
+// elementMatches matches one element of a path as written against one of
+// a protected pattern. An element holding a glob (permissions.jso?,
+// .gi?) matches every name its glob could: bash picks the file, not the
+// line.
+func elementMatches(pattern, el string) bool {
+	if strings.ContainsAny(el, "*?[") {
+		for _, name := range []string{pattern, strings.ReplaceAll(pattern, "*", ""), strings.ReplaceAll(pattern, "*", "x")} {
+			if ok, _ := path.Match(el, name); ok {
+				return true
+			}
+		}
+		return false
+	}
+	return globElement(pattern, el)
 }
 
 // globElement matches one element with '*' as any run of characters.
