@@ -276,7 +276,7 @@ func writeUnit(c Click) ([]string, error) {
 	if !ok {
 		return nil, brabo.Errorf(brabo.CodeInvalidAction, fmt.Sprintf("%q is not inside the project folder", c.Path))
 	}
-	if row, protected := (Protect{}).protectedPath(path.Join(c.Root, rel), rel, c.Root); protected {
+	if row, protected := (Protect{}).protectedPath(path.Join(c.Root, rel), rel, c.Root, true); protected {
 		return nil, brabo.Errorf(brabo.CodeAlwaysAllowCap,
 			fmt.Sprintf("%s is protected (%s); approve each write on its own", rel, row.Why))
 	}

@@ -225,7 +225,8 @@ func decideTerminal(d *brabo.Decision, in Input, autoMode bool) {
 		verdicts[i] = judge(s, rules, root)
 	}
 	writes, reads := protectedHits(segs, verdicts, in.Protect, root)
-	raise := raisedRole(segs, writes)
+	leave := leavesOrGains(segs, verdicts)
+	raise := raisedRole(segs, leave, writes)
 	d.Segments = clipSegments(verdicts)
 	if raise != "" {
 		d.RequiredRole = brabo.Maintainer
@@ -258,7 +259,7 @@ func decideTerminal(d *brabo.Decision, in Input, autoMode bool) {
 	if d.Policy != brabo.AutoApprove {
 		return
 	}
-	terminalCaps(d, segs, in, root, rootErr, autoMode)
+	terminalCaps(d, segs, leave, root, rootErr, autoMode)
 	if d.Policy == brabo.AutoApprove && compound != "" {
 		d.Policy, d.Reason = brabo.RequireApproval, compound
 	}
@@ -367,18 +368,24 @@ func matchAny(r *Rules, k listKind, s *segment, tokens []string) (string, bool) 
 		}
 		return true
 	}
-	verbs := []string{tokens[0]}
-	if b := base(tokens[0]); b != tokens[0] {
-		verbs = append(verbs, b)
+	l.terminal.match(tokens, visit)
+	b := base(tokens[0])
+	if b != tokens[0] {
+		alt := append([]string{b}, tokens[1:]...)
+		l.terminal.match(alt, visit)
 	}
-	alt := make([]string, 0, len(tokens))
-	for _, v := range verbs {
-		alt = append(alt[:0], v)
-		l.terminal.match(append(alt, tokens[1:]...), visit)
-		for _, at := range subcommandStarts(tokens) {
-			if at > 1 {
-				alt = append(alt[:0], v)
-				l.terminal.match(append(alt, tokens[at:]...), visit)
+	if len(tokens) > 2 && strings.HasPrefix(tokens[1], "-") {
+		// Options before the subcommand: every reading of them.
+		alt := make([]string, 0, len(tokens))
+		for _, v := range []string{tokens[0], b} {
+			for _, at := range subcommandStarts(tokens) {
+				if at > 1 {
+					alt = append(append(alt[:0], v), tokens[at:]...)
+					l.terminal.match(alt, visit)
+				}
+			}
+			if b == tokens[0] {
+				break
 			}
 		}
 	}
@@ -537,7 +544,7 @@ func allowReason(rules []string, cd bool) string {
 
 // terminalCaps applies the caps of DESIGN §4.6 to an auto-approved
 // terminal action.
-func terminalCaps(d *brabo.Decision, segs []*segment, in Input, root string, rootErr error, autoMode bool) {
+func terminalCaps(d *brabo.Decision, segs []*segment, leave leaveHit, root string, rootErr error, autoMode bool) {
 	capTo := func(i int, note, reason string) {
 		d.Policy, d.Reason = brabo.RequireApproval, reason
 		if i >= 0 {
@@ -545,20 +552,9 @@ func terminalCaps(d *brabo.Decision, segs []*segment, in Input, root string, roo
 		}
 	}
 	// External effect and privilege run first and ignore the origin.
-	for i := range segs {
-		toks := d.Segments[i].Tokens
-		if isPrivileged(toks) {
-			capTo(i, "privileged", "cap: privileged command "+base(toks[0])+" (a human approves every privilege gain)")
-			return
-		}
-		if e := externalEffect(toks); e != nil {
-			capTo(i, "external effect", externalReason(e))
-			return
-		}
-		if cmd, ok := embeddedEffect(toks); ok && !segs[i].wraps {
-			capTo(i, "external effect", fmt.Sprintf("cap: %s may run %q, which leaves the machine or gains privilege", base(toks[0]), cmd))
-			return
-		}
+	if leave.seg >= 0 {
+		capTo(leave.seg, leave.note, leave.reason)
+		return
 	}
 	if rootErr != nil {
 		capTo(-1, "", "scope: invalid project folder: "+rootErr.Error())
@@ -601,21 +597,15 @@ func externalReason(e *effect) string {
 // (DESIGN §9, "Effective role"), or "": the command of an external-effect
 // or privileged segment (which IAM also applies), "protected" for a
 // protected write, "opaque" for a program brabo cannot read.
-func raisedRole(segs []*segment, writes []protectedHit) string {
+func raisedRole(segs []*segment, leave leaveHit, writes []protectedHit) string {
+	if leave.seg >= 0 {
+		return leave.cmd
+	}
 	why := ""
 	for _, s := range segs {
-		toks := s.tokens()
-		switch {
-		case isPrivileged(toks):
-			return base(toks[0])
-		case externalEffect(toks) != nil:
-			return strings.Join(externalEffect(toks).words, " ")
-		}
-		if cmd, ok := embeddedEffect(toks); ok && !s.wraps {
-			return cmd
-		}
-		if s.opaque != "" && why == "" {
+		if s.opaque != "" {
 			why = "opaque"
+			break
 		}
 	}
 	if len(writes) > 0 {
@@ -666,10 +656,37 @@ func typedProtected(d *brabo.Decision, in Input) {
 		abs = path.Join(root, abs)
 	}
 	abs = path.Clean(abs)
-	row, ok := in.Protect.protectedPath(abs, in.Path, root)
+	row, ok := in.Protect.protectedPath(abs, in.Path, root, true)
 	if !ok {
 		return
 	}
 	d.RequiredRole = brabo.Maintainer
 	protectedCap(d, []protectedHit{{path: in.Path, row: row}}, nil)
+}
+
+// leaveHit is the first segment of a line that leaves the machine or gains
+// privilege (seg -1 for none): the cap it meets and the command IAM names.
+type leaveHit struct {
+	seg               int
+	note, reason, cmd string
+}
+
+// leavesOrGains finds the first segment with an external effect or a
+// privileged verb, once for the caps and for the role an approval needs.
+func leavesOrGains(segs []*segment, verdicts []brabo.Segment) leaveHit {
+	for i, s := range segs {
+		toks := verdicts[i].Tokens
+		if isPrivileged(toks) {
+			return leaveHit{seg: i, note: "privileged", cmd: base(toks[0]),
+				reason: "cap: privileged command " + base(toks[0]) + " (a human approves every privilege gain)"}
+		}
+		if e := externalEffect(toks); e != nil {
+			return leaveHit{seg: i, note: "external effect", reason: externalReason(e), cmd: strings.Join(e.words, " ")}
+		}
+		if cmd, ok := embeddedEffect(toks); ok && !s.wraps {
+			return leaveHit{seg: i, note: "external effect", cmd: cmd,
+				reason: fmt.Sprintf("cap: %s may run %q, which leaves the machine or gains privilege", base(toks[0]), cmd)}
+		}
+	}
+	return leaveHit{seg: -1}
 }

@@ -116,44 +116,104 @@ func (h protectedHit) reason(write bool) string {
 	return verb + " " + h.path + ": " + h.row.Why
 }
 
+// compiledRow is a row of the table split into lower-case elements, once.
+type compiledRow struct {
+	row    ProtectedRow
+	els    []string
+	folder bool
+}
+
+// protectedIndex holds the compiled table: the rows matched anywhere, by
+// their first element (most paths hold none of them, and pay one map
+// lookup per element), the rows relative to the project and to the home
+// folder.
+var protectedIndex = func() (ix struct {
+	anywhere       map[string][]compiledRow
+	project, home  []compiledRow
+	anywhereGlobal []compiledRow
+}) {
+	ix.anywhere = map[string][]compiledRow{}
+	for _, row := range ProtectedTable {
+		c := compiledRow{row: row, folder: strings.HasSuffix(row.Pattern, "/"),
+			els: strings.Split(strings.ToLower(strings.TrimSuffix(row.Pattern, "/")), "/")}
+		switch row.Base {
+		case BaseAnywhere:
+			ix.anywhere[c.els[0]] = append(ix.anywhere[c.els[0]], c)
+			ix.anywhereGlobal = append(ix.anywhereGlobal, c)
+		case BaseProject:
+			ix.project = append(ix.project, c)
+		case BaseHome:
+			ix.home = append(ix.home, c)
+		}
+	}
+	return ix
+}()
+
 // protectedPath finds the protected row an absolute, clean path falls
 // under, given the project root and the Protect of the input. as is the
-// path as written (for a token like ~/.gitconfig).
-func (p Protect) protectedPath(abs, as, root string) (ProtectedRow, bool) {
+// path as written (for a token like ~/.gitconfig). Only brabo's own paths
+// are checked when write is false: they are the read-protected ones.
+func (p Protect) protectedPath(abs, as, root string, write bool) (ProtectedRow, bool) {
 	for _, s := range p.ServerPaths {
 		s = path.Clean(s)
 		if s != "." && s != "/" && within(abs, s) {
 			return ProtectedRow{Pattern: s, Base: BaseServer, Why: "brabo's own data", ReadProtected: true}, true
 		}
 	}
-	home := p.Home
-	for _, row := range ProtectedTable {
-		switch row.Base {
-		case BaseProject:
-			for _, base := range projectBases(abs, root) {
-				if matchBelow(abs, base, row.Pattern) {
-					return row, true
-				}
+	if !write {
+		return ProtectedRow{}, false
+	}
+	lower := strings.ToLower(abs)
+	els := strings.Split(strings.TrimPrefix(lower, "/"), "/")
+	globs := strings.ContainsAny(abs, "*?[")
+	for _, c := range protectedIndex.project {
+		for _, base := range projectBases(abs, root) {
+			if within(abs, base) && matchRel(relEls(lower, strings.ToLower(base)), c) {
+				return c.row, true
 			}
-			// Outside this project, a file of that name is most likely
-			// another project's own (../other/permissions.json).
-			if root != "" && !within(abs, root) && matchAnywhere(abs, row.Pattern) && path.Base(abs) == path.Base(row.Pattern) {
-				return row, true
+		}
+		// Outside this project, a file of that name is most likely
+		// another project's own (../other/permissions.json).
+		if root != "" && !within(abs, root) && elementMatches(c.els[len(c.els)-1], els[len(els)-1]) {
+			return c.row, true
+		}
+	}
+	for i := range els {
+		rows := protectedIndex.anywhere[els[i]]
+		if globs && strings.ContainsAny(els[i], "*?[") {
+			rows = protectedIndex.anywhereGlobal // a glob may name any of them
+		}
+		for _, c := range rows {
+			if matchRel(els[i:], c) {
+				return c.row, true
 			}
-		case BaseAnywhere:
-			if matchAnywhere(abs, row.Pattern) {
-				return row, true
-			}
-		case BaseHome:
-			if home != "" && matchBelow(abs, path.Clean(home), row.Pattern) {
-				return row, true
-			}
-			if rest, ok := homeRelative(as); ok && matchBelow("/"+rest, "/", row.Pattern) {
-				return row, true
+		}
+	}
+	homes := []string{}
+	if p.Home != "" && within(abs, path.Clean(p.Home)) {
+		homes = append(homes, strings.TrimPrefix(strings.TrimPrefix(abs, path.Clean(p.Home)), "/"))
+	}
+	if rest, ok := homeRelative(as); ok {
+		homes = append(homes, rest)
+	}
+	for _, rel := range homes {
+		rel := strings.Split(strings.ToLower(rel), "/")
+		for _, c := range protectedIndex.home {
+			if matchRel(rel, c) {
+				return c.row, true
 			}
 		}
 	}
 	return ProtectedRow{}, false
+}
+
+// relEls splits what follows base in p into elements.
+func relEls(p, base string) []string {
+	rel := strings.TrimPrefix(strings.TrimPrefix(p, base), "/")
+	if rel == "" {
+		return nil
+	}
+	return strings.Split(rel, "/")
 }
 
 // projectBases are the folders a project-relative row is matched at: the
@@ -172,48 +232,24 @@ func projectBases(abs, root string) []string {
 	return out
 }
 
-// matchBelow reports whether abs is base/pattern (or inside it, for a
-// folder pattern ending in "/"), comparing elements, '*' within one.
-func matchBelow(abs, base, pattern string) bool {
-	if !within(abs, base) {
+// matchRel matches the leading elements of a relative, lower-case path
+// against a compiled row (the file systems brabo meets may fold case: .GIT
+// is .git there). A row that is one plain name (".git", "HEAD") matches
+// that element followed by anything only for .git: what lies inside a
+// .git folder is git's.
+func matchRel(els []string, c compiledRow) bool {
+	if len(els) < len(c.els) {
 		return false
 	}
-	rel := strings.TrimPrefix(strings.TrimPrefix(abs, base), "/")
-	return matchRel(strings.Split(rel, "/"), pattern)
-}
-
-// matchAnywhere reports whether the pattern matches starting at any
-// element of abs.
-func matchAnywhere(abs, pattern string) bool {
-	els := strings.Split(strings.TrimPrefix(abs, "/"), "/")
-	for i := range els {
-		if matchRel(els[i:], pattern) {
-			return true
-		}
-	}
-	return false
-}
-
-// matchRel matches the leading elements of a relative path against a
-// pattern of the table, in any case (the file systems brabo meets may
-// fold case: .GIT is .git there). A pattern that is one plain name
-// (".git", "HEAD") also matches that element followed by anything: what
-// lies inside a .git folder is git's.
-func matchRel(els []string, pattern string) bool {
-	folder := strings.HasSuffix(pattern, "/")
-	pels := strings.Split(strings.TrimSuffix(pattern, "/"), "/")
-	if len(els) < len(pels) {
-		return false
-	}
-	for i, pe := range pels {
-		if !elementMatches(strings.ToLower(pe), strings.ToLower(els[i])) {
+	for i, pe := range c.els {
+		if !elementMatches(pe, els[i]) {
 			return false
 		}
 	}
-	if folder || len(els) == len(pels) {
+	if c.folder || len(els) == len(c.els) {
 		return true
 	}
-	return pels[0] == ".git" && len(pels) == 1
+	return c.els[0] == ".git" && len(c.els) == 1
 }
 
 // elementMatches matches one element of a path as written against one of
@@ -286,8 +322,13 @@ func resolveProc(p string, cwd string) (string, bool) {
 // the segment may run in.
 func (p Protect) segmentHits(s *segment, root string) (writes, reads []protectedHit) {
 	for _, pw := range s.paths {
+		if pw.kind != argWrite && !mayLeave(pw.text) {
+			// A read can only reach a read-protected path (brabo's own,
+			// never inside a project) by leaving the folder it runs in.
+			continue
+		}
 		for _, abs := range p.candidates(pw.text, s.cwds) {
-			row, ok := p.protectedPath(abs.path, pw.text, root)
+			row, ok := p.protectedPath(abs.path, pw.text, root, pw.kind == argWrite)
 			if !abs.known {
 				row, ok = ProtectedRow{Pattern: pw.text, Base: BaseServer, Why: "a descriptor the line does not show"}, pw.kind == argWrite
 			}
@@ -305,6 +346,13 @@ func (p Protect) segmentHits(s *segment, root string) (writes, reads []protected
 		}
 	}
 	return writes, reads
+}
+
+// mayLeave reports whether a path as written may name something outside
+// the folder it is relative to: absolute, home-relative, an expansion of a
+// directory variable, or climbing with "..".
+func mayLeave(t string) bool {
+	return t != "" && (t[0] == '/' || t[0] == '~' || t[0] == '$' || strings.Contains(t, ".."))
 }
 
 type candidatePath struct {

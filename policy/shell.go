@@ -650,6 +650,9 @@ func cdpathSearched(target string) bool {
 // echo ${CDPATH:=/}). Quotes, backslashes and $'…' escapes cannot hide the
 // name from it.
 func mentionsCDPATH(src string, f *syntax.File) bool {
+	if strings.IndexByte(src, 'C') < 0 && !strings.Contains(src, "$'") {
+		return false // no C to spell it with, and no escape to hide one in
+	}
 	if strings.Contains(cdpathUnquote.Replace(src), "CDPATH") {
 		return true
 	}

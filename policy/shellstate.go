@@ -146,6 +146,9 @@ func shellSensitive(name string) bool {
 // statement level (not as one program's prefix), a function exported to
 // child shells or named to be called implicitly, or a name reference.
 func (a *analyzer) lineState(src string, f *syntax.File, cwd cwdSet) {
+	if !mayChangeState(src) {
+		return // the common line: nothing in it assigns, exports or defines
+	}
 	why, at := "", syntax.Node(nil)
 	mark := func(n syntax.Node, reason string) {
 		if why == "" {
@@ -232,6 +235,23 @@ func (a *analyzer) lineState(src string, f *syntax.File, cwd cwdSet) {
 	if why != "" {
 		a.add(&segment{text: sourceOf(src, at), cwds: cwd, opaque: why})
 	}
+}
+
+// mayChangeState reports whether a line's text holds anything lineState
+// looks for: an assignment, a builtin that sets variables, a loop
+// variable, arithmetic, a function, or an operator in double quotes. A
+// line with none of them is skipped without a walk.
+func mayChangeState(src string) bool {
+	if strings.ContainsAny(src, "=(") {
+		return true
+	}
+	for _, w := range []string{"for", "read", "printf", "mapfile", "getopts", "declare", "typeset", "local",
+		"export", "readonly", "let", "${", "$'"} {
+		if strings.Contains(src, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // assignedNames returns the variables a builtin call sets: read's names
