@@ -47,6 +47,9 @@ type Dialect struct {
 	// SerialWriter is true when one writer at a time holds the database
 	// (SQLite): numbers can then be read, not counted.
 	SerialWriter bool
+	// JSONAgg is the aggregate that gathers values into a JSON array
+	// (json_group_array, json_agg); it takes an ORDER BY.
+	JSONAgg string
 	// Notify, if set, is called inside the transaction for each project
 	// that got events or outbox messages (PostgreSQL: pg_notify).
 	Notify func(ctx context.Context, q Querier, projectID string) error
@@ -183,17 +186,23 @@ func (t *Tx) ProposalFacts(ctx context.Context, projectID, principalID, agentID 
 	f := &brabo.ProposalFacts{Project: &brabo.Project{}, Owner: &brabo.Member{}}
 	p, m := f.Project, f.Owner
 	var pCreated, mCreated int64
+	var patterns string
 	err := t.q.QueryRow(ctx, `SELECT p.id, p.slug, p.name, p.mode, p.root, p.workspace_dir, p.container_running,
 			p.owner_id, p.created_at, p.git_hooks, p.max_timeout_sec, m.id, m.name, m.admin, m.token_hash, m.created_at,
 			COALESCE((SELECT role FROM memberships WHERE project_id = p.id AND member_id = $2), ''),
 			COALESCE((SELECT mode FROM agent_autonomy WHERE agent_id = $3 AND action_type = $4), ''),
-			COALESCE((SELECT mode FROM agent_autonomy WHERE agent_id = $3 AND action_type = '*'), '')
+			COALESCE((SELECT mode FROM agent_autonomy WHERE agent_id = $3 AND action_type = '*'), ''),
+			COALESCE((SELECT CAST(`+t.d.JSONAgg+`(pattern ORDER BY id) AS TEXT) FROM agent_patterns WHERE agent_id = $3), '[]')
 		FROM projects p JOIN members m ON m.id = p.owner_id WHERE p.id = $1`,
 		projectID, principalID, agentID, string(at)).Scan(
 		&p.ID, &p.Slug, &p.Name, &p.Mode, &p.Root, &p.WorkspaceDir, &p.ContainerRunning, &p.OwnerID, &pCreated,
-		&p.GitHooks, &p.MaxTimeoutSec, &m.ID, &m.Name, &m.Admin, &m.TokenHash, &mCreated, &f.Role, &f.Specific, &f.Wildcard)
+		&p.GitHooks, &p.MaxTimeoutSec, &m.ID, &m.Name, &m.Admin, &m.TokenHash, &mCreated, &f.Role, &f.Specific, &f.Wildcard,
+		&patterns)
 	if err != nil {
 		return nil, t.notFound(err, "project "+projectID)
+	}
+	if err := json.Unmarshal([]byte(patterns), &f.AgentPatterns); err != nil {
+		return nil, fmt.Errorf("the patterns of agent %s: %w", agentID, err)
 	}
 	p.CreatedAt, m.CreatedAt = time.UnixMicro(pCreated).UTC(), time.UnixMicro(mCreated).UTC()
 	return f, nil
@@ -503,27 +512,24 @@ func (t *Tx) Events(ctx context.Context, projectID string, after int64, limit in
 	if limit <= 0 || limit > 1000 {
 		limit = 1000
 	}
-	rows, err := t.q.Query(ctx, `SELECT project_id, seq, type, actor_id, action_id, payload, created_at
+	return queryAll(ctx, t.q, scanEvent, `SELECT `+eventCols+`
 		FROM events WHERE project_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`, projectID, after, limit)
-	if err != nil {
-		return nil, err
+}
+
+const eventCols = `project_id, seq, type, actor_id, action_id, payload, created_at`
+
+func scanEvent(r Row) (brabo.Event, error) {
+	var e brabo.Event
+	var actionID sql.NullString
+	var payload string
+	var created int64
+	if err := r.Scan(&e.ProjectID, &e.Seq, &e.Type, &e.ActorID, &actionID, &payload, &created); err != nil {
+		return e, err
 	}
-	defer rows.Close()
-	var out []brabo.Event
-	for rows.Next() {
-		var e brabo.Event
-		var actionID sql.NullString
-		var payload string
-		var created int64
-		if err := rows.Scan(&e.ProjectID, &e.Seq, &e.Type, &e.ActorID, &actionID, &payload, &created); err != nil {
-			return nil, err
-		}
-		e.ActionID = actionID.String
-		e.Payload = json.RawMessage(payload)
-		e.CreatedAt = time.UnixMicro(created).UTC()
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	e.ActionID = actionID.String
+	e.Payload = json.RawMessage(payload)
+	e.CreatedAt = time.UnixMicro(created).UTC()
+	return e, nil
 }
 
 func (t *Tx) LastEventSeq(ctx context.Context, projectID string) (int64, error) {
