@@ -49,6 +49,9 @@ type AutonomyChange struct {
 	// ActionIDs are the clicked actions the change came from (a click, or
 	// the clicks a migration read).
 	ActionIDs []string `json:"actionIds,omitempty"`
+	// Note says what a reader of the change needs besides (a migration's
+	// clicks that gave no pattern, and why).
+	Note string `json:"note,omitempty"`
 }
 
 // Outbox topics.
