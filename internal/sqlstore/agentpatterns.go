@@ -8,8 +8,9 @@ import (
 	"github.com/brabo-dev/brabo"
 )
 
-// An agent's own allow patterns, and what migrating the blanket rules
-// clicks once wrote reads (issue 11 item 8).
+// An agent's own allow patterns, and the conditional removal of a rule
+// that migrating the blanket rules old clicks wrote needs (issue 11
+// item 8).
 
 func (t *Tx) DeleteAutonomy(ctx context.Context, a brabo.AgentAutonomy) (bool, error) {
 	// Conditional on the mode, so that a rule a maintainer changed in
@@ -47,12 +48,4 @@ func (t *Tx) AgentPatterns(ctx context.Context, agentID string) ([]brabo.AgentPa
 func (t *Tx) DeleteAgentPattern(ctx context.Context, agentID, pattern string) (bool, error) {
 	n, err := t.q.Exec(ctx, `DELETE FROM agent_patterns WHERE agent_id = $1 AND pattern = $2`, agentID, pattern)
 	return n > 0, err
-}
-
-func (t *Tx) EventsOfType(ctx context.Context, projectID, eventType string, after int64, limit int) ([]brabo.Event, error) {
-	if limit <= 0 || limit > 1000 {
-		limit = 1000
-	}
-	return queryAll(ctx, t.q, scanEvent, `SELECT `+eventCols+`
-		FROM events WHERE project_id = $1 AND type = $2 AND seq > $3 ORDER BY seq LIMIT $4`, projectID, eventType, after, limit)
 }
