@@ -237,6 +237,39 @@ func TestAgentCardListsAndRemovesPatterns(t *testing.T) {
 	})
 }
 
+// The page's Always allow shows a module agent's own patterns before it
+// records them, and records nothing when what it showed is not what it
+// would record.
+func TestWebAlwaysAllowShowsTheAgentsOwnPatterns(t *testing.T) {
+	eachStore(t, func(t *testing.T, e *env) {
+		web, webID := e.newAgent(e.admin, "dev-web")
+		w := newWebClient(t, e.srv.URL)
+		w.login(e.maintainer)
+		csrf := map[string]string{"X-CSRF-Token": w.csrf}
+
+		id := e.propose(web, "terminal", map[string]any{"command": "make lint"})["id"].(string)
+		resp, preview := w.do("GET", "/ui/actions/"+id+"/always", nil, nil)
+		if resp.StatusCode != 200 || !containsAll(preview, "this agent's own patterns", `name="agentPattern" value="Terminal(make lint)"`) ||
+			containsAll(preview, `name="pattern"`) {
+			t.Fatalf("the preview: %d\n%s", resp.StatusCode, preview)
+		}
+		// A form that showed nothing of the agent's is stale: 409, nothing recorded.
+		if resp, _ := w.do("POST", "/ui/actions/"+id+"/always", url.Values{}, csrf); resp.StatusCode != 409 {
+			t.Fatalf("a stale form: %d", resp.StatusCode)
+		}
+		if got := e.patternsOf(webID); len(got) != 0 || e.statusOf(id) != "pending" {
+			t.Fatalf("a stale form recorded %q (action %s)", got, e.statusOf(id))
+		}
+		resp, body := w.do("POST", "/ui/actions/"+id+"/always", url.Values{"agentPattern": {"Terminal(make lint)"}}, csrf)
+		if resp.StatusCode != 200 || !containsAll(body, "Terminal(make lint) for this agent alone") {
+			t.Fatalf("the click: %d\n%s", resp.StatusCode, body)
+		}
+		if got := e.patternsOf(webID); !slices.Equal(got, []string{"Terminal(make lint)"}) {
+			t.Fatalf("patterns after the page's click: %q", got)
+		}
+	})
+}
+
 func containsAll(s string, subs ...string) bool {
 	for _, sub := range subs {
 		if !strings.Contains(s, sub) {
