@@ -29,7 +29,8 @@ type Decided struct {
 	// action recorded instead: patterns of that agent's own (AgentID),
 	// matched for it alone.
 	AgentPatterns []string `json:"agentPatterns,omitempty"`
-	AgentID       string   `json:"agentId,omitempty"`
+	// AgentID is the agent whose own patterns AgentPatterns are.
+	AgentID string `json:"agentId,omitempty"`
 	// Autonomy is what a click on a module dev agent's action of another
 	// type recorded: the type-level agent_autonomy rule.
 	Autonomy *brabo.AgentAutonomy `json:"autonomy,omitempty"`
