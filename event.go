@@ -21,7 +21,42 @@ const (
 	// action changed without a maintainer's approval, which brabo put
 	// back (the action failed, naming them).
 	EventProtectedRestored = "protected_file.restored"
+	// EventAutonomyChanged records a change of what an agent may do
+	// without asking: an agent_autonomy rule set, changed or removed, or
+	// patterns of the agent's own added or removed. Its payload is an
+	// AutonomyChange.
+	EventAutonomyChanged = "autonomy.changed"
 )
+
+// Via values of an AutonomyChange: what made the change.
+const (
+	ViaAPI         = "api"          // PUT …/autonomy, DELETE …/patterns
+	ViaWeb         = "web"          // the agent card
+	ViaAlwaysAllow = "always_allow" // an always-allow click
+	ViaMigration   = "migration"    // a click-written blanket rule turned into patterns at start
+)
+
+// AutonomyChange is the payload of autonomy.changed. The event's actor is
+// who made the change (a member, or SystemActor for a migration).
+type AutonomyChange struct {
+	AgentID string `json:"agentId"`
+	// Via says what made the change (ViaAPI, ViaWeb, …).
+	Via string `json:"via"`
+	// ActionType, Mode and PreviousMode describe a rule's change: Mode ""
+	// is a rule removed, PreviousMode "" a rule that did not exist.
+	ActionType   ActionType `json:"actionType,omitempty"`
+	Mode         Policy     `json:"mode,omitempty"`
+	PreviousMode Policy     `json:"previousMode,omitempty"`
+	// Added and Removed are the agent's own patterns that changed.
+	Added   []string `json:"added,omitempty"`
+	Removed []string `json:"removed,omitempty"`
+	// ActionIDs are the clicked actions the change came from (a click, or
+	// the clicks a migration read).
+	ActionIDs []string `json:"actionIds,omitempty"`
+	// Note says what a reader of the change needs besides (a migration's
+	// clicks that gave no pattern, and why).
+	Note string `json:"note,omitempty"`
+}
 
 // Outbox topics.
 const (

@@ -68,7 +68,9 @@ type Agent struct {
 }
 
 // IsModuleDev reports whether the agent is a dev-<module> agent, whose
-// always-allow clicks write agent_autonomy instead of patterns. The dev
+// always-allow clicks record patterns of its own (AgentPattern) for a
+// terminal action and agent_autonomy for the other types, never
+// permissions.json. The dev
 // lead (DevLeadName) is not one: it has no module, task or worktree.
 func (a *Agent) IsModuleDev() bool {
 	return len(a.Name) > len("dev-") && a.Name[:len("dev-")] == "dev-" && a.Name != DevLeadName
@@ -98,6 +100,20 @@ type AgentAutonomy struct {
 	AgentID    string     `json:"agentId"`
 	ActionType ActionType `json:"actionType"`
 	Mode       Policy     `json:"mode"`
+}
+
+// AgentPattern is one of an agent's own allow patterns: what an
+// always-allow click on a module dev agent's terminal action records
+// (Terminal(pnpm lint)), matched like permissions.json's allow list for
+// that agent only.
+type AgentPattern struct {
+	AgentID string `json:"agentId"`
+	Pattern string `json:"pattern"`
+	// ActionID is the clicked action it came from ("" for none).
+	ActionID string `json:"actionId,omitempty"`
+	// CreatedBy is the member who clicked, or SystemActor.
+	CreatedBy string    `json:"createdBy"`
+	CreatedAt time.Time `json:"createdAt"`
 }
 
 // PullRequest is a PR on the local git provider.

@@ -61,12 +61,16 @@ type ProposalFacts struct {
 	// Specific and Wildcard are the agent's agent_autonomy modes for the
 	// type and for "*", "" where there is no rule.
 	Specific, Wildcard Policy
+	// AgentPatterns are the agent's own allow patterns (AgentPattern), in
+	// the order they were recorded.
+	AgentPatterns []string
 }
 
 // Tx is one transaction on a Store.
 type Tx interface {
 	// ProposalFacts reads the project, its owner, the principal's role and
-	// the agent's autonomy for type t (agentID "" for a human proposal).
+	// the agent's autonomy for type t and its own patterns (agentID "" for
+	// a human proposal).
 	ProposalFacts(ctx context.Context, projectID, principalID, agentID string, t ActionType) (*ProposalFacts, error)
 
 	CreateProject(ctx context.Context, p *Project) error
@@ -124,6 +128,19 @@ type Tx interface {
 
 	PutAutonomy(ctx context.Context, a AgentAutonomy) error
 	Autonomy(ctx context.Context, agentID string) ([]AgentAutonomy, error)
+	// DeleteAutonomy removes the agent's rule for a.ActionType if and only
+	// if its mode is still a.Mode, and reports whether it did: of two
+	// processes removing one rule, exactly one proceeds.
+	DeleteAutonomy(ctx context.Context, a AgentAutonomy) (bool, error)
+	// AddAgentPattern records one of an agent's own patterns, and reports
+	// false (and writes nothing) when the agent has it already.
+	AddAgentPattern(ctx context.Context, p *AgentPattern) (bool, error)
+	// AgentPatterns lists an agent's own patterns in the order they were
+	// recorded.
+	AgentPatterns(ctx context.Context, agentID string) ([]AgentPattern, error)
+	// DeleteAgentPattern removes one of an agent's own patterns, and
+	// reports whether it was there.
+	DeleteAgentPattern(ctx context.Context, agentID, pattern string) (bool, error)
 
 	// InsertAction stores a new action. A second live git_merge for one PR
 	// is ErrConflict.
@@ -147,6 +164,8 @@ type Tx interface {
 	// AppendEvent numbers e in its project's log and stores it.
 	AppendEvent(ctx context.Context, e *Event) error
 	Events(ctx context.Context, projectID string, after int64, limit int) ([]Event, error)
+	// EventsOfType is Events holding only the events of one type.
+	EventsOfType(ctx context.Context, projectID, eventType string, after int64, limit int) ([]Event, error)
 	// LastEventSeq is the sequence number of the project's newest event, 0
 	// for an empty log: where a reader that wants only what comes next
 	// starts.

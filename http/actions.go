@@ -286,7 +286,11 @@ func (s *Server) previewAlways(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"patterns": nonNil(d.Patterns), "autonomy": d.Autonomy})
+	out := map[string]any{"patterns": nonNil(d.Patterns), "autonomy": d.Autonomy}
+	if d.AgentID != "" {
+		out["agentPatterns"], out["agentId"] = nonNil(d.AgentPatterns), d.AgentID
+	}
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 

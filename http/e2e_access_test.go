@@ -64,6 +64,13 @@ func TestAgentTokensNeverDecideOrAdminister(t *testing.T) {
 		theirs := e.propose(otherToken, "terminal", map[string]any{"command": "touch theirs"})["id"].(string)
 		human := e.propose(e.maintainer, "terminal", map[string]any{"command": "touch human"})["id"].(string)
 
+		// A pattern of the agent's own, for the removal it must not make.
+		if err := e.store.Update(context.Background(), func(tx brabo.Tx) error {
+			_, err := tx.AddAgentPattern(context.Background(), &brabo.AgentPattern{AgentID: e.agentID, Pattern: "Terminal(ls)", CreatedBy: brabo.SystemActor})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
 		before := e.written()
 		for _, id := range []string{own, theirs} {
 			for _, d := range decisions(id) {
@@ -87,6 +94,8 @@ func TestAgentTokensNeverDecideOrAdminister(t *testing.T) {
 			{"PUT", e.pp("/permissions"), `{"allow": ["Terminal(rm)"]}`},
 			{"GET", e.pp("/agents/" + e.agentID + "/autonomy"), nil},
 			{"PUT", e.pp("/agents/" + e.agentID + "/autonomy"), map[string]any{"actionType": "*", "mode": "auto_approve"}},
+			{"GET", e.pp("/agents/" + e.agentID + "/patterns"), nil},
+			{"DELETE", e.pp("/agents/" + e.agentID + "/patterns?pattern=Terminal(ls)"), nil},
 			{"POST", e.pp("/agents"), map[string]any{"name": "clone"}},
 			{"POST", e.pp("/members"), map[string]any{"name": "puppet", "role": "owner"}},
 			{"PUT", e.pp("/container"), map[string]any{"running": false}},
@@ -372,6 +381,8 @@ func TestOtherProjectsAreInvisible(t *testing.T) {
 		// the other's path.
 		e.refused("GET", "/v1/projects/"+blog+"/agents/"+e.agentID+"/autonomy", e.admin, nil, 404, "not_found")
 		e.refused("PUT", "/v1/projects/"+blog+"/agents/"+e.agentID+"/autonomy", e.admin, map[string]any{"actionType": "*", "mode": "auto_approve"}, 404, "not_found")
+		e.refused("GET", "/v1/projects/"+blog+"/agents/"+e.agentID+"/patterns", e.admin, nil, 404, "not_found")
+		e.refused("DELETE", "/v1/projects/"+blog+"/agents/"+e.agentID+"/patterns?pattern=Terminal(ls)", e.admin, nil, 404, "not_found")
 		// And the shop's members see none of the blog.
 		e.refused("GET", "/v1/actions/"+mine["id"].(string), e.maintainer, nil, 404, "not_found")
 		e.refused("GET", "/v1/projects/"+blog+"/events", e.maintainer, nil, 404, "not_found")

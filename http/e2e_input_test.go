@@ -21,6 +21,7 @@ import (
 // write would add, and permissions.json's bytes.
 type written struct {
 	actions, events, members, agents, autonomy, memberships int
+	patterns                                                int // the agent's own
 	permissions                                             string
 	containerRunning                                        bool
 }
@@ -53,6 +54,11 @@ func (e *env) written() written {
 			return err
 		}
 		w.autonomy = len(rules)
+		patterns, err := tx.AgentPatterns(ctx, e.agentID)
+		if err != nil {
+			return err
+		}
+		w.patterns = len(patterns)
 		projects, err := tx.Projects(ctx)
 		if err != nil {
 			return err

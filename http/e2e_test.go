@@ -200,29 +200,6 @@ func TestApproveAlwaysRefusals(t *testing.T) {
 	})
 }
 
-func TestModuleDevAgentClickWritesAutonomy(t *testing.T) {
-	eachStore(t, func(t *testing.T, e *env) {
-		ag := e.ok("POST", e.pp("/agents"), e.admin, map[string]any{"name": "dev-api"}, 201)
-		token, agentID := ag["token"].(string), ag["agent"].(map[string]any)["id"].(string)
-		id := e.propose(token, "terminal", map[string]any{"command": "touch built.txt"})["id"].(string)
-		d := e.ok("POST", "/v1/actions/"+id+"/approve-always", e.maintainer, nil, 200)
-		if str(d, "autonomy", "actionType") != "terminal" || str(d, "autonomy", "mode") != "auto_approve" {
-			t.Fatalf("module dev click: %v", d)
-		}
-		if _, err := os.Stat(filepath.Join(e.root, "permissions.json")); err == nil {
-			t.Fatal("a module dev agent's click wrote permissions.json")
-		}
-		granted := e.eventsOf(id, brabo.EventPermissionGranted)
-		if len(granted) != 1 || payloadOf(granted[0])["agentId"] != agentID {
-			t.Fatalf("permission.granted: %v", granted)
-		}
-		rules := e.ok("GET", e.pp("/agents/"+agentID+"/autonomy"), e.developer, nil, 200)
-		if len(rules["autonomy"].([]any)) != 1 {
-			t.Fatalf("autonomy: %v", rules)
-		}
-	})
-}
-
 func TestConcurrentApprovalsExecuteOnce(t *testing.T) {
 	eachStore(t, func(t *testing.T, e *env) {
 		id := e.terminal("echo once >> once.log")["id"].(string)

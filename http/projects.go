@@ -341,21 +341,26 @@ func (s *Server) getAutonomy(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var rules []brabo.AgentAutonomy
+	var patterns []brabo.AgentPattern
 	err = s.Store.View(r.Context(), func(tx brabo.Tx) error {
-		rules, err = tx.Autonomy(r.Context(), a.ID)
+		if rules, err = tx.Autonomy(r.Context(), a.ID); err != nil {
+			return err
+		}
+		patterns, err = tx.AgentPatterns(r.Context(), a.ID)
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"autonomy": nonNil(rules)})
+	writeJSON(w, http.StatusOK, map[string]any{"autonomy": nonNil(rules), "patterns": nonNil(patterns)})
 	return nil
 }
 
-// putAutonomy writes one agent_autonomy rule. The wildcard "*" with
-// auto_approve is auto mode; like every autonomy rule it needs maintainer.
+// putAutonomy writes one agent_autonomy rule and records autonomy.changed
+// when it changes it. The wildcard "*" with auto_approve is auto mode;
+// like every autonomy rule it needs maintainer.
 func (s *Server) putAutonomy(w http.ResponseWriter, r *http.Request) error {
-	p, _, err := s.memberProject(r, brabo.Maintainer, "changing agent autonomy")
+	p, m, err := s.memberProject(r, brabo.Maintainer, "changing agent autonomy")
 	if err != nil {
 		return err
 	}
@@ -377,7 +382,10 @@ func (s *Server) putAutonomy(w http.ResponseWriter, r *http.Request) error {
 		return badRequest("mode %q: want auto_approve, require_approval or deny", in.Mode)
 	}
 	rule := brabo.AgentAutonomy{AgentID: a.ID, ActionType: in.ActionType, Mode: in.Mode}
-	if err := s.Store.Update(r.Context(), func(tx brabo.Tx) error { return tx.PutAutonomy(r.Context(), rule) }); err != nil {
+	if err := s.Store.Update(r.Context(), func(tx brabo.Tx) error {
+		_, err := s.Pipeline.PutAutonomy(r.Context(), tx, p.ID, m.ID, rule, brabo.ViaAPI)
+		return err
+	}); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, rule)

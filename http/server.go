@@ -86,6 +86,8 @@ var routes = []route{
 	{"GET", "/v1/projects/{project}/agents", (*Server).listAgents},
 	{"GET", "/v1/projects/{project}/agents/{agent}/autonomy", (*Server).getAutonomy},
 	{"PUT", "/v1/projects/{project}/agents/{agent}/autonomy", (*Server).putAutonomy},
+	{"GET", "/v1/projects/{project}/agents/{agent}/patterns", (*Server).listAgentPatterns},
+	{"DELETE", "/v1/projects/{project}/agents/{agent}/patterns", (*Server).deleteAgentPattern},
 	{"GET", "/v1/projects/{project}/permissions", (*Server).getPermissions},
 	{"PUT", "/v1/projects/{project}/permissions", (*Server).putPermissions},
 	{"POST", "/v1/projects/{project}/actions", (*Server).propose},

@@ -89,6 +89,7 @@ var webRoutes = []webRoute{
 	{"GET", "/ui/projects/{project}/agents", true, (*Server).agentsPage},
 	{"POST", "/ui/projects/{project}/agents/{agent}/mode", false, (*Server).webSetMode},
 	{"POST", "/ui/projects/{project}/agents/{agent}/revoke", false, (*Server).webRevokeAgent},
+	{"POST", "/ui/projects/{project}/agents/{agent}/patterns/remove", false, (*Server).webRemovePattern},
 	{"GET", "/ui/tasks/{task}", true, (*Server).sessionLogPage},
 	{"GET", "/ui/projects/{project}/permissions", true, (*Server).permissionsPage},
 	{"GET", "/ui/projects/{project}/check", false, (*Server).webCheck},

@@ -331,7 +331,8 @@ func (s *Server) alwaysPreview(w http.ResponseWriter, r *http.Request, v *viewer
 	if err != nil {
 		return s.refused(w, r, v, err)
 	}
-	s.render(w, http.StatusOK, "always-preview", map[string]any{"A": d.Action, "Patterns": d.Patterns, "Autonomy": d.Autonomy})
+	s.render(w, http.StatusOK, "always-preview", map[string]any{"A": d.Action, "Patterns": d.Patterns, "Autonomy": d.Autonomy,
+		"AgentPatterns": d.AgentPatterns})
 	return nil
 }
 
@@ -347,7 +348,8 @@ func (s *Server) webAlways(w http.ResponseWriter, r *http.Request, v *viewer) er
 	if err != nil {
 		return s.refused(w, r, v, err)
 	}
-	if !slices.Equal(shown, now.Patterns) || (now.Autonomy != nil) != (r.PostFormValue("autonomy") != "") {
+	if !slices.Equal(shown, now.Patterns) || !slices.Equal(r.PostForm["agentPattern"], now.AgentPatterns) ||
+		(now.Autonomy != nil) != (r.PostFormValue("autonomy") != "") {
 		return s.cardWithError(w, r, v, http.StatusConflict,
 			"What always allow would record changed since it was shown; nothing was recorded. Click Always allow again to see it.")
 	}
@@ -361,6 +363,8 @@ func (s *Server) webAlways(w http.ResponseWriter, r *http.Request, v *viewer) er
 	switch {
 	case len(d.Patterns) > 0:
 		what = strings.Join(d.Patterns, ", ")
+	case len(d.AgentPatterns) > 0:
+		what = strings.Join(d.AgentPatterns, ", ") + " for this agent alone"
 	case d.Autonomy != nil:
 		what = fmt.Sprintf("agent_autonomy %s: %s", d.Autonomy.ActionType, d.Autonomy.Mode)
 	}

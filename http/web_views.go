@@ -24,8 +24,14 @@ type agentCard struct {
 	Origin    brabo.Origin
 	Auto      bool // the wildcard is auto_approve
 	Wildcard  bool // a wildcard rule exists: the toggle edits it
-	CanToggle bool // maintainer and above
-	Error     string
+	CanToggle bool // maintainer and above: the toggle, and removing a pattern
+	// Patterns are the agent's own allow patterns (always-allow clicks on
+	// its terminal actions), each removable by a maintainer.
+	Patterns []brabo.AgentPattern
+	// Terminal is the agent's type-level terminal rule, "" for none:
+	// shown, since it frees every command of the agent.
+	Terminal brabo.Policy
+	Error    string
 }
 
 type agentsView struct {
@@ -43,9 +49,15 @@ func (s *Server) agentCardFor(ctx context.Context, tx brabo.Tx, p *brabo.Project
 		return c, err
 	}
 	for _, r := range rules {
-		if r.ActionType == brabo.AnyActionType {
+		switch r.ActionType {
+		case brabo.AnyActionType:
 			c.Wildcard, c.Auto = true, r.Mode == brabo.AutoApprove
+		case brabo.Terminal:
+			c.Terminal = r.Mode
 		}
+	}
+	if c.Patterns, err = tx.AgentPatterns(ctx, a.ID); err != nil {
+		return c, err
 	}
 	run, err := tx.WaitingRun(ctx, brabo.AgentKey(a.ID))
 	switch {
@@ -141,7 +153,9 @@ func (s *Server) webSetMode(w http.ResponseWriter, r *http.Request, v *viewer) e
 		return err
 	}
 	return s.updateAgentCard(w, r, p, role, a, func(tx brabo.Tx) error {
-		return tx.PutAutonomy(r.Context(), brabo.AgentAutonomy{AgentID: a.ID, ActionType: brabo.AnyActionType, Mode: mode})
+		_, err := s.Pipeline.PutAutonomy(r.Context(), tx, p.ID, v.Member.ID,
+			brabo.AgentAutonomy{AgentID: a.ID, ActionType: brabo.AnyActionType, Mode: mode}, brabo.ViaWeb)
+		return err
 	})
 }
 
@@ -292,6 +306,7 @@ func eventSentence(e brabo.Event) string {
 		Reason     string             `json:"reason"`
 		ScopeRoot  brabo.ScopeRoot    `json:"scopeRoot"`
 		Pattern    string             `json:"pattern"`
+		AgentID    string             `json:"agentId"`
 		ActionType string             `json:"actionType"`
 		ExitCode   *int               `json:"exitCode"`
 		Error      string             `json:"error"`
@@ -310,10 +325,15 @@ func eventSentence(e brabo.Event) string {
 	case brabo.EventActionApproved:
 		return "approved by a human"
 	case brabo.EventPermissionGranted:
+		if p.Pattern != "" && p.AgentID != "" {
+			return "always allow recorded " + p.Pattern + " for this agent alone"
+		}
 		if p.Pattern != "" {
 			return "always allow recorded " + p.Pattern
 		}
 		return "always allow recorded agent_autonomy for " + p.ActionType
+	case brabo.EventAutonomyChanged:
+		return autonomySentence(e.Payload)
 	case brabo.EventActionExecuted, brabo.EventActionFailed:
 		if p.Error != "" {
 			return p.Error

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/brabo-dev/brabo"
@@ -24,8 +25,14 @@ type Decided struct {
 	Outcome Outcome               `json:"outcome"`
 	// Patterns are what an always-allow click recorded in permissions.json.
 	Patterns []string `json:"patterns,omitempty"`
-	// Autonomy is what an always-allow click by a module dev agent's
-	// action recorded instead.
+	// AgentPatterns are what a click on a module dev agent's terminal
+	// action recorded instead: patterns of that agent's own (AgentID),
+	// matched for it alone.
+	AgentPatterns []string `json:"agentPatterns,omitempty"`
+	// AgentID is the agent whose own patterns AgentPatterns are.
+	AgentID string `json:"agentId,omitempty"`
+	// Autonomy is what a click on a module dev agent's action of another
+	// type recorded: the type-level agent_autonomy rule.
 	Autonomy *brabo.AgentAutonomy `json:"autonomy,omitempty"`
 }
 
@@ -176,8 +183,9 @@ func (s *Service) Deny(ctx context.Context, actionID string, m *brabo.Member, re
 }
 
 // AlwaysAllowPreview returns what an always-allow click on the action would
-// record, without recording anything: the missing patterns, or the
-// agent_autonomy rule for a module dev agent.
+// record, without recording anything: the missing patterns (of the file,
+// or of a module dev agent's own for its terminal action), or the
+// agent_autonomy rule for a module dev agent's action of another type.
 func (s *Service) AlwaysAllowPreview(ctx context.Context, actionID string, m *brabo.Member) (*Decided, error) {
 	a, p, err := s.load(ctx, actionID, m, roleToApprove)
 	if err != nil {
@@ -190,13 +198,26 @@ func (s *Service) AlwaysAllowPreview(ctx context.Context, actionID string, m *br
 	}); err != nil {
 		return nil, err
 	}
-	return &Decided{Action: a, Patterns: plan.patterns, Autonomy: plan.autonomy}, nil
+	return plan.decided(a), nil
 }
 
+// alwaysPlan is what a click records: patterns for the file, patterns of
+// the agent's own (agentID set), or a type-level autonomy rule.
 type alwaysPlan struct {
 	patterns []string
+	agentID  string
 	autonomy *brabo.AgentAutonomy
 	file     string
+}
+
+func (p *alwaysPlan) decided(a *brabo.ProposedAction) *Decided {
+	d := &Decided{Action: a, Autonomy: p.autonomy, AgentID: p.agentID}
+	if p.agentID != "" {
+		d.AgentPatterns = p.patterns
+	} else {
+		d.Patterns = p.patterns
+	}
+	return d
 }
 
 func (s *Service) planAlwaysAllow(ctx context.Context, tx brabo.Tx, a *brabo.ProposedAction, p *brabo.Project, m *brabo.Member) (*alwaysPlan, error) {
@@ -214,6 +235,22 @@ func (s *Service) planAlwaysAllow(ctx context.Context, tx brabo.Tx, a *brabo.Pro
 		agent, err := tx.Agent(ctx, a.ActorID)
 		if err != nil {
 			return nil, err
+		}
+		if agent.IsModuleDev() && a.Type == brabo.Terminal {
+			// The clicked unit, for this agent alone: a blanket
+			// terminal rule would free every later command of the agent
+			// (ADR 0052, "would free up ANY command").
+			have, err := tx.AgentPatterns(ctx, agent.ID)
+			if err != nil {
+				return nil, err
+			}
+			plan.agentID = agent.ID
+			for _, pat := range patterns {
+				if !slices.ContainsFunc(have, func(h brabo.AgentPattern) bool { return h.Pattern == pat }) {
+					plan.patterns = append(plan.patterns, pat)
+				}
+			}
+			return plan, nil
 		}
 		if agent.IsModuleDev() {
 			// A rule for a whole type frees every later action of that
@@ -281,7 +318,8 @@ func (s *Service) ApproveAlways(ctx context.Context, actionID string, m *brabo.M
 	if err != nil {
 		return nil, err
 	}
-	out := &Decided{Action: a, Outcome: OutcomeAlreadyApproved, Patterns: plan.patterns, Autonomy: plan.autonomy}
+	out := plan.decided(a)
+	out.Outcome = OutcomeAlreadyApproved
 	if !won {
 		return out, nil
 	}
@@ -292,23 +330,30 @@ func (s *Service) ApproveAlways(ctx context.Context, actionID string, m *brabo.M
 	return out, nil
 }
 
-// record writes the plan and permission.granted inside tx.
+// record writes the plan and permission.granted inside tx, and
+// autonomy.changed for what it changed of an agent's autonomy.
 func (s *Service) record(ctx context.Context, tx brabo.Tx, a *brabo.ProposedAction, m *brabo.Member, plan *alwaysPlan) error {
 	granted := map[string]any{}
 	switch {
-	case plan.autonomy != nil:
-		current, err := tx.Autonomy(ctx, plan.autonomy.AgentID)
+	case plan.agentID != "":
+		added, err := s.addAgentPatterns(ctx, tx, a.ProjectID, m.ID, plan.agentID, plan.patterns, []string{a.ID}, brabo.ViaAlwaysAllow)
 		if err != nil {
 			return err
 		}
-		for _, r := range current {
-			if r.ActionType == plan.autonomy.ActionType && r.Mode == brabo.AutoApprove {
-				plan.autonomy = nil // already there: nothing recorded
-				return nil
-			}
+		plan.patterns = added
+		if len(added) == 0 {
+			return nil
 		}
-		if err := tx.PutAutonomy(ctx, *plan.autonomy); err != nil {
+		granted["agentId"], granted["actionType"] = plan.agentID, a.Type
+		granted["patterns"], granted["pattern"] = added, strings.Join(added, ", ")
+	case plan.autonomy != nil:
+		changed, err := s.PutAutonomy(ctx, tx, a.ProjectID, m.ID, *plan.autonomy, brabo.ViaAlwaysAllow, a.ID)
+		if err != nil {
 			return err
+		}
+		if !changed {
+			plan.autonomy = nil // already there: nothing recorded
+			return nil
 		}
 		granted["agentId"], granted["actionType"] = plan.autonomy.AgentID, plan.autonomy.ActionType
 	default:

@@ -186,6 +186,7 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 		principal string
 		role      brabo.Role
 		autonomy  policy.Autonomy
+		patterns  []string
 		pr        *brabo.PullRequest
 	)
 	err := s.Store.View(ctx, func(tx brabo.Tx) error {
@@ -205,6 +206,7 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 		}
 		project, owner, role = facts.Project, facts.Owner, facts.Role
 		autonomy = policy.Autonomy{Specific: facts.Specific, Wildcard: facts.Wildcard}
+		patterns = facts.AgentPatterns
 		if req.Actor.Agent != nil && req.Actor.Agent.ProjectID != project.ID {
 			return fmt.Errorf("agent %s: %w", req.Actor.Agent.ID, brabo.ErrNotFound)
 		}
@@ -232,6 +234,7 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 		Type: req.Type, Command: req.Payload.Command, Cwd: req.Payload.Cwd, Role: role,
 		Autonomy: autonomy, Scope: scope, ContainerRunning: project.ContainerRunning,
 		TargetBranch: req.Payload.TargetBranch, Path: req.Payload.Path, Protect: s.Protect,
+		AgentAllow: s.agentRules(req.Actor.id(), patterns),
 	}
 	if scopeErr == nil {
 		in.Rules = s.loadRules(scope.Root)

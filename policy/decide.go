@@ -32,6 +32,12 @@ type Input struct {
 	// Rules is the project's compiled permissions.json; nil is the empty
 	// file.
 	Rules *Rules
+	// AgentAllow is the proposing agent's own allow patterns (what an
+	// always-allow click on a module dev agent's terminal action records),
+	// compiled with NewRules; nil is none. They are matched like the file's
+	// allow list, for this agent only: deny, ask, the caps and the
+	// protected paths still apply.
+	AgentAllow *Rules
 	// Scope is the project folder.
 	Scope Scope
 	// ContainerRunning is true when the project's container is registered
@@ -222,7 +228,7 @@ func decideTerminal(d *brabo.Decision, in Input, autoMode bool) {
 	rules := in.Rules
 	verdicts := make([]brabo.Segment, len(segs))
 	for i, s := range segs {
-		verdicts[i] = judge(s, rules, root)
+		verdicts[i] = judge(s, rules, in.AgentAllow, root)
 	}
 	writes, reads := protectedHits(segs, verdicts, in.Protect, root)
 	leave := leavesOrGains(segs, verdicts)
@@ -300,8 +306,12 @@ func clip(s string, n int) string {
 	return s[:cut] + fmt.Sprintf("… (%d more bytes)", len(s)-cut)
 }
 
-// judge gives one segment its verdict from the built-in denies and the file.
-func judge(s *segment, rules *Rules, root string) brabo.Segment {
+// agentLabel is how reasons name the agent's own allow patterns.
+const agentLabel = "agent"
+
+// judge gives one segment its verdict from the built-in denies, the file,
+// and the agent's own allow patterns (tried after the file's allow).
+func judge(s *segment, rules, agent *Rules, root string) brabo.Segment {
 	v := brabo.Segment{Text: s.text, Tokens: s.tokens()}
 	if s.bare && s.opaque == "" {
 		v.Verdict, v.Rule = brabo.VerdictNoRule, "a variable assignment: no rule can allow it"
@@ -340,10 +350,18 @@ func judge(s *segment, rules *Rules, root string) brabo.Segment {
 		v.Verdict, v.Rule = brabo.VerdictNoRule, s.progEnv+" set on the line may change what the program does: no allow pattern covers it"
 		return v
 	}
-	if rule, why, ok := matchAllow(rules, s, v.Tokens); ok {
+	rule, why, ok := matchAllow(rules, s, v.Tokens)
+	if ok {
 		v.Verdict, v.Rule = brabo.VerdictAllow, fileLabel+" allow: "+rule
 		return v
-	} else if why != "" {
+	}
+	if rule, agentWhy, ok := matchAllow(agent, s, v.Tokens); ok {
+		v.Verdict, v.Rule = brabo.VerdictAllow, agentLabel+" allow: "+rule
+		return v
+	} else if why == "" {
+		why = agentWhy
+	}
+	if why != "" {
 		v.Verdict, v.Rule = brabo.VerdictNoRule, why
 		return v
 	}
@@ -530,10 +548,19 @@ func allowReason(rules []string, cd bool) string {
 	var b strings.Builder
 	b.Grow(n)
 	b.WriteString(rules[0])
+	from, _, _ := strings.Cut(rules[0], " allow: ")
 	for _, r := range rules[1:] {
-		if _, after, ok := strings.Cut(r, " allow: "); ok {
+		src, after, ok := strings.Cut(r, " allow: ")
+		switch {
+		case ok && src == from:
 			b.WriteString(", ")
 			b.WriteString(after)
+		case ok:
+			// The agent's own patterns after the file's: the reason keeps
+			// saying which list allowed what.
+			b.WriteString("; ")
+			b.WriteString(r)
+			from = src
 		}
 	}
 	if cd {

@@ -38,8 +38,9 @@ type row struct {
 
 	// what Decide is given
 	allow, deny, ask   []string
-	seed               bool   // SeedAllow() comes before allow
-	file               string // permissions.json content, parsed (instead of the lists) when set
+	seed               bool     // SeedAllow() comes before allow
+	file               string   // permissions.json content, parsed (instead of the lists) when set
+	agentAllow         []string // the agent's own allow patterns (Input.AgentAllow)
 	specific, wildcard brabo.Policy
 	auto               bool // wildcard auto_approve: auto mode
 	container          bool
@@ -130,6 +131,13 @@ func (r row) input(t *testing.T, root string) Input {
 			t.Fatalf("the row's rules do not compile: %v", err)
 		}
 		in.Rules = rules
+	}
+	if r.agentAllow != nil {
+		agent, err := NewRules("agent patterns", withRootAll(r.agentAllow, root), nil, nil)
+		if err != nil {
+			t.Fatalf("the row's agent patterns do not compile: %v", err)
+		}
+		in.AgentAllow = agent
 	}
 	return in
 }

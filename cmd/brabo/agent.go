@@ -68,6 +68,10 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer inst.close()
+	if err := migrateClickAutonomy(ctx, svc, log); err != nil {
+		fmt.Fprintf(stderr, "brabo agent: %v\n", err)
+		return 1
+	}
 	// The agents stop after their running actions, which end with the
 	// shutdown's reason.
 	actx, stopAgents := context.WithCancel(context.WithoutCancel(ctx))

@@ -224,6 +224,9 @@ func serve(sf storeFlags, lim limits, addr, workspaces string, env []string, m m
 		return fmt.Errorf("recovering interrupted actions: %w", err)
 	}
 	defer inst.close()
+	if err := migrateClickAutonomy(ctx, svc, log); err != nil {
+		return err
+	}
 	token, err := brabohttp.Bootstrap(ctx, store, "owner")
 	if err != nil {
 		return err
@@ -268,6 +271,20 @@ func serve(sf storeFlags, lim limits, addr, workspaces string, env []string, m m
 	stopAgents()
 	if err := <-shut; err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return err
+	}
+	return nil
+}
+
+// migrateClickAutonomy runs before anything is decided: a blanket
+// terminal rule an old always-allow click wrote frees every command of its
+// agent (pipeline.MigrateClickAutonomy).
+func migrateClickAutonomy(ctx context.Context, svc *pipeline.Service, log *slog.Logger) error {
+	n, err := svc.MigrateClickAutonomy(ctx)
+	if err != nil {
+		return fmt.Errorf("migrating click-written autonomy rules: %w", err)
+	}
+	if n > 0 {
+		log.Warn("blanket terminal: auto_approve rules written by always-allow clicks became the agents' own patterns", "count", n)
 	}
 	return nil
 }

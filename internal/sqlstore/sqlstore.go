@@ -47,6 +47,9 @@ type Dialect struct {
 	// SerialWriter is true when one writer at a time holds the database
 	// (SQLite): numbers can then be read, not counted.
 	SerialWriter bool
+	// JSONAgg is the aggregate that gathers values into a JSON array
+	// (json_group_array, json_agg); it takes an ORDER BY.
+	JSONAgg string
 	// Notify, if set, is called inside the transaction for each project
 	// that got events or outbox messages (PostgreSQL: pg_notify).
 	Notify func(ctx context.Context, q Querier, projectID string) error
@@ -183,17 +186,23 @@ func (t *Tx) ProposalFacts(ctx context.Context, projectID, principalID, agentID 
 	f := &brabo.ProposalFacts{Project: &brabo.Project{}, Owner: &brabo.Member{}}
 	p, m := f.Project, f.Owner
 	var pCreated, mCreated int64
+	var patterns string
 	err := t.q.QueryRow(ctx, `SELECT p.id, p.slug, p.name, p.mode, p.root, p.workspace_dir, p.container_running,
 			p.owner_id, p.created_at, p.git_hooks, p.max_timeout_sec, m.id, m.name, m.admin, m.token_hash, m.created_at,
 			COALESCE((SELECT role FROM memberships WHERE project_id = p.id AND member_id = $2), ''),
 			COALESCE((SELECT mode FROM agent_autonomy WHERE agent_id = $3 AND action_type = $4), ''),
-			COALESCE((SELECT mode FROM agent_autonomy WHERE agent_id = $3 AND action_type = '*'), '')
+			COALESCE((SELECT mode FROM agent_autonomy WHERE agent_id = $3 AND action_type = '*'), ''),
+			COALESCE((SELECT CAST(`+t.d.JSONAgg+`(pattern ORDER BY id) AS TEXT) FROM agent_patterns WHERE agent_id = $3), '[]')
 		FROM projects p JOIN members m ON m.id = p.owner_id WHERE p.id = $1`,
 		projectID, principalID, agentID, string(at)).Scan(
 		&p.ID, &p.Slug, &p.Name, &p.Mode, &p.Root, &p.WorkspaceDir, &p.ContainerRunning, &p.OwnerID, &pCreated,
-		&p.GitHooks, &p.MaxTimeoutSec, &m.ID, &m.Name, &m.Admin, &m.TokenHash, &mCreated, &f.Role, &f.Specific, &f.Wildcard)
+		&p.GitHooks, &p.MaxTimeoutSec, &m.ID, &m.Name, &m.Admin, &m.TokenHash, &mCreated, &f.Role, &f.Specific, &f.Wildcard,
+		&patterns)
 	if err != nil {
 		return nil, t.notFound(err, "project "+projectID)
+	}
+	if err := json.Unmarshal([]byte(patterns), &f.AgentPatterns); err != nil {
+		return nil, fmt.Errorf("the patterns of agent %s: %w", agentID, err)
 	}
 	p.CreatedAt, m.CreatedAt = time.UnixMicro(pCreated).UTC(), time.UnixMicro(mCreated).UTC()
 	return f, nil
@@ -464,73 +473,7 @@ func (t *Tx) MergeActions(ctx context.Context, projectID string, pr int64) ([]*b
 	return queryAll(ctx, t.q, scanAction, `SELECT `+actionCols+` FROM actions WHERE project_id = $1 AND merge_pr = $2 ORDER BY created_at`, projectID, pr)
 }
 
-// Events and outbox ------------------------------------------------------
-
-func (t *Tx) AppendEvent(ctx context.Context, e *brabo.Event) error {
-	if e.CreatedAt.IsZero() {
-		e.CreatedAt = time.Now().UTC()
-	}
-	if len(e.Payload) == 0 {
-		e.Payload = json.RawMessage("{}")
-	}
-	if t.d.SerialWriter {
-		// One writer at a time: the next number is the largest plus one,
-		// read from the primary key in the same statement.
-		err := t.q.QueryRow(ctx, `INSERT INTO events (project_id, seq, type, actor_id, action_id, payload, created_at)
-			SELECT id, (SELECT COALESCE(MAX(seq), 0) + 1 FROM events WHERE project_id = $1), $2, $3, $4, $5, $6
-			FROM projects WHERE id = $1 RETURNING seq`,
-			e.ProjectID, e.Type, e.ActorID, nullString(e.ActionID), string(e.Payload), e.CreatedAt.UnixMicro()).Scan(&e.Seq)
-		if err != nil {
-			return t.notFound(err, "project "+e.ProjectID)
-		}
-		return t.touch(ctx, e.ProjectID)
-	}
-	// Concurrent writers: the counter row's lock orders them per project.
-	if err := t.q.QueryRow(ctx, `UPDATE projects SET event_seq = event_seq + 1 WHERE id = $1 RETURNING event_seq`,
-		e.ProjectID).Scan(&e.Seq); err != nil {
-		return t.notFound(err, "project "+e.ProjectID)
-	}
-	_, err := t.q.Exec(ctx, `INSERT INTO events (project_id, seq, type, actor_id, action_id, payload, created_at)
-		VALUES ($1,$2,$3,$4,$5,$6,$7)`,
-		e.ProjectID, e.Seq, e.Type, e.ActorID, nullString(e.ActionID), string(e.Payload), e.CreatedAt.UnixMicro())
-	if err != nil {
-		return err
-	}
-	return t.touch(ctx, e.ProjectID)
-}
-
-func (t *Tx) Events(ctx context.Context, projectID string, after int64, limit int) ([]brabo.Event, error) {
-	if limit <= 0 || limit > 1000 {
-		limit = 1000
-	}
-	rows, err := t.q.Query(ctx, `SELECT project_id, seq, type, actor_id, action_id, payload, created_at
-		FROM events WHERE project_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`, projectID, after, limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []brabo.Event
-	for rows.Next() {
-		var e brabo.Event
-		var actionID sql.NullString
-		var payload string
-		var created int64
-		if err := rows.Scan(&e.ProjectID, &e.Seq, &e.Type, &e.ActorID, &actionID, &payload, &created); err != nil {
-			return nil, err
-		}
-		e.ActionID = actionID.String
-		e.Payload = json.RawMessage(payload)
-		e.CreatedAt = time.UnixMicro(created).UTC()
-		out = append(out, e)
-	}
-	return out, rows.Err()
-}
-
-func (t *Tx) LastEventSeq(ctx context.Context, projectID string) (int64, error) {
-	var seq int64
-	err := t.q.QueryRow(ctx, `SELECT COALESCE(MAX(seq), 0) FROM events WHERE project_id = $1`, projectID).Scan(&seq)
-	return seq, err
-}
+// Outbox -----------------------------------------------------------------
 
 func (t *Tx) Enqueue(ctx context.Context, m *brabo.OutboxMessage) error {
 	if m.CreatedAt.IsZero() {

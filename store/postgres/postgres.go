@@ -44,6 +44,7 @@ var dialect = &sqlstore.Dialect{
 		return errors.As(err, &e) && e.Code == "23505"
 	},
 	IsNoRows: func(err error) bool { return errors.Is(err, pgx.ErrNoRows) },
+	JSONAgg:  "json_agg",
 	Notify: func(ctx context.Context, q sqlstore.Querier, projectID string) error {
 		_, err := q.Exec(ctx, `SELECT pg_notify('`+channel+`', $1)`, projectID)
 		return err

@@ -108,6 +108,7 @@ var dialect = &sqlstore.Dialect{
 		return errors.As(err, &e) && (e.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || e.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY)
 	},
 	IsNoRows: func(err error) bool { return errors.Is(err, sql.ErrNoRows) },
+	JSONAgg:  "json_group_array",
 }
 
 func dsn(path string, txlock string) string {
