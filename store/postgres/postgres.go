@@ -115,7 +115,11 @@ func (s *Store) Migrate(ctx context.Context) error {
 	}
 	db := stdlib.OpenDBFromPool(s.pool)
 	defer db.Close()
-	p, err := goose.NewProvider(goose.DialectPostgres, db, sub)
+	p, err := goose.NewProvider(goose.DialectPostgres, db, sub,
+		// Migrations written side by side may land in another order than
+		// their numbers: a database that has a later one still takes an
+		// earlier one it lacks.
+		goose.WithAllowOutofOrder(true))
 	if err != nil {
 		return fmt.Errorf("postgres migrations: %w", err)
 	}

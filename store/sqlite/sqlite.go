@@ -163,7 +163,11 @@ func (s *Store) Migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := goose.NewProvider(goose.DialectSQLite3, s.write, sub)
+	p, err := goose.NewProvider(goose.DialectSQLite3, s.write, sub,
+		// Migrations written side by side may land in another order than
+		// their numbers: a database that has a later one still takes an
+		// earlier one it lacks.
+		goose.WithAllowOutofOrder(true))
 	if err != nil {
 		return fmt.Errorf("sqlite migrations: %w", err)
 	}
