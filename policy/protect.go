@@ -166,15 +166,24 @@ func (p Protect) protectedPath(abs, as, root string, write bool) (ProtectedRow, 
 	lower := strings.ToLower(abs)
 	els := strings.Split(strings.TrimPrefix(lower, "/"), "/")
 	globs := strings.ContainsAny(abs, "*?[")
+	// The path relative to each folder a project row is matched at, once
+	// for all rows.
+	var rels [][]string
+	for _, base := range projectBases(abs, root) {
+		if within(abs, base) {
+			rels = append(rels, relEls(lower, strings.ToLower(base)))
+		}
+	}
+	outsideRoot := root != "" && !within(abs, root)
 	for _, c := range protectedIndex.project {
-		for _, base := range projectBases(abs, root) {
-			if within(abs, base) && matchRel(relEls(lower, strings.ToLower(base)), c) {
+		for _, rel := range rels {
+			if matchRel(rel, c) {
 				return c.row, true
 			}
 		}
 		// Outside this project, a file of that name is most likely
 		// another project's own (../other/permissions.json).
-		if root != "" && !within(abs, root) && elementMatches(c.els[len(c.els)-1], els[len(els)-1]) {
+		if outsideRoot && elementMatches(c.els[len(c.els)-1], els[len(els)-1]) {
 			return c.row, true
 		}
 	}
