@@ -48,6 +48,8 @@ func Run(t *testing.T, open Opener) {
 		{"Sessions", testSessions},
 		{"CountAndPages", testCountAndPages},
 		{"PendingOfAgent", testPendingOfAgent},
+		{"PermissionsTrust", testPermissionsTrust},
+		{"PermissionsTrustLock", testPermissionsTrustLock},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
