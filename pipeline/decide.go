@@ -324,11 +324,20 @@ func (s *Service) record(ctx context.Context, tx brabo.Tx, a *brabo.ProposedActi
 		if len(added) == 0 {
 			return nil
 		}
+		// The new file is trusted (it is the trusted one plus what the
+		// click grants), so what it adds to must be trusted too.
+		if err := s.checkBase(ctx, tx, a.ProjectID, data); err != nil {
+			return err
+		}
 		// The file cannot join the transaction: it is written last, so only
 		// a failing commit after it leaves the declared residual window.
 		if err := writeFileAtomic(plan.file, out); err != nil {
 			return fmt.Errorf("recording the patterns: %w", err)
 		}
+		if err := s.trust(ctx, tx, a.ProjectID, out, brabo.TrustAlwaysAllow, m.ID, a.ID, ""); err != nil {
+			return err
+		}
+		granted["permissionsHash"] = policy.ContentHash(out)
 		granted["patterns"], granted["pattern"] = added, strings.Join(added, ", ")
 	}
 	granted["actionId"] = a.ID
