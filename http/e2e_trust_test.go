@@ -3,6 +3,8 @@ package http_test
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/store/sqlite"
 )
 
 // The trusted-policy layer (issue 11 item 6, docs/permissions-trust.md),
@@ -352,4 +355,58 @@ func TestTrustedPolicyWritesBraboMakesAreTrusted(t *testing.T) {
 			t.Fatalf("%d changed_on_disk events for files brabo wrote", n)
 		}
 	})
+}
+
+// The Permissions page shows the difference of a held file, and Accept and
+// Restore to maintainers only; the buttons do what the API does.
+func TestTrustedPolicyOnThePermissionsPage(t *testing.T) {
+	s, err := sqlite.Open(t.Context(), t.TempDir()+"/brabo.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, s)
+	e.setPermissions(trusted)
+	e.writeDisk(loosened)
+	page := "/ui/projects/" + e.project + "/permissions"
+
+	dev := newWebClient(t, e.srv.URL)
+	dev.login(e.developer)
+	_, body := dev.do("GET", page, nil, nil)
+	if !strings.Contains(body, "waiting for a maintainer") || !strings.Contains(body, "Terminal(bash)") {
+		t.Fatalf("a developer's page does not show the held difference:\n%s", body)
+	}
+	if strings.Contains(body, `class="accept"`) || strings.Contains(body, `class="restore"`) {
+		t.Fatal("a developer is offered Accept or Restore")
+	}
+	form := url.Values{"hash": {sha(loosened)}}
+	if resp, _ := dev.do("POST", page+"/accept", form, map[string]string{"X-CSRF-Token": dev.csrf}); resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("a developer's accept: %d", resp.StatusCode)
+	}
+
+	mia := newWebClient(t, e.srv.URL)
+	mia.login(e.maintainer)
+	_, body = mia.do("GET", page, nil, nil)
+	for _, want := range []string{`class="accept"`, `class="restore"`, `name="hash" value="` + sha(loosened) + `"`, ">Accept<", ">Restore<"} {
+		if !strings.Contains(body, want) {
+			t.Fatalf("the maintainer's page lacks %s:\n%s", want, body)
+		}
+	}
+	if a := e.terminal(bashLine); a["status"] != "pending" {
+		t.Fatalf("bash before the accept: %v", a["status"])
+	}
+	resp, frag := mia.do("POST", page+"/accept", form, map[string]string{"X-CSRF-Token": mia.csrf})
+	if resp.StatusCode != http.StatusOK || !strings.Contains(frag, "it is a trusted version") {
+		t.Fatalf("accept from the page: %d\n%s", resp.StatusCode, frag)
+	}
+	if a := e.terminal(bashLine); a["status"] != "executed" {
+		t.Fatalf("bash after the page's accept: %v", a["status"])
+	}
+
+	// Restore from the page writes the trusted version back.
+	e.writeDisk(`{"allow": ["Terminal(echo)", "Terminal(bash)", "Terminal(sh)"]}`)
+	resp, frag = mia.do("POST", page+"/restore", url.Values{"hash": {sha(`{"allow": ["Terminal(echo)", "Terminal(bash)", "Terminal(sh)"]}`)}},
+		map[string]string{"X-CSRF-Token": mia.csrf})
+	if resp.StatusCode != http.StatusOK || !strings.Contains(frag, "it is a trusted version") || e.readDisk() != loosened {
+		t.Fatalf("restore from the page: %d %q\n%s", resp.StatusCode, e.readDisk(), frag)
+	}
 }
