@@ -279,6 +279,9 @@ func (s *Service) reportChange(ctx context.Context, p *brabo.Project, st *TrustS
 // heldReason is what a decision made with the trusted version, while the
 // file on disk waits for a maintainer, adds to its reason.
 func heldReason(st *TrustState) string {
+	if st.TrustedHash == "" {
+		return "" // nothing trusted yet: the reason already says the file cannot be read
+	}
 	why := "loosens it"
 	switch {
 	case st.Unreadable != "":
