@@ -312,6 +312,12 @@ func (s *Service) record(ctx context.Context, tx brabo.Tx, a *brabo.ProposedActi
 		}
 		granted["agentId"], granted["actionType"] = plan.autonomy.AgentID, plan.autonomy.ActionType
 	default:
+		// The project's trust row, locked before the file is read, orders
+		// the clicks of every server on one database: none reads a file
+		// another is about to replace.
+		if _, err := lockTrust(ctx, tx, a.ProjectID); err != nil {
+			return err
+		}
 		data, err := readPermissions(plan.file)
 		if err != nil {
 			return err
