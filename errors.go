@@ -19,6 +19,10 @@ const (
 	// CodeTooManyPending refuses a proposal of an agent that already has
 	// as many pending actions as the limit allows (HTTP 429).
 	CodeTooManyPending Code = "too_many_pending"
+	// CodePermissionsChanged refuses to act on a permissions.json that is
+	// not the one the caller saw (Accept of a hash that is no longer on
+	// disk), or to build on a file waiting for a maintainer (HTTP 409).
+	CodePermissionsChanged Code = "permissions_changed"
 )
 
 // Error is an error with a stable code and a human sentence.

@@ -26,6 +26,21 @@ const (
 	// patterns of the agent's own added or removed. Its payload is an
 	// AutonomyChange.
 	EventAutonomyChanged = "autonomy.changed"
+	// EventPermissionsTrusted records a version of permissions.json
+	// becoming trusted other than by Accept: written by PUT or by a
+	// write_file a maintainer approved, or found at the first use of a
+	// project made before trust was recorded.
+	EventPermissionsTrusted = "permissions.trusted"
+	// EventPermissionsChanged records, once per content, a permissions.json
+	// on disk that is not the trusted version: with the difference, and
+	// whether it applies (a tightening) or waits for a maintainer.
+	EventPermissionsChanged = "permissions.changed_on_disk"
+	// EventPermissionsAccepted records a maintainer accepting the file on
+	// disk as the trusted version, with the difference.
+	EventPermissionsAccepted = "permissions.accepted"
+	// EventPermissionsRestored records a maintainer writing the trusted
+	// version back over the file on disk.
+	EventPermissionsRestored = "permissions.restored"
 )
 
 // Via values of an AutonomyChange: what made the change.

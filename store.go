@@ -252,6 +252,82 @@ type Tx interface {
 	FinishRunning(ctx context.Context, actionID string) error
 	// RunningActions lists the running records, oldest first.
 	RunningActions(ctx context.Context) ([]*RunningAction, error)
+
+	// PermissionsTrust reads which version of the project's
+	// permissions.json is the current trusted one, or ErrNotFound for a
+	// project made before trust was recorded (it is trusted at first use).
+	PermissionsTrust(ctx context.Context, projectID string) (*PermissionsTrust, error)
+	// LockPermissionsTrust is PermissionsTrust holding the project's trust
+	// row until the transaction ends (on PostgreSQL, SELECT … FOR UPDATE),
+	// so that of two concurrent changes of the trusted version one waits
+	// for the other. A project without a row is ErrNotFound, and nothing is
+	// held.
+	LockPermissionsTrust(ctx context.Context, projectID string) (*PermissionsTrust, error)
+	// InitPermissionsTrust records v as the project's first trusted
+	// version, if and only if the project has none yet, and reports whether
+	// it did: of two first uses at once, one records.
+	InitPermissionsTrust(ctx context.Context, v *PermissionsVersion) (bool, error)
+	// TrustPermissions adds v (with its content) to the project's trusted
+	// versions, or leaves an already trusted one as it was, and makes it
+	// the current one.
+	TrustPermissions(ctx context.Context, v *PermissionsVersion) error
+	// SetPermissionsCurrent makes an already trusted version current, and
+	// reports false (changing nothing) for a hash that is not trusted.
+	SetPermissionsCurrent(ctx context.Context, projectID, hash string, at time.Time) (bool, error)
+	// PermissionsVersion reads one version of the project's file by its
+	// hash, with its content when it is trusted, or ErrNotFound for a hash
+	// brabo never trusted nor reported.
+	PermissionsVersion(ctx context.Context, projectID, hash string) (*PermissionsVersion, error)
+	// PermissionsVersions lists the project's trusted versions, oldest
+	// first, without their content.
+	PermissionsVersions(ctx context.Context, projectID string) ([]*PermissionsVersion, error)
+	// ReportPermissions records that a content brabo does not trust was seen
+	// on disk, and reports whether this is the first time: the change is
+	// recorded in the log once per content, whichever instance sees it.
+	ReportPermissions(ctx context.Context, projectID, hash string, at time.Time) (bool, error)
+}
+
+// PermissionsTrust is which version of a project's permissions.json brabo
+// trusts now (DESIGN §9, "Trusted policy").
+type PermissionsTrust struct {
+	ProjectID string
+	// Hash is policy.ContentHash of the current trusted content.
+	Hash      string
+	UpdatedAt time.Time
+}
+
+// Where a trusted version of permissions.json came from.
+const (
+	TrustCreated     = "created"      // the file when the project was created
+	TrustFirstUse    = "first_use"    // a project older than trust: the file at its first use
+	TrustPut         = "put"          // written by PUT …/permissions
+	TrustAlwaysAllow = "always_allow" // written by an always-allow click
+	TrustWriteFile   = "write_file"   // written by a write_file a maintainer approved
+	TrustAccepted    = "accepted"     // found on disk and accepted by a maintainer
+	// TrustReported marks a version that is not trusted: brabo saw it on
+	// disk and recorded the change once.
+	TrustReported = "reported"
+)
+
+// PermissionsVersion is one content of a project's permissions.json that
+// brabo trusts, or saw on disk and reported.
+type PermissionsVersion struct {
+	ProjectID string
+	Hash      string
+	Trusted   bool
+	// Content is the file's bytes, kept for a trusted version (Restore
+	// writes it back); nil for a reported one, and in listings.
+	Content []byte
+	// Source is one of the Trust* constants.
+	Source string
+	// ActorID is who made it trusted (the member who wrote or accepted
+	// it), "" for the system; ActionID the write_file that wrote it.
+	ActorID  string
+	ActionID string
+	// CreatedAt is when brabo first saw it; TrustedAt when it became
+	// trusted (zero for a reported one).
+	CreatedAt time.Time
+	TrustedAt time.Time
 }
 
 // AgentLease says which process runs an agent's actor, until when

@@ -81,11 +81,13 @@ func TestTasksBacklog(t *testing.T) {
 	})
 }
 
-// A permissions.json brabo cannot read makes every decision ask, with a
-// reason that says why and never names the absolute path.
-func TestAnUnreadablePermissionsFileAsks(t *testing.T) {
+// A permissions.json brabo cannot read is held back like an invalid one
+// (docs/permissions-trust.md): brabo decides with the trusted version, so
+// its denies hold, and the reason says why without naming the absolute
+// path.
+func TestAnUnreadablePermissionsFileIsHeld(t *testing.T) {
 	eachStore(t, func(t *testing.T, e *env) {
-		e.setPermissions(`{"allow": ["Terminal(echo)"]}`)
+		e.setPermissions(`{"allow": ["Terminal(echo)"], "deny": ["Terminal(curl)"]}`)
 		path := filepath.Join(e.root, "permissions.json")
 		os.Remove(path)
 		if err := os.Mkdir(path, 0o755); err != nil { // exists, but not a file
@@ -93,11 +95,18 @@ func TestAnUnreadablePermissionsFileAsks(t *testing.T) {
 		}
 		a := e.terminal("echo hi")
 		reason, _ := a["reason"].(string)
-		if a["status"] != "pending" || !strings.HasPrefix(reason, "permissions.json invalid: cannot be read: permissions.json is not a regular file") {
+		if a["status"] != "executed" || !strings.Contains(reason, "the file on disk cannot be read") {
 			t.Fatalf("proposal with an unreadable file: %v %q", a["status"], reason)
 		}
 		if strings.Contains(reason, e.root) {
 			t.Fatalf("the reason names the absolute path: %q", reason)
+		}
+		if d := e.terminal("curl -s example.com"); d["status"] != "denied" {
+			t.Fatalf("the trusted deny did not hold: %v %v", d["status"], d["reason"])
+		}
+		st := e.ok("GET", e.pp("/permissions/trust"), e.developer, nil, 200)
+		if st["status"] != "held" || !strings.Contains(str(st, "unreadable"), "not a regular file") || strings.Contains(str(st, "unreadable"), e.root) {
+			t.Fatalf("trust state: %v", st)
 		}
 	})
 }

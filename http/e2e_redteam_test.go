@@ -103,9 +103,7 @@ func TestRedTeamProtectedWrites(t *testing.T) {
 	}
 	lines, auto := 0, 0
 	for _, c := range configs {
-		if err := os.WriteFile(filepath.Join(e.root, "permissions.json"), []byte(c.file), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		e.setPermissions(c.file) // a maintainer's PUT: the trusted version
 		base := state()
 		for ti, target := range redTeamTargets {
 			for si, spelling := range redTeamSpellings(target, home, e.root) {

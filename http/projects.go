@@ -79,6 +79,10 @@ func (s *Server) createProject(w http.ResponseWriter, r *http.Request) error {
 		if err := tx.CreateProject(r.Context(), p); err != nil {
 			return err
 		}
+		// The file as it is now is the project's first trusted version.
+		if err := s.Pipeline.TrustAtCreation(r.Context(), tx, p, m.ID); err != nil {
+			return err
+		}
 		return tx.SetRole(r.Context(), brabo.Membership{ProjectID: p.ID, MemberID: m.ID, Role: brabo.Owner})
 	})
 	if errors.Is(err, brabo.ErrConflict) {
@@ -407,6 +411,12 @@ func (s *Server) getPermissions(w http.ResponseWriter, r *http.Request) error {
 	if errors.As(perr, &fe) {
 		out["errors"] = fe.Entries
 	}
+	// The file as on disk, and whether brabo decides with it (trust.go).
+	st, err := s.Pipeline.PermissionsTrust(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	out["trust"] = st
 	writeJSON(w, http.StatusOK, out)
 	return nil
 }
@@ -437,11 +447,7 @@ func (s *Server) permissionsOf(p *brabo.Project) (permissionsFile, error) {
 // itself). An invalid file is refused whole, naming every bad entry, and
 // the file on disk is left as it was.
 func (s *Server) putPermissions(w http.ResponseWriter, r *http.Request) error {
-	p, _, err := s.memberProject(r, brabo.Maintainer, "changing permissions.json")
-	if err != nil {
-		return err
-	}
-	scope, err := s.Pipeline.ScopeRoot(p)
+	p, m, err := s.memberProject(r, brabo.Maintainer, "changing permissions.json")
 	if err != nil {
 		return err
 	}
@@ -455,7 +461,7 @@ func (s *Server) putPermissions(w http.ResponseWriter, r *http.Request) error {
 		return &apiError{status: http.StatusBadRequest, code: brabo.CodeInvalidPermissions,
 			msg: "permissions.json: the body is empty; send {} to empty the file"}
 	}
-	if err := s.Pipeline.WritePermissions(scope.Root, data); err != nil {
+	if err := s.Pipeline.WritePermissions(r.Context(), p, m, data); err != nil {
 		var fe *policy.FileError
 		if errors.As(err, &fe) {
 			return &apiError{status: http.StatusBadRequest, code: brabo.CodeInvalidPermissions, msg: fe.Error(), detail: fe}

@@ -90,6 +90,9 @@ var routes = []route{
 	{"DELETE", "/v1/projects/{project}/agents/{agent}/patterns", (*Server).deleteAgentPattern},
 	{"GET", "/v1/projects/{project}/permissions", (*Server).getPermissions},
 	{"PUT", "/v1/projects/{project}/permissions", (*Server).putPermissions},
+	{"GET", "/v1/projects/{project}/permissions/trust", (*Server).getTrust},
+	{"POST", "/v1/projects/{project}/permissions/accept", (*Server).acceptPermissions},
+	{"POST", "/v1/projects/{project}/permissions/restore", (*Server).restorePermissions},
 	{"POST", "/v1/projects/{project}/actions", (*Server).propose},
 	{"GET", "/v1/projects/{project}/actions", (*Server).listActions},
 	{"GET", "/v1/projects/{project}/pulls", (*Server).listPulls},
@@ -169,6 +172,7 @@ var codeStatus = map[brabo.Code]int{
 	brabo.CodeMergeAlreadyProposed: http.StatusConflict,
 	brabo.CodeAlreadyApproved:      http.StatusConflict,
 	brabo.CodeTooManyPending:       http.StatusTooManyRequests,
+	brabo.CodePermissionsChanged:   http.StatusConflict,
 	"conflict":                     http.StatusConflict,
 }
 

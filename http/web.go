@@ -46,6 +46,7 @@ var pages = template.Must(template.New("").Funcs(template.FuncMap{
 	"sentence": brabo.DecisionSentence,
 	"shortID":  shortID,
 	"visible":  brabo.Printable,
+	"short":    shortHash,
 }).ParseFS(webTemplates, "web/templates/*.html"))
 
 // viewer is the member looking at the web page.
@@ -93,6 +94,8 @@ var webRoutes = []webRoute{
 	{"GET", "/ui/tasks/{task}", true, (*Server).sessionLogPage},
 	{"GET", "/ui/projects/{project}/permissions", true, (*Server).permissionsPage},
 	{"GET", "/ui/projects/{project}/check", false, (*Server).webCheck},
+	{"POST", "/ui/projects/{project}/permissions/accept", false, (*Server).webAcceptPermissions},
+	{"POST", "/ui/projects/{project}/permissions/restore", false, (*Server).webRestorePermissions},
 	{"POST", "/logout", false, (*Server).logout},
 }
 

@@ -363,6 +363,8 @@ type permissionsView struct {
 	Errors          []policy.EntryError
 	Warnings        []string
 	CanEdit         bool
+	// Trust is the file against its trusted version (web_trust.go).
+	Trust trustSection
 }
 
 // permissionsPage shows permissions.json as it is on disk, each invalid
@@ -386,12 +388,17 @@ func (s *Server) permissionsPage(w http.ResponseWriter, r *http.Request, v *view
 	} else if perr != nil {
 		view.Errors = []policy.EntryError{{Why: perr.Error()}}
 	}
+	if view.Trust, err = s.trustSectionFor(r, p, role); err != nil {
+		return err
+	}
 	return s.renderPage(w, r, v, p.Slug+" · permissions — brabo", "permissions", view)
 }
 
 // webCheck decides a typed command as brabo check would: offline, with the
-// project's file and scope root, as a developer's agent with no autonomy
-// rule. Nothing runs and nothing is recorded.
+// rules brabo decides the project's actions with (the file on disk, or the
+// trusted version while the file waits for a maintainer) and its scope
+// root, as a developer's agent with no autonomy rule. Nothing runs and
+// nothing is recorded.
 func (s *Server) webCheck(w http.ResponseWriter, r *http.Request, v *viewer) error {
 	p, _, err := s.projectAccess(r.Context(), callerOf(r), r.PathValue("project"))
 	if err != nil {
@@ -409,11 +416,15 @@ func (s *Server) webCheck(w http.ResponseWriter, r *http.Request, v *viewer) err
 	if err != nil {
 		return err
 	}
-	fileErr := f.err
-	in := policy.Input{Type: brabo.Terminal, Command: command, Role: brabo.Developer, Rules: f.rules,
+	rules, st, err := s.Pipeline.EffectiveRules(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	fileErr := rules.Err()
+	in := policy.Input{Type: brabo.Terminal, Command: command, Role: brabo.Developer, Rules: rules,
 		Scope: f.scope, ContainerRunning: p.ContainerRunning, Cwd: strings.TrimSpace(r.URL.Query().Get("cwd"))}
 	d := policy.Decide(in)
-	view := map[string]any{"Command": command, "D": d}
+	view := map[string]any{"Command": command, "D": d, "Held": st.Held()}
 	if fileErr != nil {
 		view["FileError"] = fileErr.Error()
 	}

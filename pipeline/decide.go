@@ -357,6 +357,12 @@ func (s *Service) record(ctx context.Context, tx brabo.Tx, a *brabo.ProposedActi
 		}
 		granted["agentId"], granted["actionType"] = plan.autonomy.AgentID, plan.autonomy.ActionType
 	default:
+		// The project's trust row, locked before the file is read, orders
+		// the clicks of every server on one database: none reads a file
+		// another is about to replace.
+		if _, err := lockTrust(ctx, tx, a.ProjectID); err != nil {
+			return err
+		}
 		data, err := readPermissions(plan.file)
 		if err != nil {
 			return err
@@ -369,12 +375,21 @@ func (s *Service) record(ctx context.Context, tx brabo.Tx, a *brabo.ProposedActi
 		if len(added) == 0 {
 			return nil
 		}
+		// The new file is trusted (it is the trusted one plus what the
+		// click grants), so what it adds to must be trusted too.
+		if err := s.checkBase(ctx, tx, a.ProjectID, data); err != nil {
+			return err
+		}
 		// The file cannot join the transaction: it is written last, so only
 		// a failing commit after it leaves the declared residual window.
 		s.own.note(plan.file, out)
 		if err := writeFileAtomic(plan.file, out); err != nil {
 			return fmt.Errorf("recording the patterns: %w", err)
 		}
+		if err := s.trust(ctx, tx, a.ProjectID, out, brabo.TrustAlwaysAllow, m.ID, a.ID, ""); err != nil {
+			return err
+		}
+		granted["permissionsHash"] = policy.ContentHash(out)
 		granted["patterns"], granted["pattern"] = added, strings.Join(added, ", ")
 	}
 	granted["actionId"] = a.ID

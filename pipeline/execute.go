@@ -86,6 +86,12 @@ func (s *Service) settle(ctx context.Context, a *brabo.ProposedAction, from brab
 			if err := s.afterSuccess(ctx, tx, a, res, pr); err != nil {
 				return err
 			}
+			if from == brabo.StatusApproved {
+				// A maintainer-approved write of permissions.json is trusted.
+				if err := s.trustWrite(ctx, tx, a); err != nil {
+					return err
+				}
+			}
 		}
 		ok, err := tx.TransitionAction(ctx, a.ID, []brabo.ActionStatus{from},
 			brabo.ActionUpdate{Status: status, Result: res, SettledAt: now})

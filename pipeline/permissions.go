@@ -1,15 +1,12 @@
 package pipeline
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
-
-	"github.com/brabo-dev/brabo/policy"
 )
 
 // MaxPermissionsBytes bounds the permissions file brabo reads.
@@ -19,83 +16,42 @@ func permissionsPath(root string) string { return filepath.Join(root, "permissio
 
 // readPermissions returns the file's content; a missing file is an empty one.
 func readPermissions(path string) ([]byte, error) {
+	data, _, err := readPermissionsInfo(path)
+	return data, err
+}
+
+// readPermissionsInfo returns the file's content and what fstat said of
+// the file it read (nil for a missing file).
+func readPermissionsInfo(path string) ([]byte, fs.FileInfo, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if !info.Mode().IsRegular() {
-		return nil, errors.New("permissions.json is not a regular file")
+		return nil, nil, errors.New("permissions.json is not a regular file")
 	}
 	if info.Size() > MaxPermissionsBytes {
-		return nil, fmt.Errorf("permissions.json is %d bytes, over the %d-byte limit", info.Size(), MaxPermissionsBytes)
+		return nil, nil, fmt.Errorf("permissions.json is %d bytes, over the %d-byte limit", info.Size(), MaxPermissionsBytes)
 	}
 	b := make([]byte, info.Size())
 	_, err = f.ReadAt(b, 0)
 	if err != nil && info.Size() > 0 {
-		return nil, err
+		return nil, nil, err
 	}
-	return b, nil
+	return b, info, nil
 }
 
-// loadRules compiles the project's permissions.json. A file that cannot be
-// read or parsed yields invalid rules: Decide then asks a human for
-// everything, naming the error. It never fails open.
-func (s *Service) loadRules(root string) *policy.Rules {
-	path := permissionsPath(root)
-	data, err := readPermissions(path)
-	if err != nil {
-		s.log().Warn("permissions.json unreadable", "err", err)
-		why := err.Error()
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			why = pe.Op + ": " + pe.Err.Error() // the reason never names the absolute path
-		}
-		return policy.Unreadable("permissions.json", why)
-	}
-	// The file is read on every decision (it is the truth, and may change
-	// under brabo's feet); compiling it again is skipped when its bytes
-	// are the ones compiled last time.
-	if c, ok := s.rulesCache.Load(path); ok && bytes.Equal(c.(*compiledRules).data, data) {
-		return c.(*compiledRules).rules
-	}
-	rules, _ := policy.Parse("permissions.json", data)
-	s.rulesCache.Store(path, &compiledRules{data: data, rules: rules})
-	return rules
-}
-
-type compiledRules struct {
-	data  []byte
-	rules *policy.Rules
-}
-
-// ReadPermissions returns the project's permissions.json as it is on disk
-// and its validation error, if any.
+// ReadPermissions returns the project's permissions.json as it is on disk.
 func (s *Service) ReadPermissions(root string) ([]byte, error) {
 	return readPermissions(permissionsPath(root))
-}
-
-// WritePermissions validates content and replaces the project's
-// permissions.json atomically; invalid content writes nothing.
-func (s *Service) WritePermissions(root string, content []byte) error {
-	if len(content) > MaxPermissionsBytes {
-		return fmt.Errorf("permissions.json over %d bytes", MaxPermissionsBytes)
-	}
-	if _, err := policy.Parse("permissions.json", content); err != nil {
-		return err
-	}
-	path := permissionsPath(root)
-	unlock := s.lockFile(path)
-	defer unlock()
-	s.own.note(path, content)
-	return writeFileAtomic(path, content)
 }
 
 func (s *Service) lockFile(path string) func() {

@@ -59,10 +59,11 @@ type Service struct {
 	StopGrace     time.Duration
 	started       time.Time
 
-	fileLocks  sync.Map  // permissions.json path → *sync.Mutex
-	rulesCache sync.Map  // permissions.json path → *compiledRules
-	cmdSlots   slots     // each project's running commands (guards.go)
-	own        ownWrites // protected contents brabo itself wrote (integrity.go)
+	fileLocks  sync.Map     // permissions.json path → *sync.Mutex
+	diskCache  sync.Map     // permissions.json path → *diskFile, its last read (trust.go)
+	trustCache trustedRules // trusted contents compiled, by hash
+	cmdSlots   slots        // each project's running commands (guards.go)
+	own        ownWrites    // protected contents brabo itself wrote (integrity.go)
 }
 
 func (s *Service) now() time.Time {
@@ -188,6 +189,7 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 		autonomy  policy.Autonomy
 		patterns  []string
 		pr        *brabo.PullRequest
+		trust     *brabo.PermissionsTrust
 	)
 	err := s.Store.View(ctx, func(tx brabo.Tx) error {
 		agentID := ""
@@ -205,6 +207,11 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 			return err
 		}
 		project, owner, role = facts.Project, facts.Owner, facts.Role
+		if trust, err = tx.PermissionsTrust(ctx, project.ID); errors.Is(err, brabo.ErrNotFound) {
+			trust = nil // a project older than trust: its file is trusted at this first use
+		} else if err != nil {
+			return err
+		}
 		autonomy = policy.Autonomy{Specific: facts.Specific, Wildcard: facts.Wildcard}
 		patterns = facts.AgentPatterns
 		if req.Actor.Agent != nil && req.Actor.Agent.ProjectID != project.ID {
@@ -236,12 +243,21 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 		TargetBranch: req.Payload.TargetBranch, Path: req.Payload.Path, Protect: s.Protect,
 		AgentAllow: s.agentRules(req.Actor.id(), patterns),
 	}
+	var st *TrustState
 	if scopeErr == nil {
-		in.Rules = s.loadRules(scope.Root)
+		// The file on disk, or the trusted version while the file waits
+		// for a maintainer (trust.go).
+		if st, err = s.judge(ctx, project, scope.Root, trust, true); err != nil {
+			return nil, err
+		}
+		in.Rules = st.use
 	} else {
 		in.Scope.Root = "" // Decide asks a human for what it cannot scope
 	}
 	d := policy.Decide(in)
+	if st != nil && st.Held() {
+		d.Reason += heldReason(st)
+	}
 	if scopeErr != nil && d.Policy == brabo.AutoApprove {
 		d.Policy, d.Reason = brabo.RequireApproval, "scope: invalid project folder: "+scopeErr.Error()
 	}
@@ -273,6 +289,14 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 		created := map[string]any{"status": a.Status, "reason": a.Reason, "scopeRoot": d.ScopeRoot, "type": a.Type}
 		if a.Payload.TaskID != "" {
 			created["taskId"] = a.Payload.TaskID // the task's session log follows the action from here
+		}
+		if st != nil {
+			// Which version of permissions.json decided, and the one on
+			// disk it held back, if any.
+			created["permissionsHash"] = st.DecidedWith
+			if st.Held() {
+				created["permissionsHeld"] = st.DiskHash
+			}
 		}
 		return tx.AppendEvent(ctx, &brabo.Event{
 			ProjectID: a.ProjectID, Type: brabo.EventActionCreated, ActorID: a.ActorID, ActionID: a.ID,

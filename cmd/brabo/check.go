@@ -135,6 +135,14 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	} else {
 		printDecision(stdout, d)
+		// brabo check has no store, so no trusted version: it decides with
+		// the file on disk, and says which content that was, to compare
+		// with the trustedHash and diskHash the server shows.
+		what := "as on disk"
+		if data == nil {
+			what = "missing: the empty file"
+		}
+		fmt.Fprintf(stdout, "decided with: %s (%s, sha256 %s)\n", brabo.Printable(file), what, policy.ContentHash(data))
 	}
 	if fileErr != nil {
 		// The decision above is what brabo would do (ask); the exit code

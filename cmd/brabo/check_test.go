@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/policy"
 )
 
 // braboBin is the binary built by TestMain.
@@ -166,6 +167,7 @@ func TestCheckHumanOutput(t *testing.T) {
   1. allow   pnpm test  — permissions.json allow: Terminal(pnpm test)
   2. allow   cat README.md  — permissions.json allow: Terminal(cat)
   3. opaque  sh  — opaque: a shell reading its script from standard input
+decided with: ` + filepath.Join(root, "permissions.json") + ` (as on disk, sha256 ` + policy.ContentHash([]byte(demoFile)) + `)
 `
 	if r.stdout != want {
 		t.Errorf("human output:\n%s\nwant:\n%s", r.stdout, want)
@@ -190,9 +192,12 @@ func TestCheckHumanOutput(t *testing.T) {
 		}
 		d := decision(t, asJSON)
 		lines := strings.Split(strings.TrimSuffix(human.stdout, "\n"), "\n")
-		if len(lines) != 1+len(d.Segments) {
-			t.Errorf("%q: %d lines, want the decision line and %d segments:\n%s", command, len(lines), len(d.Segments), human.stdout)
+		if len(lines) != 2+len(d.Segments) {
+			t.Errorf("%q: %d lines, want the decision line, %d segments and the version line:\n%s", command, len(lines), len(d.Segments), human.stdout)
 			continue
+		}
+		if last := lines[len(lines)-1]; !strings.HasPrefix(last, "decided with: ") || !strings.HasSuffix(last, "sha256 "+policy.ContentHash([]byte(demoFile))+")") {
+			t.Errorf("%q: the last line %q does not name the content decided with", command, last)
 		}
 		if head := string(d.Policy) + ": " + d.Reason; lines[0] != head {
 			t.Errorf("%q: decision line %q, want %q", command, lines[0], head)
@@ -594,6 +599,7 @@ func TestCheckHumanOutputIsOneLinePerSegment(t *testing.T) {
 		`  1. none    echo "one\ntwo\rthree"  — no rule`,
 		`  2. none    printf '\x1b[2Jgone'  — no rule`,
 		`  3. none    echo \u202eevil  — no rule`,
+		"decided with: " + filepath.Join(root, "permissions.json") + " (missing: the empty file, sha256 " + policy.ContentHash(nil) + ")",
 	}
 	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
 		t.Errorf("stdout:\n%s\nwant:\n%s", r.stdout, strings.Join(want, "\n"))

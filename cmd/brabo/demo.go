@@ -89,7 +89,7 @@ func demo(ctx context.Context, addr string, autoApprove, keep bool, out io.Write
 	if err != nil {
 		return err
 	}
-	project, task, err := demoProject(ctx, store, root, token)
+	project, task, err := demoProject(ctx, svc, root, token)
 	if err != nil {
 		return err
 	}
@@ -291,12 +291,12 @@ func demoRepo(root string) error {
 
 // demoProject records the project (owned by the admin), its dev agent and
 // the task.
-func demoProject(ctx context.Context, store brabo.Store, root, adminToken string) (*brabo.Project, *brabo.Task, error) {
+func demoProject(ctx context.Context, svc *pipeline.Service, root, adminToken string) (*brabo.Project, *brabo.Task, error) {
 	now := time.Now().UTC()
 	var p *brabo.Project
 	task := &brabo.Task{ID: pipeline.NewID("task"), Title: "Add a CHANGELOG", Description: "Create CHANGELOG.md; keep the tests green.",
 		Status: brabo.TaskTodo, CreatedAt: now, UpdatedAt: now}
-	err := store.Update(ctx, func(tx brabo.Tx) error {
+	err := svc.Store.Update(ctx, func(tx brabo.Tx) error {
 		if adminToken == "" {
 			return errors.New("the demo needs a new store: its admin token was not created")
 		}
@@ -308,6 +308,10 @@ func demoProject(ctx context.Context, store brabo.Store, root, adminToken string
 		p = &brabo.Project{ID: id, Slug: "shop", Name: "shop", Mode: brabo.ModeLocal, Root: root,
 			WorkspaceDir: "shop-" + id[len(id)-8:], OwnerID: admin.ID, CreatedAt: now}
 		if err := tx.CreateProject(ctx, p); err != nil {
+			return err
+		}
+		// The seeded permissions.json is the project's first trusted version.
+		if err := svc.TrustAtCreation(ctx, tx, p, admin.ID); err != nil {
 			return err
 		}
 		if err := tx.SetRole(ctx, brabo.Membership{ProjectID: p.ID, MemberID: admin.ID, Role: brabo.Owner}); err != nil {

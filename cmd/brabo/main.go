@@ -6,6 +6,7 @@
 //	brabo migrate [flags]              bring the database to the latest version
 //	brabo admin token [flags]          issue a new admin token, revoking the old one
 //	brabo check [flags] -- 'command'   decide offline and explain every segment
+//	brabo permissions accept|restore   a maintainer's answer to a permissions.json changed on disk
 //	brabo version                      print the version
 package main
 
@@ -29,6 +30,8 @@ Usage:
   brabo demo [--approve]             a scripted dev agent suspends on a pending action until you approve
   brabo agent --model openai:<m>     run the dev agents on a real model, without the API
   brabo check [flags] -- 'command'   decide offline, explain every segment and rule
+  brabo permissions show|accept|restore --project P
+                                     a permissions.json changed on disk: see, accept or restore it
   brabo version                      print the version
 
 Run "brabo <command> -h" for the flags of a command.
@@ -62,6 +65,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runAdmin(args[1:], stdout, stderr)
 	case "check":
 		return runCheck(args[1:], stdin, stdout, stderr)
+	case "permissions":
+		return runPermissions(args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "brabo", version)
 		return 0

@@ -385,4 +385,24 @@ func TestWebApprovalQueue(t *testing.T) {
 			t.Errorf("per-entry errors: %q", errs)
 		}
 	})
+
+	t.Run("a loosening on disk shows its difference, and a maintainer's Accept applies it", func(t *testing.T) {
+		webLogout(t, ctx)
+		webLogin(t, ctx, srv.url, admin)
+		os.WriteFile(filepath.Join(root, "permissions.json"), []byte(`{"allow": ["Terminal(ls)", "Terminal(echo)", "Terminal(bash)"]}`), 0o644)
+		do(t, ctx, "the held file", chromedp.Navigate(srv.url+"/ui/projects/"+project+"/permissions"),
+			chromedp.WaitVisible(css(`#trust[data-status="held"] .held`)))
+		held := text(t, ctx, "#trust")
+		for _, want := range []string{"waiting for a maintainer", "allow + Terminal(bash)", "Accept", "Restore"} {
+			if !strings.Contains(held, want) {
+				t.Errorf("the trust section lacks %q:\n%s", want, held)
+			}
+		}
+		screenshot(t, ctx, shots, "permissions-trust.png")
+		do(t, ctx, "accept", chromedp.Click(css("#trust form.accept button")),
+			chromedp.WaitVisible(css(`#trust[data-status="trusted"]`)))
+		if _, st, _ := srv.call("GET", "/v1/projects/"+project+"/permissions/trust", admin, nil); st["status"] != "trusted" {
+			t.Errorf("after Accept on the page the file is %v", st["status"])
+		}
+	})
 }

@@ -50,6 +50,8 @@ func Run(t *testing.T, open Opener) {
 		{"PendingOfAgent", testPendingOfAgent},
 		{"AgentPatterns", testAgentPatterns},
 		{"EventsOfType", testEventsOfType},
+		{"PermissionsTrust", testPermissionsTrust},
+		{"PermissionsTrustLock", testPermissionsTrustLock},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

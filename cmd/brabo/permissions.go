@@ -1,0 +1,202 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/policy"
+)
+
+const permissionsUsage = `usage: brabo permissions show|accept|restore --project P [--hash H] [--addr 127.0.0.1:8080]
+
+  show      the trust state of the project's permissions.json: the trusted
+            version, the file on disk, and what the file adds or drops
+  accept    make the file on disk the trusted version (maintainer); --hash
+            is the diskHash "show" printed, so a file that changed since
+            is refused. Without --hash it shows the change and stops.
+  restore   write the trusted version back over the file on disk
+            (maintainer); --hash, if given, is the file on disk you saw
+
+It is a client of a running brabo serve: the member token is BRABO_TOKEN,
+the server --addr (or BRABO_ADDR). It never writes the store itself.
+`
+
+// trustAnswer is the API's answer on a project's trust state.
+type trustAnswer struct {
+	TrustedHash    string        `json:"trustedHash"`
+	DiskHash       string        `json:"diskHash"`
+	Status         string        `json:"status"`
+	Change         policy.Change `json:"change"`
+	Unreadable     string        `json:"unreadable"`
+	DecidedWith    string        `json:"decidedWith"`
+	TrustedContent string        `json:"trustedContent"`
+}
+
+// runPermissions is `brabo permissions`: the maintainer's Accept and
+// Restore of a permissions.json changed on disk, through the API.
+func runPermissions(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		w := stderr
+		if len(args) > 0 {
+			w = stdout
+		}
+		fmt.Fprint(w, permissionsUsage)
+		if len(args) > 0 {
+			return 0
+		}
+		return exitUsage
+	}
+	verb := args[0]
+	if verb != "show" && verb != "accept" && verb != "restore" {
+		fmt.Fprintf(stderr, "brabo permissions: unknown subcommand %q\n\n%s", verb, permissionsUsage)
+		return exitUsage
+	}
+	fl := flag.NewFlagSet("permissions "+verb, flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	addr := fl.String("addr", envOr("BRABO_ADDR", "127.0.0.1:8080"), "the address of brabo serve (BRABO_ADDR)")
+	project := fl.String("project", "", "the project's id (prj_…)")
+	hash := fl.String("hash", "", "the hash of the file on disk you saw (diskHash)")
+	if err := fl.Parse(args[1:]); err != nil || !noArgs(fl, stderr) {
+		return exitUsage
+	}
+	if *project == "" {
+		fmt.Fprintf(stderr, "brabo permissions %s: --project is required\n", verb)
+		return exitUsage
+	}
+	token := os.Getenv("BRABO_TOKEN")
+	if token == "" {
+		fmt.Fprintf(stderr, "brabo permissions %s: set BRABO_TOKEN to a member's token\n", verb)
+		return exitUsage
+	}
+	c := &apiClient{base: baseURL(*addr), token: token}
+	path := "/v1/projects/" + url.PathEscape(*project) + "/permissions/"
+	var st trustAnswer
+	var err error
+	switch {
+	case verb == "show", verb == "accept" && *hash == "":
+		if err = c.do("GET", path+"trust", nil, &st); err != nil {
+			break
+		}
+		printTrust(stdout, st)
+		if verb == "accept" {
+			fmt.Fprintf(stderr, "brabo permissions accept: nothing accepted; to accept the file shown, run\n  brabo permissions accept --project %s --hash %s\n", *project, st.DiskHash)
+			return exitUsage
+		}
+		return 0
+	case verb == "accept":
+		err = c.do("POST", path+"accept", map[string]string{"hash": *hash}, &st)
+	case verb == "restore":
+		err = c.do("POST", path+"restore", map[string]string{"hash": *hash}, &st)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "brabo permissions %s: %v\n", verb, err)
+		return 1
+	}
+	printTrust(stdout, st)
+	return 0
+}
+
+// printTrust prints a trust state for people: one line that says which
+// version decides, the two hashes, then the difference.
+func printTrust(w io.Writer, st trustAnswer) {
+	switch st.Status {
+	case "held":
+		why := "lets more through than the trusted version"
+		if st.Unreadable != "" {
+			why = "cannot be read (" + brabo.Printable(st.Unreadable) + ")"
+		} else if st.Change.Kind == policy.ChangeInvalid {
+			why = "is invalid"
+		}
+		fmt.Fprintf(w, "held: the file on disk %s; brabo decides with the trusted version until a maintainer accepts or restores\n", why)
+	case "applied":
+		fmt.Fprintln(w, "applied: the file on disk only tightens the trusted version; brabo decides with it")
+	default:
+		fmt.Fprintln(w, "trusted: brabo decides with the file on disk, a trusted version")
+	}
+	fmt.Fprintf(w, "  trusted  %s\n  on disk  %s\n  decides  %s\n", st.TrustedHash, orNone(st.DiskHash), st.DecidedWith)
+	for _, l := range []struct {
+		name string
+		d    policy.ListDiff
+	}{{"allow", st.Change.Allow}, {"deny", st.Change.Deny}, {"ask", st.Change.Ask}} {
+		for _, p := range l.d.Added {
+			fmt.Fprintf(w, "  %-5s + %s\n", l.name, brabo.Printable(p))
+		}
+		for _, p := range l.d.Removed {
+			fmt.Fprintf(w, "  %-5s - %s\n", l.name, brabo.Printable(p))
+		}
+	}
+	if st.Change.Invalid != "" {
+		fmt.Fprintf(w, "  invalid: %s\n", brabo.Printable(st.Change.Invalid))
+	}
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(cannot be read)"
+	}
+	return s
+}
+
+// baseURL turns --addr (host:port, or a URL) into the server's base URL.
+func baseURL(addr string) string {
+	if strings.Contains(addr, "://") {
+		return strings.TrimSuffix(addr, "/")
+	}
+	if strings.HasPrefix(addr, ":") {
+		addr = "127.0.0.1" + addr
+	}
+	return "http://" + addr
+}
+
+// apiClient calls brabo's API with a bearer token.
+type apiClient struct {
+	base, token string
+}
+
+// do sends a JSON request and decodes a 2xx answer into out; an error
+// answer becomes an error carrying its code and message.
+func (c *apiClient) do(method, path string, body, out any) error {
+	var r io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		r = bytes.NewReader(b)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, r)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode/100 != 2 {
+		var e struct{ Code, Message string }
+		if json.Unmarshal(raw, &e) == nil && e.Code != "" {
+			return fmt.Errorf("%s: %s", e.Code, brabo.Printable(e.Message))
+		}
+		return fmt.Errorf("%s %s: %s", method, path, resp.Status)
+	}
+	return json.Unmarshal(raw, out)
+}

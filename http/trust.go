@@ -1,0 +1,100 @@
+package http
+
+import (
+	"net/http"
+
+	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/pipeline"
+)
+
+// Trusted policy (docs/permissions-trust.md): the state of a project's
+// permissions.json against its trusted version, and a maintainer's Accept
+// and Restore of a file on disk that waits.
+
+// trustAnswer is a trust state with the trusted version's content, so the
+// caller can see both sides of the difference.
+type trustAnswer struct {
+	*pipeline.TrustState
+	TrustedContent string `json:"trustedContent"`
+}
+
+func (s *Server) trustAnswer(r *http.Request, projectID string, st *pipeline.TrustState) (trustAnswer, error) {
+	content, err := s.Pipeline.TrustedContent(r.Context(), projectID, st.TrustedHash)
+	return trustAnswer{TrustState: st, TrustedContent: string(content)}, err
+}
+
+// getTrust answers the trust state of the project's permissions.json: the
+// trusted version, the file on disk, which one decisions use, and the
+// difference (any member).
+func (s *Server) getTrust(w http.ResponseWriter, r *http.Request) error {
+	p, _, err := s.memberProject(r, brabo.Developer, "reading permissions.json")
+	if err != nil {
+		return err
+	}
+	st, err := s.Pipeline.PermissionsTrust(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	out, err := s.trustAnswer(r, p.ID, st)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// acceptPermissions makes the file on disk the trusted version
+// (maintainer). The body names the hash of the version the caller saw: a
+// file that changed since is 409 permissions_changed.
+func (s *Server) acceptPermissions(w http.ResponseWriter, r *http.Request) error {
+	p, m, err := s.memberProject(r, brabo.Maintainer, "accepting permissions.json")
+	if err != nil {
+		return err
+	}
+	var in struct {
+		Hash string `json:"hash"`
+	}
+	if err := s.decode(w, r, &in); err != nil {
+		return err
+	}
+	if in.Hash == "" {
+		return badRequest("hash: the hash of the version on disk you accept is required (diskHash of GET …/permissions/trust)")
+	}
+	st, err := s.Pipeline.AcceptPermissions(r.Context(), p.ID, m, in.Hash)
+	if err != nil {
+		return err
+	}
+	out, err := s.trustAnswer(r, p.ID, st)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// restorePermissions writes the trusted version back over the file on disk
+// (maintainer). An optional hash names the version on disk the caller saw.
+func (s *Server) restorePermissions(w http.ResponseWriter, r *http.Request) error {
+	p, m, err := s.memberProject(r, brabo.Maintainer, "restoring permissions.json")
+	if err != nil {
+		return err
+	}
+	var in struct {
+		Hash string `json:"hash"`
+	}
+	if r.ContentLength != 0 {
+		if err := s.decode(w, r, &in); err != nil {
+			return err
+		}
+	}
+	st, err := s.Pipeline.RestorePermissions(r.Context(), p.ID, m, in.Hash)
+	if err != nil {
+		return err
+	}
+	out, err := s.trustAnswer(r, p.ID, st)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
