@@ -25,6 +25,7 @@ type pathWord struct {
 // brace expansion, an operator) makes the segment opaque; a path written
 // must be certain; a printed string may be anything.
 func (a *analyzer) checkArgs(s *segment) {
+	s.paths = make([]pathWord, 0, len(s.redirs)+len(s.assigns)+len(s.words)+1)
 	for _, r := range s.redirs {
 		a.checkPath(s, r.w, r.kind, "")
 	}
@@ -78,7 +79,6 @@ func (a *analyzer) checkArgs(s *segment) {
 			}
 		}
 	}
-	s.args = args
 	safe := spec != nil && spec.safeOptions
 	for i := range args {
 		ar := &args[i]

@@ -228,7 +228,7 @@ func decideTerminal(d *brabo.Decision, in Input, autoMode bool) {
 	rules := in.Rules
 	verdicts := make([]brabo.Segment, len(segs))
 	for i, s := range segs {
-		verdicts[i] = judge(s, rules, in.AgentAllow, root)
+		verdicts[i] = judge(s, rules, in.AgentAllow, root, rootErr)
 	}
 	writes, reads := protectedHits(segs, verdicts, in.Protect, root)
 	leave := leavesOrGains(segs, verdicts)
@@ -279,16 +279,29 @@ const (
 	maxTokens      = 64
 )
 
-// clipSegments bounds the text and tokens of each segment in place.
+// clipSegments bounds the text and tokens of each segment. The token
+// slices are the analysis' own (segment.tokens): one that needs clipping
+// is copied, never cut in place.
 func clipSegments(v []brabo.Segment) []brabo.Segment {
 	for i := range v {
 		v[i].Text = clip(v[i].Text, maxSegmentText)
-		if len(v[i].Tokens) > maxTokens {
-			v[i].Tokens = append(v[i].Tokens[:maxTokens:maxTokens], fmt.Sprintf("… %d more", len(v[i].Tokens)-maxTokens))
+		toks := v[i].Tokens
+		long := len(toks) > maxTokens
+		for _, t := range toks {
+			long = long || len(t) > maxTokenText
 		}
-		for j, t := range v[i].Tokens {
-			v[i].Tokens[j] = clip(t, maxTokenText)
+		if !long {
+			continue
 		}
+		n := min(len(toks), maxTokens)
+		out := make([]string, n, n+1)
+		for j, t := range toks[:n] {
+			out[j] = clip(t, maxTokenText)
+		}
+		if len(toks) > maxTokens {
+			out = append(out, fmt.Sprintf("… %d more", len(toks)-maxTokens))
+		}
+		v[i].Tokens = out
 	}
 	return v
 }

@@ -15,7 +15,8 @@ const agentLabel = "agent"
 
 // judge gives one segment its verdict from the built-in denies, the file,
 // and the agent's own allow patterns (tried after the file's allow).
-func judge(s *segment, rules, agent *Rules, root string) brabo.Segment {
+// rootErr is CheckRoot(root), found once per line.
+func judge(s *segment, rules, agent *Rules, root string, rootErr error) brabo.Segment {
 	v := brabo.Segment{Text: s.text, Tokens: s.tokens()}
 	if s.bare && s.opaque == "" {
 		v.Verdict, v.Rule = brabo.VerdictNoRule, "a variable assignment: no rule can allow it"
@@ -45,7 +46,7 @@ func judge(s *segment, rules, agent *Rules, root string) brabo.Segment {
 		return v
 	}
 	if base(s.verb()) == "cd" && s.verb() == "cd" {
-		if _, known := cdTarget(s); known && outside(s, root) == "" && CheckRoot(root) == nil {
+		if _, known := cdTarget(s); known && outside(s, root) == "" && rootErr == nil {
 			v.Verdict, v.Rule = brabo.VerdictCd, "scope: cd inside the project folder"
 			return v
 		}

@@ -399,9 +399,8 @@ func (spec *programSpec) place(args []argument) {
 			}
 		}
 	}
-	operand := 0
+	operand, last := 0, -1 // how many operands, and where the last is
 	opts := true
-	var operandIdx []int
 	for i := 0; i < len(args); i++ {
 		a := &args[i]
 		t := a.w.text
@@ -432,16 +431,14 @@ func (spec *programSpec) place(args []argument) {
 				a.kind = argData
 				patternGiven = true
 			}
-			operandIdx = append(operandIdx, i)
-			operand++
+			operand, last = operand+1, i
 			continue
 		}
 		a.kind = spec.operandKind(operand)
-		operandIdx = append(operandIdx, i)
-		operand++
+		operand, last = operand+1, i
 	}
-	if spec.lastWrite && len(operandIdx) > 1 {
-		args[operandIdx[len(operandIdx)-1]].kind = argWrite
+	if spec.lastWrite && operand > 1 {
+		args[last].kind = argWrite
 	}
 }
 

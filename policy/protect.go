@@ -166,18 +166,26 @@ func (p Protect) protectedPath(abs, as, root string, write bool) (ProtectedRow, 
 	lower := strings.ToLower(abs)
 	els := strings.Split(strings.TrimPrefix(lower, "/"), "/")
 	globs := strings.ContainsAny(abs, "*?[")
-	// The path relative to each folder a project row is matched at, once
-	// for all rows.
-	var rels [][]string
-	for _, base := range projectBases(abs, root) {
-		if within(abs, base) {
-			rels = append(rels, relEls(lower, strings.ToLower(base)))
+	// A project row is matched at the root and at the worktree under
+	// .brabo/worktrees that abs lies in: the path relative to either is a
+	// tail of els, found once for all rows.
+	var relAt [2]int
+	bases := 0
+	if root != "" && within(abs, root) {
+		k := 0
+		if root != "/" {
+			k = strings.Count(root, "/")
+		}
+		relAt[bases], bases = k, bases+1
+		if rest := strings.TrimPrefix(abs[len(root):], "/"); len(els) >= k+3 &&
+			strings.HasPrefix(rest, worktreesDir+"/") {
+			relAt[bases], bases = k+3, bases+1
 		}
 	}
 	outsideRoot := root != "" && !within(abs, root)
 	for _, c := range protectedIndex.project {
-		for _, rel := range rels {
-			if matchRel(rel, c) {
+		for _, k := range relAt[:bases] {
+			if matchRel(els[k:], c) {
 				return c.row, true
 			}
 		}
@@ -198,14 +206,15 @@ func (p Protect) protectedPath(abs, as, root string, write bool) (ProtectedRow, 
 			}
 		}
 	}
-	homes := []string{}
-	if p.Home != "" && within(abs, path.Clean(p.Home)) {
-		homes = append(homes, strings.TrimPrefix(strings.TrimPrefix(abs, path.Clean(p.Home)), "/"))
+	var homes [2]string
+	n := 0
+	if home := path.Clean(p.Home); p.Home != "" && within(abs, home) {
+		homes[n], n = strings.TrimPrefix(strings.TrimPrefix(abs, home), "/"), n+1
 	}
 	if rest, ok := homeRelative(as); ok {
-		homes = append(homes, rest)
+		homes[n], n = rest, n+1
 	}
-	for _, rel := range homes {
+	for _, rel := range homes[:n] {
 		rel := strings.Split(strings.ToLower(rel), "/")
 		for _, c := range protectedIndex.home {
 			if matchRel(rel, c) {
@@ -214,31 +223,6 @@ func (p Protect) protectedPath(abs, as, root string, write bool) (ProtectedRow, 
 		}
 	}
 	return ProtectedRow{}, false
-}
-
-// relEls splits what follows base in p into elements.
-func relEls(p, base string) []string {
-	rel := strings.TrimPrefix(strings.TrimPrefix(p, base), "/")
-	if rel == "" {
-		return nil
-	}
-	return strings.Split(rel, "/")
-}
-
-// projectBases are the folders a project-relative row is matched at: the
-// root, and the worktree under .brabo/worktrees that abs lies in.
-func projectBases(abs, root string) []string {
-	if root == "" {
-		return nil
-	}
-	out := []string{root}
-	wt := path.Join(root, worktreesDir)
-	if within(abs, wt) && abs != wt {
-		rest := strings.TrimPrefix(abs, wt+"/")
-		name, _, _ := strings.Cut(rest, "/")
-		out = append(out, path.Join(wt, name))
-	}
-	return out
 }
 
 // matchRel matches the leading elements of a relative, lower-case path

@@ -29,9 +29,6 @@ type segment struct {
 	// computed names an argument whose value the line computes: no lexical
 	// check can say which path it names.
 	computed string
-	// args are words[1:] placed by the operand table (readArgs); nil for
-	// a wrapper, whose program is a segment of its own.
-	args []argument
 	// paths are the texts the path scope checks: the operands, option
 	// values and redirection targets that are paths, certain or in a form
 	// DESIGN names as a path (checkArgs).
@@ -42,6 +39,9 @@ type segment struct {
 	// input is true when the program's standard input is a pipe, a heredoc
 	// or a file the line names: an interpreter may read its program there.
 	input bool
+	// toks are the words' texts, set once the analysis is done with the
+	// words (freezeTokens).
+	toks []string
 }
 
 // redir is a redirection target and what it is to the program: read,
@@ -58,12 +58,24 @@ func (s *segment) verb() string {
 	return s.words[0].text
 }
 
+// tokens returns the texts of the segment's words. Once the analysis has
+// read the words (freezeTokens), the same slice is returned every time:
+// callers must not change it.
 func (s *segment) tokens() []string {
+	if s.toks != nil {
+		return s.toks
+	}
 	out := make([]string, len(s.words))
 	for i, w := range s.words {
 		out[i] = w.text
 	}
 	return out
+}
+
+// freezeTokens records the tokens once the words no longer change.
+func (s *segment) freezeTokens() {
+	s.toks = nil
+	s.toks = s.tokens()
 }
 
 // cwdSet is the set of absolute, cleaned directories a segment may run in.

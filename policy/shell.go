@@ -123,6 +123,7 @@ func analyze(cmd string, cwd cwdSet) (analysis, error) {
 		a.lineState(cmd, f, cwd)
 		a.arithmetic(cmd, f, cwd)
 		for _, s := range a.segs {
+			s.freezeTokens()
 			a.checkArgs(s)
 		}
 		for _, s := range a.segs {

@@ -242,17 +242,28 @@ func (a *analyzer) lineState(src string, f *syntax.File, cwd cwdSet) {
 // variable, arithmetic, a function, or an operator in double quotes. A
 // line with none of them is skipped without a walk.
 func mayChangeState(src string) bool {
-	if strings.ContainsAny(src, "=(") {
-		return true
-	}
-	for _, w := range []string{"for", "read", "printf", "mapfile", "getopts", "declare", "typeset", "local",
-		"export", "readonly", "let", "${", "$'"} {
-		if strings.Contains(src, w) {
+	for i := 0; i < len(src); i++ {
+		if src[i] == '=' || src[i] == '(' {
 			return true
+		}
+		for _, w := range stateWords[src[i]] {
+			if strings.HasPrefix(src[i:], w) {
+				return true
+			}
 		}
 	}
 	return false
 }
+
+// stateWords are the words mayChangeState looks for, by their first byte:
+// one pass over the line finds any of them.
+var stateWords = func() (t [256][]string) {
+	for _, w := range []string{"for", "read", "printf", "mapfile", "getopts", "declare", "typeset", "local",
+		"export", "readonly", "let", "${", "$'"} {
+		t[w[0]] = append(t[w[0]], w)
+	}
+	return t
+}()
 
 // assignedNames returns the variables a builtin call sets: read's names
 // (and -a's), mapfile's array, getopts' name, printf -v's (glued or not).
