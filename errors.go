@@ -19,6 +19,12 @@ const (
 	// CodeTooManyPending refuses a proposal of an agent that already has
 	// as many pending actions as the limit allows (HTTP 429).
 	CodeTooManyPending Code = "too_many_pending"
+	// CodeAlreadyReported refuses a second result for an action its agent
+	// runs itself: the first report is the record (HTTP 409).
+	CodeAlreadyReported Code = "already_reported"
+	// CodeNotDecided refuses a result for an action no one has approved
+	// yet: the agent must not have run it (HTTP 409).
+	CodeNotDecided Code = "not_decided"
 )
 
 // Error is an error with a stable code and a human sentence.

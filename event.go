@@ -17,6 +17,9 @@ const (
 	// EventProjectProcesses records a maintainer's change of the project's
 	// process settings (git hooks, timeout ceiling).
 	EventProjectProcesses = "project.processes_changed"
+	// EventProjectMcpTools records a maintainer's change of the MCP tools
+	// mapped to the developer role.
+	EventProjectMcpTools = "project.mcp_tools_changed"
 )
 
 // Outbox topics.

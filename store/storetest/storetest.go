@@ -48,6 +48,7 @@ func Run(t *testing.T, open Opener) {
 		{"Sessions", testSessions},
 		{"CountAndPages", testCountAndPages},
 		{"PendingOfAgent", testPendingOfAgent},
+		{"ExternalExecution", testExternalExecution},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
