@@ -126,7 +126,7 @@ func (s *Server) reportResult(w http.ResponseWriter, r *http.Request) error {
 		return errorf(http.StatusForbidden, brabo.CodeForbiddenRole, "only the agent that ran an action reports its result")
 	}
 	var in struct {
-		ExitCode  int    `json:"exitCode"`
+		ExitCode  *int   `json:"exitCode"`
 		Output    string `json:"output"`
 		Error     string `json:"error"`
 		TimedOut  bool   `json:"timedOut"`
@@ -135,8 +135,15 @@ func (s *Server) reportResult(w http.ResponseWriter, r *http.Request) error {
 	if err := s.decode(w, r, &in); err != nil {
 		return err
 	}
-	a, err := s.Pipeline.Report(r.Context(), r.PathValue("action"), c.agent,
-		brabo.Result{ExitCode: in.ExitCode, Output: in.Output, Error: in.Error, TimedOut: in.TimedOut, Truncated: in.Truncated})
+	res := brabo.Result{Output: in.Output, Error: in.Error, TimedOut: in.TimedOut, Truncated: in.Truncated}
+	if in.ExitCode != nil {
+		res.ExitCode = *in.ExitCode
+	} else {
+		// Some agents report a tool's output without its exit code
+		// (Codex's PostToolUse): the record says so rather than a 0.
+		res.Detail = map[string]string{"exitCode": "unknown"}
+	}
+	a, err := s.Pipeline.Report(r.Context(), r.PathValue("action"), c.agent, res)
 	if err != nil {
 		return err
 	}

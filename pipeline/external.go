@@ -99,7 +99,11 @@ func (s *Service) Report(ctx context.Context, actionID string, agent *brabo.Agen
 	}
 	res.Output = strings.ToValidUTF8(res.Output, "\uFFFD")
 	res.Error = strings.ToValidUTF8(res.Error, "\uFFFD")
-	res.Detail = map[string]string{"executedBy": "agent:" + agent.ID}
+	detail := map[string]string{"executedBy": "agent:" + agent.ID}
+	if res.Detail["exitCode"] == "unknown" {
+		detail["exitCode"] = "unknown" // the agent ran it and did not say how it ended
+	}
+	res.Detail = detail
 	status, event := brabo.StatusExecuted, brabo.EventActionExecuted
 	if res.Error != "" {
 		status, event = brabo.StatusFailed, brabo.EventActionFailed

@@ -76,6 +76,7 @@ var ProtectedTable = []ProtectedRow{
 	{Pattern: ".claude/", Base: BaseHome, Why: "Claude Code's user settings"},
 	{Pattern: ".codex/", Base: BaseHome, Why: "Codex's user configuration"},
 	{Pattern: ".gemini/", Base: BaseHome, Why: "Gemini CLI's user configuration"},
+	{Pattern: ".config/brabo/", Base: BaseHome, Why: "brabo's hook tokens (brabo install)", ReadProtected: true},
 	{Pattern: ".gitconfig", Base: BaseHome, Why: "the user's git configuration (it runs code)"},
 	{Pattern: ".config/git/", Base: BaseHome, Why: "the user's git configuration (it runs code)"},
 	{Pattern: ".bashrc", Base: BaseHome, Why: "the user's shell start-up"},

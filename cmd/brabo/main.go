@@ -6,6 +6,8 @@
 //	brabo migrate [flags]              bring the database to the latest version
 //	brabo admin token [flags]          issue a new admin token, revoking the old one
 //	brabo check [flags] -- 'command'   decide offline and explain every segment
+//	brabo install claude|codex|gemini  make brabo the approver of an agent CLI
+//	brabo hook <agent> <event>         the hook the agent CLIs run
 //	brabo version                      print the version
 package main
 
@@ -29,6 +31,8 @@ Usage:
   brabo demo [--approve]             a scripted dev agent suspends on a pending action until you approve
   brabo agent --model openai:<m>     run the dev agents on a real model, without the API
   brabo check [flags] -- 'command'   decide offline, explain every segment and rule
+  brabo install claude|codex|gemini  make brabo the approver of Claude Code, Codex or Gemini CLI
+  brabo hook <agent> <event>         the hook those agents run before and after each tool call
   brabo version                      print the version
 
 Run "brabo <command> -h" for the flags of a command.
@@ -62,6 +66,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runAdmin(args[1:], stdout, stderr)
 	case "check":
 		return runCheck(args[1:], stdin, stdout, stderr)
+	case "hook":
+		return runHook(args[1:], stdin, stdout, stderr)
+	case "install":
+		return runInstall(args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "brabo", version)
 		return 0
