@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -222,3 +223,22 @@ func (ap *agentProject) exists(name string) bool {
 }
 
 var _ = agenttest.FinalText
+
+// runBraboEnv runs the binary in dir with env only.
+func runBraboEnv(t *testing.T, dir string, env []string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(braboBin, args...)
+	cmd.Dir, cmd.Env = dir, env
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	r := result{stdout: out.String(), stderr: errOut.String()}
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("brabo %q: %v", args, err)
+	}
+	return r
+}
+
+func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
