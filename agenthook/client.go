@@ -18,6 +18,10 @@ type client struct {
 	server string
 	token  string
 	http   *http.Client
+	// poll bounds one long-poll of a wait (maxPoll when 0); onPoll is
+	// called before each.
+	poll   time.Duration
+	onPoll func()
 }
 
 func newClient(server, token string) *client {
@@ -109,6 +113,12 @@ func (c *client) wait(ctx context.Context, a *brabo.ProposedAction, deadline tim
 			return a, nil
 		}
 		poll := min(left, maxPoll)
+		if c.poll > 0 {
+			poll = min(poll, c.poll)
+		}
+		if c.onPoll != nil {
+			c.onPoll()
+		}
 		next := &brabo.ProposedAction{}
 		path := fmt.Sprintf("/v1/actions/%s/wait?timeout=%dms", a.ID, poll.Milliseconds())
 		if err := c.do(ctx, "GET", path, nil, next, poll+15*time.Second); err != nil {

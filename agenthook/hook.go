@@ -114,17 +114,55 @@ func denied(format string, a ...any) outcome {
 }
 
 // decide reads the call and asks brabo; every failure is a deny.
-func (h *hook) decide(configPath string, stdin io.Reader) (out outcome) {
+func (h *hook) decide(configPath string, stdin io.Reader) outcome {
+	in, err := readInput(stdin)
+	if err != nil {
+		return denied("%v; denied", err)
+	}
+	return decideCall(context.Background(), h.agent, configPath, in, waiting{stderr: h.stderr})
+}
+
+// waiting is told what the hook waits for: a line on the agent's stderr
+// (shown in its transcript), and for the MCP approval tool a progress
+// notification at each poll.
+type waiting struct {
+	stderr io.Writer
+	poll   time.Duration
+	tick   func(msg string)
+}
+
+// Decision is brabo's answer for one tool call: Verdict is allow, deny,
+// ask (the agent's own prompt decides) or pass (no opinion), with the
+// reason the agent's model reads.
+type Decision struct {
+	Verdict string
+	Reason  string
+}
+
+// ToolCall is one tool call of an agent to decide (DecideCall).
+type ToolCall struct {
+	SessionID, ToolUseID, Cwd, ToolName string
+	Input                               json.RawMessage
+}
+
+// DecideCall decides one tool call of agent as its PreToolUse hook would,
+// with the hook configuration at configPath, waiting for a human when
+// brabo asks one; progress (may be nil) is called at each poll while it
+// waits. It is the MCP approval tool's decision (brabo mcp).
+func DecideCall(ctx context.Context, agent, configPath string, call ToolCall, progress func(msg string)) Decision {
+	in := &hookInput{SessionID: call.SessionID, ToolUseID: call.ToolUseID, Cwd: call.Cwd, ToolName: call.ToolName, ToolInput: call.Input}
+	o := decideCall(ctx, agent, configPath, in, waiting{stderr: io.Discard, poll: 5 * time.Second, tick: progress})
+	return Decision{Verdict: [...]string{"deny", "allow", "ask", "pass"}[o.verdict], Reason: o.reason}
+}
+
+func decideCall(ctx context.Context, agent, configPath string, in *hookInput, w waiting) (out outcome) {
 	defer func() {
 		if r := recover(); r != nil {
 			out = denied("the hook failed (%v); denied", r)
 		}
 	}()
 	start := time.Now()
-	in, err := readInput(stdin)
-	if err != nil {
-		return denied("%v; denied", err)
-	}
+	h := &hook{agent: agent, stderr: w.stderr}
 	if configPath == "" {
 		return denied("the hook has no --config; run brabo install %s again", h.agent)
 	}
@@ -168,7 +206,6 @@ func (h *hook) decide(configPath string, stdin io.Reader) (out outcome) {
 	c := newClient(cfg.Server, proj.Token)
 	exec := &brabo.Execution{Mode: brabo.ExecutionExternal, Runner: runnerNames[h.agent], SessionID: in.SessionID,
 		TurnID: firstOf(in.TurnID, in.PromptID), ToolUseID: in.ToolUseID}
-	ctx := context.Background()
 	var ids []string
 	var reasons []string
 	nonBash := false
@@ -178,7 +215,13 @@ func (h *hook) decide(configPath string, stdin io.Reader) (out outcome) {
 			return denied("%v; denied", err)
 		}
 		if a.Status == brabo.StatusPending {
-			fmt.Fprintf(h.stderr, "brabo: %s waits for a human: approve or deny action %s at %s\n", describe(r), a.ID, cfg.Server)
+			msg := fmt.Sprintf("brabo: %s waits for a human: approve or deny action %s at %s", describe(r), a.ID, cfg.Server)
+			fmt.Fprintln(h.stderr, msg)
+			c.poll, c.onPoll = w.poll, func() {
+				if w.tick != nil {
+					w.tick(msg)
+				}
+			}
 		}
 		if a, err = c.wait(ctx, a, deadline); err != nil {
 			return denied("%v while waiting for action %s; denied", err, a.ID)

@@ -33,6 +33,7 @@ Usage:
   brabo check [flags] -- 'command'   decide offline, explain every segment and rule
   brabo install claude|codex|gemini  make brabo the approver of Claude Code, Codex or Gemini CLI
   brabo hook <agent> <event>         the hook those agents run before and after each tool call
+  brabo mcp --config FILE            the MCP approval tool for claude -p --permission-prompt-tool
   brabo version                      print the version
 
 Run "brabo <command> -h" for the flags of a command.
@@ -70,6 +71,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runHook(args[1:], stdin, stdout, stderr)
 	case "install":
 		return runInstall(args[1:], stdout, stderr)
+	case "mcp":
+		return runMCP(args[1:], stderr)
 	case "version":
 		fmt.Fprintln(stdout, "brabo", version)
 		return 0
