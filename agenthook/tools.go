@@ -254,10 +254,26 @@ func resolve(cwd, p string) string {
 // root when it lies inside, absolute otherwise.
 func realPath(root, abs string) string {
 	real := abs
-	if r, err := filepath.EvalSymlinks(abs); err == nil {
+	// Follow the file's own links first, a dangling one too: a write
+	// through it creates its target, wherever that is.
+	for i := 0; i < 40; i++ {
+		fi, err := os.Lstat(real)
+		if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			break
+		}
+		target, err := os.Readlink(real)
+		if err != nil {
+			break
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(real), target)
+		}
+		real = filepath.Clean(target)
+	}
+	if r, err := filepath.EvalSymlinks(real); err == nil {
 		real = r
-	} else if d, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
-		real = filepath.Join(d, filepath.Base(abs))
+	} else if d, err := filepath.EvalSymlinks(filepath.Dir(real)); err == nil {
+		real = filepath.Join(d, filepath.Base(real))
 	}
 	for _, r := range []string{root, evalOr(root)} {
 		if real == r {
