@@ -2,6 +2,7 @@ package http_test
 
 import (
 	"context"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/store/sqlite"
 )
 
 // External execution (issue 13): a hook agent proposes what its agent
@@ -175,4 +177,32 @@ func TestDecideOnlyTypes(t *testing.T) {
 			t.Errorf("%d project.mcp_tools_changed events", n)
 		}
 	})
+}
+
+// The card of an action its agent runs itself says who runs it, and once
+// approved, that its result was not reported.
+func TestWebCardOfAnExternalAction(t *testing.T) {
+	s, err := sqlite.Open(t.Context(), t.TempDir()+"/brabo.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, s)
+	hook := e.ok("POST", e.pp("/agents"), e.maintainer, map[string]any{"name": "claude", "kind": "hook"}, 201)
+	a := e.ok("POST", e.pp("/actions"), hook["token"].(string), map[string]any{"type": "terminal",
+		"payload":   map[string]any{"command": "touch web-ext.txt"},
+		"execution": map[string]any{"mode": "external", "runner": "claude-code", "sessionId": "sess-9", "toolUseId": "toolu_9"}}, 201)
+	id := a["id"].(string)
+	w := newWebClient(t, e.srv.URL)
+	w.login(e.maintainer)
+	_, page := w.do("GET", "/", nil, nil)
+	if !strings.Contains(page, "claude-code runs it itself once it is approved; brabo only decides · session sess-9 · tool call toolu_9") {
+		t.Fatalf("the pending card does not say who runs it:\n%s", page)
+	}
+	_, body := w.do("POST", "/ui/actions/"+id+"/approve", url.Values{}, map[string]string{"X-CSRF-Token": w.csrf})
+	if !strings.Contains(body, "the agent runs it itself, and has not reported a result yet") {
+		t.Fatalf("the approved card does not say it is unreported:\n%s", body)
+	}
+	if _, err := os.Stat(filepath.Join(e.root, "web-ext.txt")); err == nil {
+		t.Fatal("brabo ran it")
+	}
 }

@@ -289,6 +289,8 @@ func outcomeText(a *brabo.ProposedAction) string {
 	switch {
 	case a == nil:
 		return ""
+	case a.Unreported():
+		return "approved; the agent runs it itself, and has not reported a result yet"
 	case a.Status == brabo.StatusExecuted && a.Result != nil:
 		return fmt.Sprintf("executed, exit %d", a.Result.ExitCode)
 	case a.Status == brabo.StatusFailed && a.Result != nil && a.Result.Error != "":
