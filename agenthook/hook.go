@@ -209,11 +209,21 @@ func decideCall(ctx context.Context, agent, configPath string, in *hookInput, w 
 	var ids []string
 	var reasons []string
 	nonBash := false
-	for _, r := range reqs {
+	// Every action is proposed first, so that a patch's denied file denies
+	// at once and the human sees all of its files, then each is awaited.
+	proposed := make([]*brabo.ProposedAction, len(reqs))
+	for i, r := range reqs {
 		a, err := c.propose(ctx, proj.ID, proposal{Type: r.typ, Payload: r.payload, Execution: exec})
 		if err != nil {
 			return denied("%v; denied", err)
 		}
+		if a.Status == brabo.StatusDenied {
+			return outcome{verdict: deny, reason: "brabo denied it: " + a.Reason}
+		}
+		proposed[i] = a
+	}
+	for i, r := range reqs {
+		a := proposed[i]
 		if a.Status == brabo.StatusPending {
 			msg := fmt.Sprintf("brabo: %s waits for a human: approve or deny action %s at %s", describe(r), a.ID, cfg.Server)
 			fmt.Fprintln(h.stderr, msg)
@@ -223,7 +233,8 @@ func decideCall(ctx context.Context, agent, configPath string, in *hookInput, w 
 				}
 			}
 		}
-		if a, err = c.wait(ctx, a, deadline); err != nil {
+		a, err := c.wait(ctx, a, deadline)
+		if err != nil {
 			return denied("%v while waiting for action %s; denied", err, a.ID)
 		}
 		switch a.Status {

@@ -148,6 +148,11 @@ func requests(agent string, in *hookInput, root string) (reqs []request, k kind,
 		if cmd == "" {
 			return nil, k, fmt.Errorf("%s without a command", in.ToolName)
 		}
+		if isApplyPatch(cmd) {
+			// Codex runs `apply_patch <<'EOF' … EOF` itself, without a
+			// shell: it is a patch, one write per file.
+			return patchRequests(cmd, cwd, root)
+		}
 		dir := cwd
 		if d := field(args, "workdir", "dir_path", "directory"); d != "" {
 			dir = resolve(cwd, d)
@@ -167,14 +172,7 @@ func requests(agent string, in *hookInput, root string) (reqs []request, k kind,
 				text, _ = argv[len(argv)-1].(string)
 			}
 		}
-		files, err := patchFiles(text)
-		if err != nil {
-			return nil, k, err
-		}
-		for _, f := range files {
-			reqs = append(reqs, request{typ: brabo.WriteFile, payload: brabo.Payload{Path: realPath(root, resolve(cwd, f.path)), Content: f.content}})
-		}
-		return reqs, k, nil
+		return patchRequests(text, cwd, root)
 	}
 	// A write: the whole new content where it can be known, so that a
 	// permissions.json write is checked as a whole file.
@@ -201,6 +199,26 @@ func requests(agent string, in *hookInput, root string) (reqs []request, k kind,
 		content = edited(abs, edits)
 	}
 	return []request{{typ: brabo.WriteFile, payload: brabo.Payload{Path: realPath(root, abs), Content: content}}}, k, nil
+}
+
+// isApplyPatch reports whether a shell command is Codex's apply_patch
+// invocation, which Codex intercepts and applies itself.
+func isApplyPatch(cmd string) bool {
+	c := strings.TrimSpace(cmd)
+	return (strings.HasPrefix(c, "apply_patch") || strings.HasPrefix(c, "applypatch")) && strings.Contains(c, "*** Begin Patch")
+}
+
+// patchRequests is one write_file per file a patch touches.
+func patchRequests(text, cwd, root string) ([]request, kind, error) {
+	files, err := patchFiles(text)
+	if err != nil {
+		return nil, kindPatch, err
+	}
+	var reqs []request
+	for _, f := range files {
+		reqs = append(reqs, request{typ: brabo.WriteFile, payload: brabo.Payload{Path: realPath(root, resolve(cwd, f.path)), Content: f.content}})
+	}
+	return reqs, kindPatch, nil
 }
 
 // bashRuns reports whether the agent's shell tool runs bash here: brabo's

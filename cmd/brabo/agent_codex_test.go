@@ -38,10 +38,17 @@ env_key = "FAKE_OPENAI_KEY"
 // server; the provider's base_url is set on the command line.
 func codexRun(t *testing.T, ap *agentProject, codex, home string, script ...agenttest.Call) (*agenttest.Server, string) {
 	t.Helper()
+	return codexRunModel(t, ap, codex, home, "gpt-test", script...)
+}
+
+// codexRunModel is codexRun with a model name: Codex offers its tools by
+// the model's metadata (apply_patch to its own models only).
+func codexRunModel(t *testing.T, ap *agentProject, codex, home, modelName string, script ...agenttest.Call) (*agenttest.Server, string) {
+	t.Helper()
 	model := agenttest.OpenAIResponses(t, script...)
 	env := ap.env("CODEX_HOME="+home, "FAKE_OPENAI_KEY=x")
 	out, _ := ap.runAgent(t, 90*time.Second, env, codex, "exec", "--json", "--skip-git-repo-check",
-		"-c", `model_providers.fake.base_url="`+model.URL+`/v1"`, "do the task")
+		"-c", `model_providers.fake.base_url="`+model.URL+`/v1"`, "-m", modelName, "do the task")
 	return model, out
 }
 
@@ -121,6 +128,24 @@ func TestCodexAsksBrabo(t *testing.T) {
 		<-decided
 		if got := codexOutput(model, 1); !strings.Contains(got, "use the build folder") || ap.exists("codex-refused") {
 			t.Fatalf("the model got %q\n%s", got, out)
+		}
+	})
+
+	t.Run("apply_patch is one write per file, every one must pass", func(t *testing.T) {
+		patch := "*** Begin Patch\n*** Add File: notes/a.txt\n+hello\n*** Add File: permissions.json\n+{}\n*** End Patch\n"
+		decided := ap.decideWhenPending(t, "permissions.json", "not the permissions", 30*time.Second)
+		// Codex offers its freeform apply_patch tool only to the models its
+		// catalog knows (fetched online); a model may also run it through
+		// exec_command, which Codex intercepts: the hook sees either.
+		model, out := codexRun(t, ap, codex, home, execCommand("apply_patch <<'EOF'\n"+patch+"EOF\n"))
+		<-decided
+		a, p := ap.action("notes/a.txt"), ap.action("permissions.json")
+		t.Logf("apply_patch: notes/a.txt %v, permissions.json %v; the model got %q", a["status"], p["status"], codexOutput(model, 1))
+		if a == nil || p == nil || a["type"] != "write_file" || p["type"] != "write_file" || p["status"] != "denied" {
+			t.Fatalf("apply_patch was not split into writes: %v %v\n%s", a, p, out)
+		}
+		if ap.exists("notes/a.txt") {
+			t.Fatal("a patch with a denied file was applied")
 		}
 	})
 

@@ -33,11 +33,17 @@ func OpenAIResponses(t testing.TB, script ...Call) *Server {
 		n := len(s.Requests())
 		respID := fmt.Sprintf("resp_%d", n)
 		var item map[string]any
-		if ok {
+		switch {
+		case ok && call.Input["freeform"] != nil:
+			// A freeform ("custom") tool such as Codex's apply_patch: its
+			// input is text, not JSON arguments.
+			item = map[string]any{"type": "custom_tool_call", "id": fmt.Sprintf("ctc_%d", n), "call_id": fmt.Sprintf("call_%02d", done+1),
+				"name": call.Name, "input": call.Input["freeform"], "status": "completed"}
+		case ok:
 			args, _ := json.Marshal(call.Input)
 			item = map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_%d", n), "call_id": fmt.Sprintf("call_%02d", done+1),
 				"name": call.Name, "arguments": string(args), "status": "completed"}
-		} else {
+		default:
 			item = map[string]any{"type": "message", "id": fmt.Sprintf("msg_%d", n), "role": "assistant", "status": "completed",
 				"content": []any{map[string]any{"type": "output_text", "text": FinalText, "annotations": []any{}}}}
 		}
@@ -77,7 +83,7 @@ func (s *Server) FunctionOutputs() []map[string]any {
 		}
 		json.Unmarshal(raw, &req)
 		for _, item := range req.Input {
-			if item["type"] == "function_call_output" {
+			if item["type"] == "function_call_output" || item["type"] == "custom_tool_call_output" {
 				id, _ := item["call_id"].(string)
 				if !seen[id] {
 					seen[id] = true
