@@ -42,6 +42,8 @@ type Payload struct {
 	PR           int64  `json:"pr,omitempty"`           // git_merge
 	TargetBranch string `json:"targetBranch,omitempty"` // git_merge (filled from the PR)
 	TaskID       string `json:"taskId,omitempty"`
+	// Tool is the MCP tool an mcp_tool action calls, server__tool.
+	Tool string `json:"tool,omitempty"`
 	// Extra carries the fields of types brabo has no executor for.
 	Extra json.RawMessage `json:"extra,omitempty"`
 }
@@ -70,6 +72,10 @@ type ProposedAction struct {
 	// PrincipalID is the member the proposal acts for.
 	PrincipalID string       `json:"principalId"`
 	Status      ActionStatus `json:"status"`
+	// Execution is set when the proposing agent runs the action itself
+	// (execution external): brabo decides and records it, never runs it,
+	// and the agent reports the result (POST /v1/actions/{id}/result).
+	Execution *Execution `json:"execution,omitempty"`
 	// Reason names the rule that decided (and for a denial by a human, the
 	// human's reason).
 	Reason    string    `json:"reason"`
@@ -79,4 +85,35 @@ type ProposedAction struct {
 	CreatedAt time.Time `json:"createdAt"`
 	DecidedAt time.Time `json:"decidedAt,omitzero"`
 	SettledAt time.Time `json:"settledAt,omitzero"`
+}
+
+// ExecutionExternal is the one execution mode a proposal may name: the
+// proposing agent runs the action itself once brabo has decided it.
+const ExecutionExternal = "external"
+
+// Execution says who runs an action brabo only decides, and where in the
+// agent's own conversation it comes from, so that a human reading the card
+// can find it in the agent's transcript.
+type Execution struct {
+	// Mode is ExecutionExternal.
+	Mode string `json:"mode"`
+	// Runner names the program that runs it: claude-code, codex,
+	// gemini-cli, or what the proposing agent calls itself.
+	Runner string `json:"runner,omitempty"`
+	// SessionID, TurnID and ToolUseID are the agent's own ids of its
+	// session, turn and tool call.
+	SessionID string `json:"sessionId,omitempty"`
+	TurnID    string `json:"turnId,omitempty"`
+	ToolUseID string `json:"toolUseId,omitempty"`
+}
+
+// External reports whether the proposing agent runs the action itself.
+func (a *ProposedAction) External() bool {
+	return a.Execution != nil && a.Execution.Mode == ExecutionExternal
+}
+
+// Unreported reports whether the action is external, decided to run, and
+// its agent has not reported what happened: it may have run, or not.
+func (a *ProposedAction) Unreported() bool {
+	return a.External() && (a.Status == StatusApproved || a.Status == StatusAutoApproved)
 }

@@ -36,6 +36,20 @@ const (
 	Spend                  ActionType = "spend"
 )
 
+// The types of DESIGN §9 ("Typed content"), proposed by the agents that run
+// their tools themselves (Claude Code, Codex, Gemini CLI through brabo
+// hook): brabo decides them and never executes them.
+const (
+	// ReadFile is a read the path scope alone cannot approve: outside the
+	// project folder, or of a read-protected path. Its pattern content is
+	// a path pattern (ReadFile(docs/**)).
+	ReadFile ActionType = "read_file"
+	// McpTool is a call of an MCP server's tool; its pattern content is the
+	// tool's name as the agent spells it, server__tool
+	// (McpTool(github__create_issue), McpTool(github__*)).
+	McpTool ActionType = "mcp_tool"
+)
+
 type actionTypeInfo struct {
 	label   string
 	minRole Role
@@ -62,6 +76,8 @@ var actionTypes = map[ActionType]actionTypeInfo{
 	ContainerStop:          {"ContainerStop", Maintainer},
 	ContainerRemove:        {"ContainerRemove", Maintainer},
 	Spend:                  {"Spend", Owner},
+	ReadFile:               {"ReadFile", Developer},
+	McpTool:                {"McpTool", Developer},
 }
 
 var labels = func() map[string]ActionType {
@@ -72,7 +88,9 @@ var labels = func() map[string]ActionType {
 	return m
 }()
 
-// ActionTypes returns the twenty action types in the order of DESIGN §3.2.
+// ActionTypes returns the twenty action types of DESIGN §3.2, in its order:
+// the types brabo's own agents propose and brabo can execute. AllActionTypes
+// adds the types of the agents that run their tools themselves.
 func ActionTypes() []ActionType {
 	return []ActionType{
 		Terminal, GitCommit, WriteFile, GitPush, PrOpen, GitRepoCreate,
@@ -82,7 +100,16 @@ func ActionTypes() []ActionType {
 	}
 }
 
-// Valid reports whether t is one of the twenty known action types.
+// AllActionTypes returns every action type: the twenty of DESIGN §3.2,
+// then read_file and mcp_tool (DESIGN §9).
+func AllActionTypes() []ActionType { return append(ActionTypes(), ReadFile, McpTool) }
+
+// DecideOnly reports whether brabo can only decide an action of type t: it
+// has no executor for it, so only an agent that runs it itself (execution
+// external) may propose it.
+func (t ActionType) DecideOnly() bool { return t == ReadFile || t == McpTool }
+
+// Valid reports whether t is one of the known action types.
 func (t ActionType) Valid() bool {
 	_, ok := actionTypes[t]
 	return ok

@@ -23,6 +23,12 @@ const (
 	// not the one the caller saw (Accept of a hash that is no longer on
 	// disk), or to build on a file waiting for a maintainer (HTTP 409).
 	CodePermissionsChanged Code = "permissions_changed"
+	// CodeAlreadyReported refuses a second result for an action its agent
+	// runs itself: the first report is the record (HTTP 409).
+	CodeAlreadyReported Code = "already_reported"
+	// CodeNotDecided refuses a result for an action no one has approved
+	// yet: the agent must not have run it (HTTP 409).
+	CodeNotDecided Code = "not_decided"
 )
 
 // Error is an error with a stable code and a human sentence.

@@ -41,6 +41,9 @@ const (
 	// EventPermissionsRestored records a maintainer writing the trusted
 	// version back over the file on disk.
 	EventPermissionsRestored = "permissions.restored"
+	// EventProjectMcpTools records a maintainer's change of the MCP tools
+	// mapped to the developer role.
+	EventProjectMcpTools = "project.mcp_tools_changed"
 )
 
 // Via values of an AutonomyChange: what made the change.

@@ -115,6 +115,12 @@ var coreRules = []struct {
 	{rel: "pipeline", mayImport: []string{"", "policy"}},
 	{rel: "model", mayImport: []string{""},
 		forbidden: []string{"database/sql", "net", "net/http", "os/exec"}},
+	// The hook runs before every tool call of an agent: it links the
+	// domain, policy and the standard library only, so that brabo-hook
+	// starts fast; the MCP SDK stays in mcpserver, its edge.
+	{rel: "agenthook", mayImport: []string{"", "policy"}, forbidden: []string{"database/sql"}},
+	{rel: "mcpserver", mayImport: []string{"", "policy", "agenthook"}, forbidden: []string{"database/sql"}},
+	{rel: "cmd/brabo-hook", mayImport: []string{"", "policy", "agenthook"}, forbidden: []string{"database/sql"}},
 }
 
 // wiring is the only package that may depend on several adapters.

@@ -28,6 +28,11 @@ type Project struct {
 	// timeoutSec, on top of the executor's own; 0 leaves only the
 	// executor's.
 	MaxTimeoutSec int `json:"maxTimeoutSec"`
+	// McpTools are the MCP tools a maintainer mapped, server__tool or
+	// server__*: an mcp_tool action of a mapped tool is approved by a
+	// developer; any other needs a maintainer (DESIGN §9, "Effective
+	// role").
+	McpTools []string `json:"mcpTools"`
 	// OwnerID is the workspace owner: auto-approved actions execute with
 	// this member's credential.
 	OwnerID   string    `json:"ownerId"`
@@ -56,16 +61,27 @@ type Membership struct {
 // Agent is an AI agent working in one project. Its principal is the member
 // its proposals act for.
 type Agent struct {
-	ID          string    `json:"id"`
-	ProjectID   string    `json:"projectId"`
-	Name        string    `json:"name"`
-	PrincipalID string    `json:"principalId"`
-	TokenHash   string    `json:"-"`
-	CreatedAt   time.Time `json:"createdAt"`
+	ID          string `json:"id"`
+	ProjectID   string `json:"projectId"`
+	Name        string `json:"name"`
+	PrincipalID string `json:"principalId"`
+	// Kind is AgentKindHook for the token of an agent brabo does not run
+	// (Claude Code, Codex, Gemini CLI through brabo hook), "" otherwise.
+	Kind      string    `json:"kind,omitempty"`
+	TokenHash string    `json:"-"`
+	CreatedAt time.Time `json:"createdAt"`
 	// RevokedAt is when the agent's token was revoked; a revoked token
 	// authenticates nobody.
 	RevokedAt time.Time `json:"revokedAt,omitzero"`
 }
+
+// AgentKindHook is the kind of a hook agent: its token may only propose
+// actions it runs itself (execution external), wait for their decision and
+// report their result; it never reads other actions or decides.
+const AgentKindHook = "hook"
+
+// IsHook reports whether the agent is a hook agent (AgentKindHook).
+func (a *Agent) IsHook() bool { return a.Kind == AgentKindHook }
 
 // IsModuleDev reports whether the agent is a dev-<module> agent, whose
 // always-allow clicks record patterns of its own (AgentPattern) for a

@@ -81,6 +81,8 @@ type Tx interface {
 	// brabo's git actions run the repository's hooks, and the ceiling on a
 	// terminal command's timeoutSec (0: none of the project's own).
 	SetProjectProcesses(ctx context.Context, projectID string, gitHooks bool, maxTimeoutSec int) error
+	// SetProjectMcpTools replaces the project's mapped MCP tools.
+	SetProjectMcpTools(ctx context.Context, projectID string, tools []string) error
 
 	CreateMember(ctx context.Context, m *Member) error
 	Member(ctx context.Context, id string) (*Member, error)

@@ -17,8 +17,9 @@ func (s *Server) propose(w http.ResponseWriter, r *http.Request) error {
 	// Propose itself refuses a project the caller cannot see (not_found):
 	// an agent of another project, a member with no role in it.
 	var in struct {
-		Type    brabo.ActionType `json:"type"`
-		Payload brabo.Payload    `json:"payload"`
+		Type      brabo.ActionType `json:"type"`
+		Payload   brabo.Payload    `json:"payload"`
+		Execution *brabo.Execution `json:"execution"`
 	}
 	if err := s.decode(w, r, &in); err != nil {
 		return err
@@ -26,8 +27,11 @@ func (s *Server) propose(w http.ResponseWriter, r *http.Request) error {
 	if !in.Type.Valid() {
 		return badRequest("type %q is not an action type", in.Type)
 	}
-	forExecution(w, in.Type, in.Payload) // an auto-approved one runs before the answer
-	a, err := s.Pipeline.Propose(r.Context(), pipeline.ProposeRequest{ProjectID: r.PathValue("project"), Actor: c.actor(), Type: in.Type, Payload: in.Payload})
+	if in.Execution == nil {
+		forExecution(w, in.Type, in.Payload) // an auto-approved one runs before the answer
+	}
+	a, err := s.Pipeline.Propose(r.Context(), pipeline.ProposeRequest{ProjectID: r.PathValue("project"), Actor: c.actor(),
+		Type: in.Type, Payload: in.Payload, Execution: in.Execution})
 	if err != nil {
 		return err
 	}
@@ -184,44 +188,12 @@ func (s *Server) getAction(w http.ResponseWriter, r *http.Request) error {
 	}
 	if wait > 0 && !a.Status.Settled() {
 		respondWithin(w, wait+writeMargin)
-		if a, err = s.awaitSettled(r, a, wait); err != nil {
+		if a, err = s.awaitAction(r, a, wait, settled); err != nil {
 			return err
 		}
 	}
 	writeJSON(w, http.StatusOK, a)
 	return nil
-}
-
-// awaitSettled reads the action again on each signal of its project (and
-// each second, behind a missed signal) until it is settled, wait runs out
-// or the client goes away.
-func (s *Server) awaitSettled(r *http.Request, a *brabo.ProposedAction, wait time.Duration) (*brabo.ProposedAction, error) {
-	signal, cancel := s.Store.Subscribe(a.ProjectID)
-	defer cancel()
-	timeout := time.NewTimer(wait)
-	defer timeout.Stop()
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	for {
-		select {
-		case <-r.Context().Done():
-			return a, nil
-		case <-timeout.C:
-			return a, nil
-		case <-signal:
-		case <-tick.C:
-		}
-		err := s.Store.View(r.Context(), func(tx brabo.Tx) error {
-			cur, err := tx.Action(r.Context(), a.ID)
-			if err == nil {
-				a = cur
-			}
-			return err
-		})
-		if err != nil || a.Status.Settled() {
-			return a, err
-		}
-	}
 }
 
 // execDeadline sets the write deadline of a decision that may run the

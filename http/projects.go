@@ -283,6 +283,7 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
 	}
 	var in struct {
 		Name string `json:"name"`
+		Kind string `json:"kind"`
 	}
 	if err := s.decode(w, r, &in); err != nil {
 		return err
@@ -290,9 +291,16 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
 	if !slugRE.MatchString(in.Name) {
 		return badRequest("name %q: use lowercase letters, digits and dashes (dev-<module> for a module dev agent)", in.Name)
 	}
+	if in.Kind != "" && in.Kind != brabo.AgentKindHook {
+		return badRequest("kind %q: the only kind is %q (an agent that runs its tools itself through brabo hook)", in.Kind, brabo.AgentKindHook)
+	}
 	token := NewToken()
-	a := &brabo.Agent{ID: pipeline.NewID("agt"), ProjectID: p.ID, Name: in.Name, PrincipalID: m.ID,
+	a := &brabo.Agent{ID: pipeline.NewID("agt"), ProjectID: p.ID, Name: in.Name, PrincipalID: m.ID, Kind: in.Kind,
 		TokenHash: HashToken(token), CreatedAt: time.Now().UTC()}
+	if a.IsHook() && (a.IsModuleDev() || a.IsQASubAgent() || a.IsDevLead()) {
+		// brabo would start its own actor for such a name.
+		return badRequest("name %q is one of brabo's own agents (dev-…, qa-…, dev-lead); name a hook agent after its tool (claude, codex, gemini)", in.Name)
+	}
 	err = s.Store.Update(r.Context(), func(tx brabo.Tx) error { return tx.CreateAgent(r.Context(), a) })
 	if errors.Is(err, brabo.ErrConflict) {
 		return errorf(http.StatusConflict, "conflict", "an agent named %q exists in this project", in.Name)

@@ -108,6 +108,9 @@ var routes = []route{
 	{"DELETE", "/v1/members/{member}/token", (*Server).revokeMemberToken},
 	{"DELETE", "/v1/projects/{project}/agents/{agent}/token", (*Server).revokeAgentToken},
 	{"GET", "/v1/actions/{action}", (*Server).getAction},
+	{"GET", "/v1/actions/{action}/wait", (*Server).waitDecided},
+	{"POST", "/v1/actions/{action}/result", (*Server).reportResult},
+	{"PUT", "/v1/projects/{project}/mcp-tools", (*Server).putMcpTools},
 	{"POST", "/v1/actions/{action}/approve", (*Server).approve},
 	{"POST", "/v1/actions/{action}/deny", (*Server).deny},
 	{"GET", "/v1/actions/{action}/approve-always", (*Server).previewAlways},
@@ -128,6 +131,9 @@ func (s *Server) Handler() http.Handler {
 	for _, r := range routes {
 		r := r
 		mux.Handle(r.method+" "+r.pattern, s.authenticated(func(w http.ResponseWriter, req *http.Request) error {
+			if err := hookMay(callerOf(req), r); err != nil {
+				return err
+			}
 			return r.handle(s, w, req)
 		}))
 	}
@@ -173,6 +179,8 @@ var codeStatus = map[brabo.Code]int{
 	brabo.CodeAlreadyApproved:      http.StatusConflict,
 	brabo.CodeTooManyPending:       http.StatusTooManyRequests,
 	brabo.CodePermissionsChanged:   http.StatusConflict,
+	brabo.CodeAlreadyReported:      http.StatusConflict,
+	brabo.CodeNotDecided:           http.StatusConflict,
 	"conflict":                     http.StatusConflict,
 }
 

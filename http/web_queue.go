@@ -25,6 +25,11 @@ type card struct {
 	// Where is the cwd (terminal) relative to the scope root.
 	Where    string
 	Sentence string
+	// RunBy says who runs an action brabo only decides (execution
+	// external), and Unreported that it was decided and its agent has not
+	// said what happened; both "" for an action brabo runs.
+	RunBy      string
+	Unreported bool
 	// CanDecide is false for a role below the type's minimum: the card is
 	// shown without buttons. CanApprove is false, too, for a role below
 	// the one the decision requires (NeedRole): such a viewer may deny.
@@ -118,7 +123,8 @@ func queuePageOf(r *http.Request) (int, error) {
 // cardFor builds the card of one action for one member.
 func (s *Server) cardFor(ctx context.Context, m *brabo.Member, a *brabo.ProposedAction) (card, error) {
 	c := card{A: a, MinRole: a.Type.MinRole(), NeedRole: brabo.EffectiveRole(a.Type, a.Decision), Subject: subject(a), Where: a.Payload.Cwd,
-		Sentence: brabo.DecisionSentence(a.Status, a.Reason, a.Decision.ScopeRoot)}
+		Sentence: brabo.DecisionSentence(a.Status, a.Reason, a.Decision.ScopeRoot),
+		RunBy:    runBy(a), Unreported: a.Unreported()}
 	if a.Type == brabo.Terminal && c.Where == "" {
 		c.Where = "."
 	}
@@ -160,8 +166,13 @@ func subject(a *brabo.ProposedAction) string {
 	switch a.Type {
 	case brabo.Terminal:
 		return p.Command
-	case brabo.WriteFile:
+	case brabo.WriteFile, brabo.ReadFile:
 		return p.Path
+	case brabo.McpTool:
+		if len(p.Extra) > 0 {
+			return p.Tool + " " + string(p.Extra)
+		}
+		return p.Tool
 	case brabo.GitCommit:
 		return p.Message
 	case brabo.GitBranchCreate:
@@ -278,6 +289,8 @@ func outcomeText(a *brabo.ProposedAction) string {
 	switch {
 	case a == nil:
 		return ""
+	case a.Unreported():
+		return "approved; the agent runs it itself, and has not reported a result yet"
 	case a.Status == brabo.StatusExecuted && a.Result != nil:
 		return fmt.Sprintf("executed, exit %d", a.Result.ExitCode)
 	case a.Status == brabo.StatusFailed && a.Result != nil && a.Result.Error != "":
@@ -488,4 +501,25 @@ func clip(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
+}
+
+// runBy is the card's sentence on who runs an external action: the agent
+// runs it once decided, brabo does not.
+func runBy(a *brabo.ProposedAction) string {
+	if !a.External() {
+		return ""
+	}
+	e := a.Execution
+	who := e.Runner
+	if who == "" {
+		who = "the agent"
+	}
+	s := who + " runs it itself once it is approved; brabo only decides"
+	if e.SessionID != "" {
+		s += " · session " + e.SessionID
+	}
+	if e.ToolUseID != "" {
+		s += " · tool call " + e.ToolUseID
+	}
+	return s
 }

@@ -127,6 +127,9 @@ func (s *Service) Approve(ctx context.Context, actionID string, m *brabo.Member)
 	if !won {
 		return &Decided{Action: a, Outcome: OutcomeAlreadyApproved}, nil
 	}
+	if a.External() {
+		return &Decided{Action: a, Outcome: OutcomeApproved}, nil // its agent runs it
+	}
 	a, err = s.execute(ctx, a, p, m, brabo.StatusApproved, pr)
 	if err != nil {
 		return nil, err
@@ -324,6 +327,9 @@ func (s *Service) ApproveAlways(ctx context.Context, actionID string, m *brabo.M
 		return out, nil
 	}
 	out.Outcome = OutcomeApproved
+	if a.External() {
+		return out, nil // its agent runs it
+	}
 	if out.Action, err = s.execute(ctx, a, p, m, brabo.StatusApproved, nil); err != nil {
 		return nil, err
 	}

@@ -215,8 +215,8 @@ func (s *Service) Recover(ctx context.Context) (int, error) {
 		return n, err
 	}
 	for _, a := range stuck {
-		if live[a.ID] {
-			continue
+		if live[a.ID] || a.External() {
+			continue // an external action was never brabo's to run: it waits for its agent's report
 		}
 		res := &brabo.Result{ExitCode: -1, Error: "interrupted: brabo stopped while this action ran; it may have run partly"}
 		// The proposer of an interrupted auto-approval never got its answer:

@@ -172,6 +172,9 @@ type ProposeRequest struct {
 	Actor     Actor
 	Type      brabo.ActionType
 	Payload   brabo.Payload
+	// Execution, when set, says the proposing agent runs the action
+	// itself: brabo decides and records it, and never runs it (external.go).
+	Execution *brabo.Execution
 }
 
 // Propose decides an action, records it with its created event in one
@@ -179,6 +182,9 @@ type ProposeRequest struct {
 // returned action then carries the real result.
 func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.ProposedAction, error) {
 	if err := validatePayload(req.Type, &req.Payload); err != nil {
+		return nil, err
+	}
+	if err := validateExecution(req); err != nil {
 		return nil, err
 	}
 	var (
@@ -242,6 +248,7 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 		Autonomy: autonomy, Scope: scope, ContainerRunning: project.ContainerRunning,
 		TargetBranch: req.Payload.TargetBranch, Path: req.Payload.Path, Protect: s.Protect,
 		AgentAllow: s.agentRules(req.Actor.id(), patterns),
+		Tool: req.Payload.Tool, McpMapped: policy.McpToolMapped(project.McpTools, req.Payload.Tool),
 	}
 	var st *TrustState
 	if scopeErr == nil {
@@ -264,7 +271,7 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 	a := &brabo.ProposedAction{
 		ID: NewID("act"), ProjectID: project.ID, Type: req.Type, Payload: req.Payload,
 		ActorID: req.Actor.id(), ActorKind: req.Actor.kind(), PrincipalID: principal,
-		Reason: d.Reason, Decision: d, CreatedAt: s.now(),
+		Reason: d.Reason, Decision: d, CreatedAt: s.now(), Execution: req.Execution,
 	}
 	switch d.Policy {
 	case brabo.AutoApprove:
@@ -298,6 +305,9 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 				created["permissionsHeld"] = st.DiskHash
 			}
 		}
+		if a.Execution != nil {
+			created["execution"] = a.Execution // who will run it: the log says brabo did not
+		}
 		return tx.AppendEvent(ctx, &brabo.Event{
 			ProjectID: a.ProjectID, Type: brabo.EventActionCreated, ActorID: a.ActorID, ActionID: a.ID,
 			Payload: mustJSON(created), CreatedAt: a.CreatedAt,
@@ -307,8 +317,8 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 		return nil, err
 	}
 	s.log().Info("action proposed", "action", a.ID, "project", a.ProjectID, "type", a.Type, "status", a.Status, "reason", a.Reason)
-	if a.Status != brabo.StatusAutoApproved {
-		return a, nil
+	if a.Status != brabo.StatusAutoApproved || a.External() {
+		return a, nil // an external action is its agent's to run
 	}
 	// Auto-approved actions execute with the workspace owner's credential:
 	// nobody decided, and whoever funds the account funds the agents.

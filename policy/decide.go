@@ -51,6 +51,11 @@ type Input struct {
 	// Protect names the home folder and brabo's own paths, for the
 	// protected-path rule (ProtectedTable).
 	Protect Protect
+	// Tool is the tool an mcp_tool action calls, server__tool.
+	Tool string
+	// McpMapped is true when a maintainer mapped Tool (McpToolMapped):
+	// a developer may then approve it; otherwise it needs a maintainer.
+	McpMapped bool
 }
 
 // Autonomy holds an agent's agent_autonomy rules that apply to one type:
@@ -125,6 +130,7 @@ func Decide(in Input) (d brabo.Decision) {
 	} else {
 		decideTyped(&d, in)
 		typedProtected(&d, in)
+		decideOnlyTypes(&d, in)
 	}
 	return d
 }
@@ -147,6 +153,9 @@ lists:
 			p := &l.patterns[i]
 			if pathLabel(string(in.Type)) && p.path.els != nil && (!inScope || !p.path.match(rel)) {
 				continue // WriteFile(src/**) names paths, and this is not one
+			}
+			if in.Type == brabo.McpTool && !p.tool.match(in.Tool) {
+				continue // McpTool(github__*) names tools, and this is not one
 			}
 			d.Policy = [...]brabo.Policy{brabo.AutoApprove, brabo.Deny, brabo.RequireApproval}[k]
 			d.Reason = fmt.Sprintf("%s %s: %s", fileLabel, listNames[k], p.source)

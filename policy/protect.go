@@ -76,6 +76,7 @@ var ProtectedTable = []ProtectedRow{
 	{Pattern: ".claude/", Base: BaseHome, Why: "Claude Code's user settings"},
 	{Pattern: ".codex/", Base: BaseHome, Why: "Codex's user configuration"},
 	{Pattern: ".gemini/", Base: BaseHome, Why: "Gemini CLI's user configuration"},
+	{Pattern: ".config/brabo/", Base: BaseHome, Why: "brabo's hook tokens (brabo install)", ReadProtected: true},
 	{Pattern: ".gitconfig", Base: BaseHome, Why: "the user's git configuration (it runs code)"},
 	{Pattern: ".config/git/", Base: BaseHome, Why: "the user's git configuration (it runs code)"},
 	{Pattern: ".bashrc", Base: BaseHome, Why: "the user's shell start-up"},
@@ -126,14 +127,16 @@ type compiledRow struct {
 // protectedIndex holds the compiled table: the rows matched anywhere, by
 // their first element (most paths hold none of them, and pay one map
 // lookup per element), the rows relative to the project and to the home
-// folder.
+// folder; readRows says whether any row is read-protected.
 var protectedIndex = func() (ix struct {
 	anywhere       map[string][]compiledRow
 	project, home  []compiledRow
 	anywhereGlobal []compiledRow
+	readRows       bool
 }) {
 	ix.anywhere = map[string][]compiledRow{}
 	for _, row := range ProtectedTable {
+		ix.readRows = ix.readRows || row.ReadProtected
 		c := compiledRow{row: row, folder: strings.HasSuffix(row.Pattern, "/"),
 			els: strings.Split(strings.ToLower(strings.TrimSuffix(row.Pattern, "/")), "/")}
 		switch row.Base {
@@ -151,8 +154,9 @@ var protectedIndex = func() (ix struct {
 
 // protectedPath finds the protected row an absolute, clean path falls
 // under, given the project root and the Protect of the input. as is the
-// path as written (for a token like ~/.gitconfig). Only brabo's own paths
-// are checked when write is false: they are the read-protected ones.
+// path as written (for a token like ~/.gitconfig). When write is false
+// only the read-protected rows count: brabo's own paths, and the table's
+// rows marked ReadProtected.
 func (p Protect) protectedPath(abs, as, root string, write bool) (ProtectedRow, bool) {
 	for _, s := range p.ServerPaths {
 		s = path.Clean(s)
@@ -160,7 +164,7 @@ func (p Protect) protectedPath(abs, as, root string, write bool) (ProtectedRow, 
 			return ProtectedRow{Pattern: s, Base: BaseServer, Why: "brabo's own data", ReadProtected: true}, true
 		}
 	}
-	if !write {
+	if !write && !protectedIndex.readRows {
 		return ProtectedRow{}, false
 	}
 	lower := strings.ToLower(abs)
@@ -185,13 +189,13 @@ func (p Protect) protectedPath(abs, as, root string, write bool) (ProtectedRow, 
 	outsideRoot := root != "" && !within(abs, root)
 	for _, c := range protectedIndex.project {
 		for _, k := range relAt[:bases] {
-			if matchRel(els[k:], c) {
+			if matchRel(els[k:], c) && (write || c.row.ReadProtected) {
 				return c.row, true
 			}
 		}
 		// Outside this project, a file of that name is most likely
 		// another project's own (../other/permissions.json).
-		if outsideRoot && elementMatches(c.els[len(c.els)-1], els[len(els)-1]) {
+		if outsideRoot && write && elementMatches(c.els[len(c.els)-1], els[len(els)-1]) {
 			return c.row, true
 		}
 	}
@@ -201,7 +205,7 @@ func (p Protect) protectedPath(abs, as, root string, write bool) (ProtectedRow, 
 			rows = protectedIndex.anywhereGlobal // a glob may name any of them
 		}
 		for _, c := range rows {
-			if matchRel(els[i:], c) {
+			if matchRel(els[i:], c) && (write || c.row.ReadProtected) {
 				return c.row, true
 			}
 		}
@@ -217,7 +221,7 @@ func (p Protect) protectedPath(abs, as, root string, write bool) (ProtectedRow, 
 	for _, rel := range homes[:n] {
 		rel := strings.Split(strings.ToLower(rel), "/")
 		for _, c := range protectedIndex.home {
-			if matchRel(rel, c) {
+			if matchRel(rel, c) && (write || c.row.ReadProtected) {
 				return c.row, true
 			}
 		}

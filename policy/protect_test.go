@@ -150,6 +150,40 @@ func TestProtectedReadsAndHarmlessWrites(t *testing.T) {
 	}
 }
 
+// The hook tokens brabo install writes are read-protected by the table's
+// home row, whatever the server's own paths are.
+func TestTheHookTokenFolderIsReadProtectedByItsRow(t *testing.T) {
+	root := newProject(t)
+	for _, cmd := range []string{"cat ~/.config/brabo/hooks/claude.token", "cat /home/alice/.config/brabo/hooks/x",
+		"cat $HOME/.config/brabo/hooks/x", "cat ~/.CONFIG/brabo/hooks/x"} {
+		in := protectInput(root, cmd, true)
+		in.Protect.ServerPaths = nil
+		if d := Decide(in); d.Policy == brabo.AutoApprove || !strings.Contains(d.Reason, "protected") {
+			t.Errorf("%q: %s (%s); want the protected rule to ask", cmd, d.Policy, d.Reason)
+		}
+	}
+	in := protectInput(root, "", true)
+	in.Protect.ServerPaths = nil
+	in.Type, in.Path, in.Rules = brabo.ReadFile, "/home/alice/.config/brabo/hooks/x", readAllRules(t)
+	if d := Decide(in); d.Policy == brabo.AutoApprove {
+		t.Errorf("read_file of a hook token: %s (%s)", d.Policy, d.Reason)
+	}
+	in = protectInput(root, "cat ~/.config/other/x", true)
+	in.Protect.ServerPaths = nil
+	if d := Decide(in); strings.Contains(d.Reason, "protected") {
+		t.Errorf("a read of another config folder: %s (%s); the row is brabo's folder only", d.Policy, d.Reason)
+	}
+}
+
+func readAllRules(t *testing.T) *Rules {
+	t.Helper()
+	rules, err := NewRules("", []string{"ReadFile()"}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rules
+}
+
 func TestProtectedWriteFile(t *testing.T) {
 	root := newProject(t)
 	for _, p := range []string{"permissions.json", ".git/config", ".git/hooks/post-checkout", ".GIT/config", ".git",

@@ -47,6 +47,7 @@ type pattern struct {
 	tokens   []patternToken
 	readOnly bool        // the content of a seeded read-only pattern: guarded (DESIGN §4.3)
 	path     pathPattern // the content of a typed label whose content is a path (WriteFile)
+	tool     toolPattern // the content of McpTool
 	// synonym is what a pattern written in another agent's spelling is
 	// read as: Bash(git status) is Terminal(git status).
 	synonym string
@@ -276,6 +277,10 @@ func parsePattern(src string) (p pattern, warning string, err error) {
 	p = pattern{source: src, typ: typ, synonym: synonym}
 	if pathLabel(string(typ)) {
 		p.path, err = parsePathPattern(content)
+		return p, "", err
+	}
+	if typ == brabo.McpTool {
+		p.tool, err = parseToolPattern(content)
 		return p, "", err
 	}
 	if typ != brabo.Terminal {

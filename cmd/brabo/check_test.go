@@ -41,6 +41,13 @@ func buildAndRun(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "brabo check tests: go build:", err)
 		return 1
 	}
+	// The slim hook beside brabo, where brabo install finds it.
+	build = exec.Command("go", "build", "-o", filepath.Join(dir, "brabo-hook"), "../brabo-hook")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "brabo check tests: go build brabo-hook:", err)
+		return 1
+	}
 	return m.Run()
 }
 

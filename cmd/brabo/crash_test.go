@@ -62,14 +62,14 @@ func scriptedModel(t *testing.T, script string) string {
 }
 
 // startServe starts the real binary on dataDir and waits until it listens.
-func startServe(t *testing.T, dataDir string, extra ...string) *server {
+func startServe(t testing.TB, dataDir string, extra ...string) *server {
 	t.Helper()
 	return startServeEnv(t, dataDir, nil, extra...)
 }
 
 // startServeEnv is startServe with more variables in the server's
 // environment.
-func startServeEnv(t *testing.T, dataDir string, env []string, extra ...string) *server {
+func startServeEnv(t testing.TB, dataDir string, env []string, extra ...string) *server {
 	t.Helper()
 	cmd := exec.Command(braboBin, append([]string{"serve", "--data", dataDir, "--addr", "127.0.0.1:0", "--log-level", "warn"}, extra...)...)
 	cmd.Env = append(append(os.Environ(), "BRABO_DB="), env...)
@@ -136,7 +136,7 @@ func (s *server) call(method, path, token string, body any) (int, map[string]any
 	return resp.StatusCode, out, nil
 }
 
-func (s *server) must(t *testing.T, method, path, token string, body any, want int) map[string]any {
+func (s *server) must(t testing.TB, method, path, token string, body any, want int) map[string]any {
 	t.Helper()
 	status, out, err := s.call(method, path, token, body)
 	if err != nil || status != want {

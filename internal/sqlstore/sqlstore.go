@@ -144,21 +144,29 @@ func queryAll[T any](ctx context.Context, q Querier, scan func(Row) (T, error), 
 
 // Projects ---------------------------------------------------------------
 
-const projectCols = `id, slug, name, mode, root, workspace_dir, container_running, owner_id, created_at, git_hooks, max_timeout_sec`
+const projectCols = `id, slug, name, mode, root, workspace_dir, container_running, owner_id, created_at, git_hooks, max_timeout_sec, mcp_tools`
 
 func scanProject(r Row) (*brabo.Project, error) {
 	p := &brabo.Project{}
 	var created int64
+	var tools string
 	err := r.Scan(&p.ID, &p.Slug, &p.Name, &p.Mode, &p.Root, &p.WorkspaceDir, &p.ContainerRunning, &p.OwnerID, &created,
-		&p.GitHooks, &p.MaxTimeoutSec)
+		&p.GitHooks, &p.MaxTimeoutSec, &tools)
 	p.CreatedAt = time.UnixMicro(created).UTC()
+	if err == nil {
+		p.McpTools, err = decodeTools(p.ID, tools)
+	}
 	return p, err
 }
 
 func (t *Tx) CreateProject(ctx context.Context, p *brabo.Project) error {
-	_, err := t.q.Exec(ctx, `INSERT INTO projects (`+projectCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)`,
+	tools, err := encodeTools(p.McpTools)
+	if err != nil {
+		return err
+	}
+	_, err = t.q.Exec(ctx, `INSERT INTO projects (`+projectCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)`,
 		p.ID, p.Slug, p.Name, string(p.Mode), p.Root, p.WorkspaceDir, p.ContainerRunning, p.OwnerID, p.CreatedAt.UnixMicro(),
-		p.GitHooks, p.MaxTimeoutSec)
+		p.GitHooks, p.MaxTimeoutSec, tools)
 	return t.conflict(err, "project "+p.Slug)
 }
 
@@ -186,9 +194,9 @@ func (t *Tx) ProposalFacts(ctx context.Context, projectID, principalID, agentID 
 	f := &brabo.ProposalFacts{Project: &brabo.Project{}, Owner: &brabo.Member{}}
 	p, m := f.Project, f.Owner
 	var pCreated, mCreated int64
-	var patterns string
+	var patterns, tools string
 	err := t.q.QueryRow(ctx, `SELECT p.id, p.slug, p.name, p.mode, p.root, p.workspace_dir, p.container_running,
-			p.owner_id, p.created_at, p.git_hooks, p.max_timeout_sec, m.id, m.name, m.admin, m.token_hash, m.created_at,
+			p.owner_id, p.created_at, p.git_hooks, p.max_timeout_sec, p.mcp_tools, m.id, m.name, m.admin, m.token_hash, m.created_at,
 			COALESCE((SELECT role FROM memberships WHERE project_id = p.id AND member_id = $2), ''),
 			COALESCE((SELECT mode FROM agent_autonomy WHERE agent_id = $3 AND action_type = $4), ''),
 			COALESCE((SELECT mode FROM agent_autonomy WHERE agent_id = $3 AND action_type = '*'), ''),
@@ -196,13 +204,16 @@ func (t *Tx) ProposalFacts(ctx context.Context, projectID, principalID, agentID 
 		FROM projects p JOIN members m ON m.id = p.owner_id WHERE p.id = $1`,
 		projectID, principalID, agentID, string(at)).Scan(
 		&p.ID, &p.Slug, &p.Name, &p.Mode, &p.Root, &p.WorkspaceDir, &p.ContainerRunning, &p.OwnerID, &pCreated,
-		&p.GitHooks, &p.MaxTimeoutSec, &m.ID, &m.Name, &m.Admin, &m.TokenHash, &mCreated, &f.Role, &f.Specific, &f.Wildcard,
+		&p.GitHooks, &p.MaxTimeoutSec, &tools, &m.ID, &m.Name, &m.Admin, &m.TokenHash, &mCreated, &f.Role, &f.Specific, &f.Wildcard,
 		&patterns)
 	if err != nil {
 		return nil, t.notFound(err, "project "+projectID)
 	}
 	if err := json.Unmarshal([]byte(patterns), &f.AgentPatterns); err != nil {
 		return nil, fmt.Errorf("the patterns of agent %s: %w", agentID, err)
+	}
+	if p.McpTools, err = decodeTools(p.ID, tools); err != nil {
+		return nil, err
 	}
 	p.CreatedAt, m.CreatedAt = time.UnixMicro(pCreated).UTC(), time.UnixMicro(mCreated).UTC()
 	return f, nil
@@ -289,21 +300,21 @@ func (t *Tx) Memberships(ctx context.Context, memberID string) ([]brabo.Membersh
 
 // Agents -----------------------------------------------------------------
 
-const agentCols = `id, project_id, name, principal_id, token_hash, created_at, revoked_at`
+const agentCols = `id, project_id, name, principal_id, token_hash, created_at, revoked_at, kind`
 
 func scanAgent(r Row) (*brabo.Agent, error) {
 	a := &brabo.Agent{}
 	var created int64
 	var revoked sql.NullInt64
-	err := r.Scan(&a.ID, &a.ProjectID, &a.Name, &a.PrincipalID, &a.TokenHash, &created, &revoked)
+	err := r.Scan(&a.ID, &a.ProjectID, &a.Name, &a.PrincipalID, &a.TokenHash, &created, &revoked, &a.Kind)
 	a.CreatedAt = time.UnixMicro(created).UTC()
 	a.RevokedAt = fromMicros(revoked)
 	return a, err
 }
 
 func (t *Tx) CreateAgent(ctx context.Context, a *brabo.Agent) error {
-	_, err := t.q.Exec(ctx, `INSERT INTO agents (`+agentCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7)`,
-		a.ID, a.ProjectID, a.Name, a.PrincipalID, a.TokenHash, a.CreatedAt.UnixMicro(), micros(a.RevokedAt))
+	_, err := t.q.Exec(ctx, `INSERT INTO agents (`+agentCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8)`,
+		a.ID, a.ProjectID, a.Name, a.PrincipalID, a.TokenHash, a.CreatedAt.UnixMicro(), micros(a.RevokedAt), a.Kind)
 	return t.conflict(err, "agent "+a.Name)
 }
 
@@ -354,17 +365,20 @@ func (t *Tx) Autonomy(ctx context.Context, agentID string) ([]brabo.AgentAutonom
 // Actions ----------------------------------------------------------------
 
 const actionCols = `id, project_id, type, payload, actor_id, actor_kind, principal_id, status, reason,
-	decision, decided_by, result, created_at, decided_at, settled_at`
+	decision, decided_by, result, created_at, decided_at, settled_at, execution`
 
 func scanAction(r Row) (*brabo.ProposedAction, error) {
 	a := &brabo.ProposedAction{}
 	var payload, decision string
-	var decidedBy, result sql.NullString
+	var decidedBy, result, execution sql.NullString
 	var created int64
 	var decidedAt, settledAt sql.NullInt64
 	err := r.Scan(&a.ID, &a.ProjectID, &a.Type, &payload, &a.ActorID, &a.ActorKind, &a.PrincipalID,
-		&a.Status, &a.Reason, &decision, &decidedBy, &result, &created, &decidedAt, &settledAt)
+		&a.Status, &a.Reason, &decision, &decidedBy, &result, &created, &decidedAt, &settledAt, &execution)
 	if err != nil {
+		return nil, err
+	}
+	if a.Execution, err = decodeExecution(a.ID, execution); err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal([]byte(payload), &a.Payload); err != nil {
@@ -412,11 +426,15 @@ func (t *Tx) InsertAction(ctx context.Context, a *brabo.ProposedAction) error {
 	if a.Type == brabo.GitMerge {
 		mergePR = a.Payload.PR
 	}
+	execution, err := encodeExecution(a.Execution)
+	if err != nil {
+		return err
+	}
 	_, err = t.q.Exec(ctx, `INSERT INTO actions (`+actionCols+`, merge_pr)
-		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16)`,
+		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17)`,
 		a.ID, a.ProjectID, string(a.Type), payload, a.ActorID, a.ActorKind, a.PrincipalID,
 		string(a.Status), a.Reason, decision, nullString(a.DecidedBy), result,
-		a.CreatedAt.UnixMicro(), micros(a.DecidedAt), micros(a.SettledAt), mergePR)
+		a.CreatedAt.UnixMicro(), micros(a.DecidedAt), micros(a.SettledAt), execution, mergePR)
 	return t.conflict(err, "action "+a.ID)
 }
 

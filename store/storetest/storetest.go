@@ -52,6 +52,7 @@ func Run(t *testing.T, open Opener) {
 		{"EventsOfType", testEventsOfType},
 		{"PermissionsTrust", testPermissionsTrust},
 		{"PermissionsTrustLock", testPermissionsTrustLock},
+		{"ExternalExecution", testExternalExecution},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

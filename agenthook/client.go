@@ -1,0 +1,140 @@
+package agenthook
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/brabo-dev/brabo"
+)
+
+// client talks to brabo's API with a hook token: propose, wait, report.
+type client struct {
+	server string
+	token  string
+	http   *http.Client
+	// poll bounds one long-poll of a wait (maxPoll when 0); onPoll is
+	// called before each.
+	poll   time.Duration
+	onPoll func()
+}
+
+func newClient(server, token string) *client {
+	return &client{server: strings.TrimSuffix(server, "/"), token: token,
+		// No proxy: the hook talks to the brabo the user installed, and a
+		// proxy variable in the agent's environment must not reroute it.
+		http: &http.Client{Transport: &http.Transport{Proxy: nil, DisableCompression: true}}}
+}
+
+// apiError is brabo's {code, message} answer.
+type apiError struct {
+	Status  int
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func (e *apiError) Error() string {
+	return fmt.Sprintf("brabo answered %d %s: %s", e.Status, e.Code, e.Message)
+}
+
+// do sends one request with a deadline and decodes the answer into out.
+func (c *client) do(ctx context.Context, method, path string, body, out any, within time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	var r io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		r = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.server+path, r)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("brabo at %s cannot be reached: %w", c.server, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+	if err != nil {
+		return fmt.Errorf("reading brabo's answer: %w", err)
+	}
+	if resp.StatusCode >= 300 {
+		e := &apiError{Status: resp.StatusCode}
+		if json.Unmarshal(raw, e) != nil || e.Message == "" {
+			e.Message = strings.TrimSpace(string(raw))
+		}
+		return e
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return fmt.Errorf("brabo's answer is not an action: %w", err)
+	}
+	return nil
+}
+
+// proposal is what the hook proposes.
+type proposal struct {
+	Type      brabo.ActionType `json:"type"`
+	Payload   brabo.Payload    `json:"payload"`
+	Execution *brabo.Execution `json:"execution"`
+}
+
+func (c *client) propose(ctx context.Context, project string, p proposal) (*brabo.ProposedAction, error) {
+	a := &brabo.ProposedAction{}
+	if err := c.do(ctx, "POST", "/v1/projects/"+project+"/actions", p, a, 15*time.Second); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// maxPoll is one long-poll's share of a wait: brabo answers at most after
+// 60 s, so a longer wait is several polls.
+const maxPoll = 50 * time.Second
+
+// wait long-polls until the action is decided or the deadline passes; an
+// action still pending then is returned as such.
+func (c *client) wait(ctx context.Context, a *brabo.ProposedAction, deadline time.Time) (*brabo.ProposedAction, error) {
+	for a.Status == brabo.StatusPending {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return a, nil
+		}
+		poll := min(left, maxPoll)
+		if c.poll > 0 {
+			poll = min(poll, c.poll)
+		}
+		if c.onPoll != nil {
+			c.onPoll()
+		}
+		next := &brabo.ProposedAction{}
+		path := fmt.Sprintf("/v1/actions/%s/wait?timeout=%dms", a.ID, poll.Milliseconds())
+		if err := c.do(ctx, "GET", path, nil, next, poll+15*time.Second); err != nil {
+			return a, err
+		}
+		a = next
+	}
+	return a, nil
+}
+
+// report sends what happened to an action the agent ran. exitCode nil is
+// an exit code the agent did not say.
+func (c *client) report(ctx context.Context, actionID string, exitCode *int, output, errText string) error {
+	body := map[string]any{"output": output, "error": errText}
+	if exitCode != nil {
+		body["exitCode"] = *exitCode
+	}
+	return c.do(ctx, "POST", "/v1/actions/"+actionID+"/result", body, nil, 15*time.Second)
+}

@@ -1,0 +1,329 @@
+package agenthook
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/policy"
+)
+
+// hookInput is what the agents send a hook on standard input; the three
+// share Claude Code's field names.
+type hookInput struct {
+	SessionID    string          `json:"session_id"`
+	TurnID       string          `json:"turn_id"`   // Codex
+	PromptID     string          `json:"prompt_id"` // Claude Code
+	Cwd          string          `json:"cwd"`
+	Event        string          `json:"hook_event_name"`
+	ToolName     string          `json:"tool_name"`
+	ToolInput    json.RawMessage `json:"tool_input"`
+	ToolUseID    string          `json:"tool_use_id"`
+	ToolResponse json.RawMessage `json:"tool_response"`
+	Error        string          `json:"error"`       // Claude Code's PostToolUseFailure
+	McpContext   json.RawMessage `json:"mcp_context"` // Gemini CLI
+}
+
+// Agents are the agents brabo hook speaks to, as named on its command line.
+var Agents = []string{"claude", "codex", "gemini"}
+
+// Runner is the name the action's card gives each agent.
+var runnerNames = map[string]string{"claude": "claude-code", "codex": "codex", "gemini": "gemini-cli"}
+
+// events are each agent's hook events as named on the command line, and
+// whether they decide (before the tool) or report (after it).
+var events = map[string]map[string]bool{
+	"claude": {"pre-tool-use": true, "permission-request": true, "post-tool-use": false, "post-tool-use-failure": false},
+	"codex":  {"pre-tool-use": true, "permission-request": true, "post-tool-use": false},
+	"gemini": {"before-tool": true, "after-tool": false},
+}
+
+// maxInput bounds what the hook reads from the agent.
+const maxInput = 16 << 20
+
+// Usage is the hook's command line.
+const Usage = "usage: brabo hook claude|codex|gemini <event> --config FILE\n" +
+	"  claude: pre-tool-use, permission-request, post-tool-use, post-tool-use-failure\n" +
+	"  codex:  pre-tool-use, permission-request, post-tool-use\n" +
+	"  gemini: before-tool, after-tool\n"
+
+// Run is `brabo hook <agent> <event> --config FILE`: it reads the agent's
+// JSON on stdin, writes the answer on stdout (and a deny's reason on
+// stderr), and returns the exit code. A deciding event never fails open: a
+// bad command line, a configuration it cannot read, an unreachable brabo or
+// an unknown tool is a deny.
+func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	agent, event, configPath := "", "", ""
+	var rest []string
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "--config" && i+1 < len(args):
+			configPath = args[i+1]
+			i++
+		case strings.HasPrefix(a, "--config="):
+			configPath = strings.TrimPrefix(a, "--config=")
+		default:
+			rest = append(rest, a)
+		}
+	}
+	if len(rest) == 2 {
+		agent, event = rest[0], rest[1]
+	}
+	deciding, known := events[agent][event]
+	if !known {
+		// The agent cannot be told; exit 2 blocks where it is honoured.
+		fmt.Fprintf(stderr, "brabo hook: unknown agent or event %q\n%s", strings.Join(rest, " "), Usage)
+		return 2
+	}
+	h := &hook{agent: agent, event: event, stdout: stdout, stderr: stderr}
+	if !deciding {
+		return h.report(configPath, stdin)
+	}
+	return h.answer(h.decide(configPath, stdin))
+}
+
+type hook struct {
+	agent, event   string
+	stdout, stderr io.Writer
+}
+
+// outcome is what the hook tells the agent before a tool runs.
+type outcome struct {
+	verdict verdict
+	reason  string
+}
+
+type verdict int
+
+const (
+	deny  verdict = iota // the zero value: fail closed
+	allow                // brabo approved it: run
+	ask                  // the agent's own prompt decides (a shell brabo cannot read)
+	pass                 // the hook has no opinion (bookkeeping tools, unguarded folders)
+)
+
+func denied(format string, a ...any) outcome {
+	return outcome{verdict: deny, reason: "brabo: " + fmt.Sprintf(format, a...)}
+}
+
+// decide reads the call and asks brabo; every failure is a deny.
+func (h *hook) decide(configPath string, stdin io.Reader) outcome {
+	in, err := readInput(stdin)
+	if err != nil {
+		return denied("%v; denied", err)
+	}
+	return decideCall(context.Background(), h.agent, configPath, in, waiting{stderr: h.stderr})
+}
+
+// waiting is told what the hook waits for: a line on the agent's stderr
+// (shown in its transcript), and for the MCP approval tool a progress
+// notification at each poll.
+type waiting struct {
+	stderr io.Writer
+	poll   time.Duration
+	tick   func(msg string)
+}
+
+// Decision is brabo's answer for one tool call: Verdict is allow, deny,
+// ask (the agent's own prompt decides) or pass (no opinion), with the
+// reason the agent's model reads.
+type Decision struct {
+	Verdict string
+	Reason  string
+}
+
+// ToolCall is one tool call of an agent to decide (DecideCall).
+type ToolCall struct {
+	SessionID, ToolUseID, Cwd, ToolName string
+	Input                               json.RawMessage
+}
+
+// DecideCall decides one tool call of agent as its PreToolUse hook would,
+// with the hook configuration at configPath, waiting for a human when
+// brabo asks one; progress (may be nil) is called at each poll while it
+// waits. It is the MCP approval tool's decision (brabo mcp).
+func DecideCall(ctx context.Context, agent, configPath string, call ToolCall, progress func(msg string)) Decision {
+	in := &hookInput{SessionID: call.SessionID, ToolUseID: call.ToolUseID, Cwd: call.Cwd, ToolName: call.ToolName, ToolInput: call.Input}
+	o := decideCall(ctx, agent, configPath, in, waiting{stderr: io.Discard, poll: 5 * time.Second, tick: progress})
+	return Decision{Verdict: [...]string{"deny", "allow", "ask", "pass"}[o.verdict], Reason: o.reason}
+}
+
+func decideCall(ctx context.Context, agent, configPath string, in *hookInput, w waiting) (out outcome) {
+	defer func() {
+		if r := recover(); r != nil {
+			out = denied("the hook failed (%v); denied", r)
+		}
+	}()
+	start := time.Now()
+	h := &hook{agent: agent, stderr: w.stderr}
+	if configPath == "" {
+		return denied("the hook has no --config; run brabo install %s again", h.agent)
+	}
+	cfg, err := LoadConfig(configPath)
+	if err != nil {
+		return denied("%v; denied", err)
+	}
+	if in.Cwd == "" {
+		in.Cwd, _ = os.Getwd()
+	}
+	proj, err := cfg.project(in.Cwd)
+	if err != nil {
+		if errors.Is(err, errUnknownFolder) && cfg.PassUnknownFolders {
+			if h.agent == "gemini" {
+				// brabo's policy rule lets Gemini's shell run unprompted in
+				// every folder: outside brabo's projects, its prompt must come
+				// back.
+				return outcome{verdict: ask, reason: "not a brabo project: Gemini CLI asks"}
+			}
+			return outcome{verdict: pass}
+		}
+		return denied("%v; denied", err)
+	}
+	reqs, k, err := requests(h.agent, in, proj.Root)
+	switch {
+	case err != nil:
+		return denied("%s: %v; denied", in.ToolName, err)
+	case k == kindPass:
+		return outcome{verdict: pass}
+	case len(reqs) == 0:
+		return denied("the tool %q is not one brabo knows how to judge, so it is denied (brabo hook's tool table for %s)", in.ToolName, h.agent)
+	}
+	if k == kindRead && readInScope(proj.Root, reqs[0].payload.Path) {
+		return outcome{verdict: allow, reason: "brabo: a read inside the project folder"}
+	}
+	wait := time.Duration(cfg.WaitSeconds) * time.Second
+	if wait <= 0 {
+		wait = defaultWait
+	}
+	deadline := start.Add(wait)
+	c := newClient(cfg.Server, proj.Token)
+	exec := &brabo.Execution{Mode: brabo.ExecutionExternal, Runner: runnerNames[h.agent], SessionID: in.SessionID,
+		TurnID: firstOf(in.TurnID, in.PromptID), ToolUseID: in.ToolUseID}
+	var ids []string
+	var reasons []string
+	nonBash := false
+	// Every action is proposed first, so that a patch's denied file denies
+	// at once and the human sees all of its files, then each is awaited.
+	proposed := make([]*brabo.ProposedAction, len(reqs))
+	for i, r := range reqs {
+		a, err := c.propose(ctx, proj.ID, proposal{Type: r.typ, Payload: r.payload, Execution: exec})
+		if err != nil {
+			return denied("%v; denied", err)
+		}
+		if a.Status == brabo.StatusDenied {
+			return outcome{verdict: deny, reason: "brabo denied it: " + a.Reason}
+		}
+		proposed[i] = a
+	}
+	for i, r := range reqs {
+		a := proposed[i]
+		if a.Status == brabo.StatusPending {
+			msg := fmt.Sprintf("brabo: %s waits for a human: approve or deny action %s at %s", describe(r), a.ID, cfg.Server)
+			fmt.Fprintln(h.stderr, msg)
+			c.poll, c.onPoll = w.poll, func() {
+				if w.tick != nil {
+					w.tick(msg)
+				}
+			}
+		}
+		a, err := c.wait(ctx, a, deadline)
+		if err != nil {
+			return denied("%v while waiting for action %s; denied", err, a.ID)
+		}
+		switch a.Status {
+		case brabo.StatusAutoApproved, brabo.StatusApproved:
+			ids = append(ids, a.ID)
+			reasons = append(reasons, a.Reason)
+			nonBash = nonBash || r.nonBash
+		case brabo.StatusDenied:
+			return outcome{verdict: deny, reason: "brabo denied it: " + a.Reason}
+		case brabo.StatusPending:
+			return denied("no one decided within %s; action %s stays in brabo's queue, and this call is denied", wait.Round(time.Second), a.ID)
+		default:
+			return denied("action %s is %s already; denied", a.ID, a.Status)
+		}
+	}
+	if nonBash {
+		// brabo read the line as bash; another shell may read it otherwise.
+		return outcome{verdict: ask, reason: "brabo approved it as a bash command, but another shell runs it: confirm it yourself"}
+	}
+	saveState(configPath, in, ids)
+	return outcome{verdict: allow, reason: "brabo: " + strings.Join(reasons, "; ")}
+}
+
+// defaultWait is the hook's own wait when the configuration sets none.
+const defaultWait = 9*time.Minute + 30*time.Second
+
+func firstOf(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+func describe(r request) string {
+	switch r.typ {
+	case brabo.Terminal:
+		return fmt.Sprintf("the command %q", clip(r.payload.Command, 120))
+	case brabo.McpTool:
+		return "the MCP tool " + r.payload.Tool
+	}
+	return fmt.Sprintf("%s of %s", r.typ, r.payload.Path)
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+func readInput(stdin io.Reader) (*hookInput, error) {
+	b, err := io.ReadAll(io.LimitReader(stdin, maxInput+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading the agent's input: %w", err)
+	}
+	if len(b) > maxInput {
+		return nil, fmt.Errorf("the agent's input is over %d bytes", maxInput)
+	}
+	in := &hookInput{}
+	if err := json.Unmarshal(b, in); err != nil {
+		return nil, fmt.Errorf("the agent's input is not the JSON of a hook call: %w", err)
+	}
+	if in.ToolName == "" {
+		return nil, errors.New("the agent's input names no tool")
+	}
+	return in, nil
+}
+
+// readInScope decides a read locally, as brabo would and without asking
+// it: a read inside the project folder, of no read-protected path, that
+// the project's permissions.json does not deny or ask about. Anything else
+// is proposed to brabo as a read_file action.
+func readInScope(root, path string) bool {
+	data, err := os.ReadFile(filepath.Join(root, "permissions.json"))
+	if err != nil && !os.IsNotExist(err) {
+		return false
+	}
+	rules, err := policy.Parse("permissions.json", data)
+	if err != nil {
+		return false
+	}
+	home, _ := os.UserHomeDir()
+	protect := policy.Protect{Home: home}
+	if dir, err := ConfigDir(); err == nil {
+		protect.ServerPaths = append(protect.ServerPaths, dir) // the hooks' tokens
+	}
+	d := policy.Decide(policy.Input{Type: brabo.ReadFile, Path: path, Role: brabo.Developer, Rules: rules,
+		Scope: policy.Scope{Root: root, Mode: brabo.ModeLocal}, Protect: protect})
+	return d.Policy == brabo.AutoApprove
+}

@@ -1,0 +1,151 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/brabo-dev/brabo"
+)
+
+// External execution (DESIGN §9): an agent that runs its tools itself
+// (Claude Code, Codex, Gemini CLI through brabo hook) proposes with
+// execution "external". brabo decides, records and queues the action as
+// any other, but never runs it: an auto-approval or a human's approval
+// leaves it approved, the agent runs it, and reports what happened with
+// Report, recorded as its own action.executed or action.failed.
+
+// Bounds of what an agent writes into an external action's record.
+const (
+	maxExecutionID = 256
+	// MaxReportedOutput is how much of a reported output is kept; the
+	// rest is cut and the result marked truncated.
+	MaxReportedOutput = 64 << 10
+)
+
+// validateExecution refuses a proposal whose execution is malformed, a
+// hook agent's proposal that brabo would run, and a decide-only type
+// (read_file, mcp_tool) that brabo would have to run.
+func validateExecution(req ProposeRequest) error {
+	e := req.Execution
+	hook := req.Actor.Agent != nil && req.Actor.Agent.IsHook()
+	if e == nil {
+		switch {
+		case hook:
+			return forbidden("a hook token proposes only actions its agent runs itself: set \"execution\": {\"mode\": \"external\"}")
+		case req.Type.DecideOnly():
+			return invalid("brabo does not run %s actions: only an agent that runs it itself proposes one (\"execution\": {\"mode\": \"external\"})", req.Type)
+		}
+		return nil
+	}
+	if e.Mode != brabo.ExecutionExternal {
+		return invalid("execution mode %q: the only mode is %q", e.Mode, brabo.ExecutionExternal)
+	}
+	if req.Actor.Agent == nil {
+		return invalid("only an agent runs an action itself; a member's proposal is run by brabo")
+	}
+	for name, v := range map[string]string{"runner": e.Runner, "sessionId": e.SessionID, "turnId": e.TurnID, "toolUseId": e.ToolUseID} {
+		if len(v) > maxExecutionID || !utf8.ValidString(v) {
+			return invalid("execution %s: at most %d bytes of UTF-8", name, maxExecutionID)
+		}
+	}
+	if req.Type == brabo.McpTool && !validToolName(req.Payload.Tool) {
+		return invalid("an mcp_tool action needs its tool, server__tool (letters, digits, '_', '-', '.'), not %q", req.Payload.Tool)
+	}
+	if req.Type == brabo.ReadFile && req.Payload.Path == "" {
+		return invalid("a read_file action needs a path")
+	}
+	return nil
+}
+
+// validToolName reports whether t is an MCP tool as the agents spell it:
+// server__tool, with a plain server name and tool name.
+func validToolName(t string) bool {
+	server, tool, ok := strings.Cut(t, "__")
+	return ok && plainName(server) && plainName(tool) && len(t) <= 256
+}
+
+func plainName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-', r == '.':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// Report records what the agent that proposed an external action did with
+// it: executed (it ran; a non-zero exit code is still executed, as for
+// brabo's own commands) or failed (res.Error says why it could not run).
+// Only the proposing agent reports, once, and only for an action that was
+// approved: a pending one must not have run (not_decided), a denied one is
+// action_already_denied, a second report already_reported.
+func (s *Service) Report(ctx context.Context, actionID string, agent *brabo.Agent, res brabo.Result) (*brabo.ProposedAction, error) {
+	if agent == nil {
+		return nil, forbidden("only the agent that proposed an action reports its result")
+	}
+	if len(res.Output) > MaxReportedOutput {
+		cut := MaxReportedOutput
+		for cut > 0 && !utf8.RuneStart(res.Output[cut]) {
+			cut--
+		}
+		res.Output, res.Truncated = res.Output[:cut], true
+	}
+	res.Output = strings.ToValidUTF8(res.Output, "\uFFFD")
+	res.Error = strings.ToValidUTF8(res.Error, "\uFFFD")
+	detail := map[string]string{"executedBy": "agent:" + agent.ID}
+	if res.Detail["exitCode"] == "unknown" {
+		detail["exitCode"] = "unknown" // the agent ran it and did not say how it ended
+	}
+	res.Detail = detail
+	status, event := brabo.StatusExecuted, brabo.EventActionExecuted
+	if res.Error != "" {
+		status, event = brabo.StatusFailed, brabo.EventActionFailed
+	}
+	var a *brabo.ProposedAction
+	now := s.now()
+	err := s.Store.Update(ctx, func(tx brabo.Tx) error {
+		var err error
+		if a, err = tx.Action(ctx, actionID); err != nil {
+			return err
+		}
+		if a.ActorKind != "agent" || a.ActorID != agent.ID {
+			return fmt.Errorf("action %s: %w", actionID, brabo.ErrNotFound)
+		}
+		if !a.External() {
+			return invalid("action %s is run by brabo, which records its result itself", a.ID)
+		}
+		ok, err := tx.TransitionAction(ctx, a.ID, []brabo.ActionStatus{brabo.StatusApproved, brabo.StatusAutoApproved},
+			brabo.ActionUpdate{Status: status, Result: &res, SettledAt: now})
+		if err != nil {
+			return err
+		}
+		if !ok {
+			switch {
+			case a.Status == brabo.StatusPending:
+				return brabo.Errorf(brabo.CodeNotDecided, fmt.Sprintf("action %s is pending: no one approved it, so it must not have run", a.ID))
+			case a.Status == brabo.StatusDenied:
+				return brabo.Errorf(brabo.CodeActionAlreadyDenied, fmt.Sprintf("action %s was denied: %s", a.ID, a.Reason))
+			}
+			return brabo.Errorf(brabo.CodeAlreadyReported, fmt.Sprintf("action %s is %s: its result was reported already", a.ID, a.Status))
+		}
+		payload := map[string]any{"exitCode": res.ExitCode, "error": res.Error, "by": "agent"}
+		if a.Execution.Runner != "" {
+			payload["runner"] = a.Execution.Runner
+		}
+		return tx.AppendEvent(ctx, &brabo.Event{ProjectID: a.ProjectID, Type: event, ActorID: agent.ID,
+			ActionID: a.ID, Payload: mustJSON(payload), CreatedAt: now})
+	})
+	if err != nil {
+		return nil, err
+	}
+	a.Status, a.Result, a.SettledAt = status, &res, now
+	s.log().Info("external action reported", "action", a.ID, "status", status, "exitCode", res.ExitCode)
+	return a, nil
+}
