@@ -35,6 +35,15 @@ type Store struct {
 	hub    sqlstore.Hub
 	cancel context.CancelFunc
 	done   sync.WaitGroup
+
+	writes chan *writeReq // Update calls for the writer (writer.go)
+	// sending is held (read) while a request is put on writes, and
+	// (write) by Close while it sets stopping: every request sent before
+	// that is in the channel when the writer drains it at quit.
+	sending  sync.RWMutex
+	stopping bool
+	quit     chan struct{}
+	closed   sync.Once
 }
 
 var dialect = &sqlstore.Dialect{
@@ -71,6 +80,10 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		pool.Close()
 		return nil, err
 	}
+	s.writes = make(chan *writeReq, 256)
+	s.quit = make(chan struct{})
+	s.done.Add(1)
+	go s.writer()
 	lctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	listener := &pgxlisten.Listener{
@@ -129,31 +142,20 @@ func (s *Store) Migrate(ctx context.Context) error {
 	return nil
 }
 
-// Close stops the listener and closes the pool.
+// Close stops the writer and the listener and closes the pool. Update
+// calls still queued are answered ErrClosed.
 func (s *Store) Close() error {
-	if s.cancel != nil {
-		s.cancel()
-	}
-	s.done.Wait()
-	s.pool.Close()
-	return nil
-}
-
-// Update runs fn in one transaction (read committed; the conditional
-// updates and row locks of sqlstore make the claims exactly-once).
-func (s *Store) Update(ctx context.Context, fn func(brabo.Tx) error) error {
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		return fmt.Errorf("postgres begin: %w", err)
-	}
-	st := sqlstore.NewTx(querier{tx}, dialect)
-	if err := fn(st); err != nil {
-		return errors.Join(err, ignoreClosed(tx.Rollback(ctx)))
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("postgres commit: %w", err)
-	}
-	s.hub.Publish(st.Touched()...)
+	s.closed.Do(func() {
+		s.sending.Lock()
+		s.stopping = true
+		s.sending.Unlock()
+		close(s.quit)
+		if s.cancel != nil {
+			s.cancel()
+		}
+		s.done.Wait()
+		s.pool.Close()
+	})
 	return nil
 }
 
