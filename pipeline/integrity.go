@@ -67,17 +67,17 @@ type snapshot struct {
 	worktrees map[string]bool // the worktree folders that existed
 }
 
-// takeSnapshot reads the project's protected files.
+// takeSnapshot reads the project's protected files. It lists folders
+// rather than trying every protected name (most are absent), and reuses
+// what it read of a file whose status has not moved (statCache).
 func takeSnapshot(root string) *snapshot {
 	sn := &snapshot{root: root, files: map[string]fileState{}, worktrees: map[string]bool{}}
 	for _, base := range projectRoots(root) {
 		if base != root {
 			sn.worktrees[base] = true
 		}
-		for _, rel := range protectedFiles {
-			sn.take(filepath.Join(base, rel))
-		}
-		for _, rel := range append(protectedFolders, gitConfigPaths(base)...) {
+		sn.walkTree(base, protectedTree)
+		for _, rel := range gitConfigPaths(base) {
 			sn.takeFolder(filepath.Join(base, rel))
 		}
 	}
@@ -135,7 +135,7 @@ func (sn *snapshot) take(path string) {
 	if _, seen := sn.files[path]; seen {
 		return
 	}
-	sn.files[path] = readState(path)
+	sn.files[path] = states.read(path)
 }
 
 func (sn *snapshot) takeFolder(dir string) {

@@ -248,7 +248,7 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 		Autonomy: autonomy, Scope: scope, ContainerRunning: project.ContainerRunning,
 		TargetBranch: req.Payload.TargetBranch, Path: req.Payload.Path, Protect: s.Protect,
 		AgentAllow: s.agentRules(req.Actor.id(), patterns),
-		Tool: req.Payload.Tool, McpMapped: policy.McpToolMapped(project.McpTools, req.Payload.Tool),
+		Tool:       req.Payload.Tool, McpMapped: policy.McpToolMapped(project.McpTools, req.Payload.Tool),
 	}
 	var st *TrustState
 	if scopeErr == nil {
