@@ -293,6 +293,11 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 			}
 			return err
 		}
+		if a.Status == brabo.StatusAutoApproved {
+			if err := s.claimRun(ctx, tx, a); err != nil {
+				return err
+			}
+		}
 		created := map[string]any{"status": a.Status, "reason": a.Reason, "scopeRoot": d.ScopeRoot, "type": a.Type}
 		if a.Payload.TaskID != "" {
 			created["taskId"] = a.Payload.TaskID // the task's session log follows the action from here

@@ -31,7 +31,8 @@ const channel = "brabo_events"
 
 // Store is a brabo.Store on a PostgreSQL database.
 type Store struct {
-	pool   *pgxpool.Pool
+	pool   *pgxpool.Pool // writes (writer.go), migrations
+	read   *pgxpool.Pool // View's statements: read-only sessions
 	hub    sqlstore.Hub
 	cancel context.CancelFunc
 	done   sync.WaitGroup
@@ -75,8 +76,20 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	s := &Store{pool: pool}
+	// A View's statements run outside a transaction, each on any
+	// connection of a pool whose sessions refuse writes: at read committed
+	// a transaction gave a new snapshot to each statement anyway, and
+	// BEGIN and ROLLBACK cost two round trips of every read.
+	readCfg := cfg.Copy()
+	readCfg.ConnConfig.RuntimeParams["default_transaction_read_only"] = "on"
+	read, err := pgxpool.NewWithConfig(ctx, readCfg)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	s := &Store{pool: pool, read: read}
 	if err := s.Migrate(ctx); err != nil {
+		read.Close()
 		pool.Close()
 		return nil, err
 	}
@@ -154,19 +167,17 @@ func (s *Store) Close() error {
 			s.cancel()
 		}
 		s.done.Wait()
+		s.read.Close()
 		s.pool.Close()
 	})
 	return nil
 }
 
-// View runs fn in a read-only transaction.
+// View runs fn's statements on read-only sessions, each seeing what was
+// committed when it started (as each statement of a read-committed
+// transaction would). A write in fn fails.
 func (s *Store) View(ctx context.Context, fn func(brabo.Tx) error) error {
-	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
-	if err != nil {
-		return fmt.Errorf("postgres begin: %w", err)
-	}
-	defer tx.Rollback(ctx)
-	return fn(sqlstore.NewTx(querier{tx}, dialect))
+	return fn(sqlstore.NewTx(readQuerier{s.read}, dialect))
 }
 
 // Subscribe signals after commits of this instance and, through NOTIFY,
@@ -175,29 +186,21 @@ func (s *Store) Subscribe(projectID string) (<-chan struct{}, func()) {
 	return s.hub.Subscribe(projectID)
 }
 
-func ignoreClosed(err error) error {
-	if errors.Is(err, pgx.ErrTxClosed) {
-		return nil
-	}
-	return err
-}
+// readQuerier runs each statement on a connection of the read pool.
+type readQuerier struct{ pool *pgxpool.Pool }
 
-type querier struct{ tx pgx.Tx }
-
-func (q querier) Exec(ctx context.Context, query string, args ...any) (int64, error) {
-	tag, err := q.tx.Exec(ctx, query, args...)
+func (q readQuerier) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	tag, err := q.pool.Exec(ctx, query, args...)
 	if err != nil {
 		return 0, err
 	}
 	return tag.RowsAffected(), nil
 }
 
-func (q querier) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
-	return q.tx.QueryRow(ctx, query, args...)
+func (q readQuerier) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
+	return q.pool.QueryRow(ctx, query, args...)
 }
 
-func (q querier) Query(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
-	return q.tx.Query(ctx, query, args...)
+func (q readQuerier) Query(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
+	return q.pool.Query(ctx, query, args...)
 }
-
-var _ brabo.Store = (*Store)(nil)

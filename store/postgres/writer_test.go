@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -309,5 +310,26 @@ func TestUpdateDuringCloseReturns(t *testing.T) {
 	}
 	if committed.Load() == 0 || refused.Load() == 0 {
 		t.Fatalf("%d committed and %d refused: the race with Close was not exercised", committed.Load(), refused.Load())
+	}
+}
+
+// A View cannot write: its sessions are read-only.
+func TestAViewCannotWrite(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, storetest.PostgresURL(t))
+	project(t, s, "p1")
+	err := s.View(ctx, func(tx brabo.Tx) error {
+		return tx.AppendEvent(ctx, &brabo.Event{ProjectID: "p1", Type: brabo.EventActionCreated, ActorID: "a"})
+	})
+	if err == nil || !strings.Contains(err.Error(), "read-only") {
+		t.Fatalf("a write in a View: %v, want PostgreSQL's read-only refusal", err)
+	}
+	var evs []brabo.Event
+	s.View(ctx, func(tx brabo.Tx) error {
+		evs, _ = tx.Events(ctx, "p1", 0, 0)
+		return nil
+	})
+	if len(evs) != 0 {
+		t.Fatalf("the View wrote %d events", len(evs))
 	}
 }
