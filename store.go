@@ -349,6 +349,7 @@ const (
 	TrustAlwaysAllow = "always_allow" // written by an always-allow click
 	TrustWriteFile   = "write_file"   // written by a write_file a maintainer approved
 	TrustAccepted    = "accepted"     // found on disk and accepted by a maintainer
+	TrustActivated   = "activated"    // the seeded allow list written by activating execution
 	// TrustReported marks a version that is not trusted: brabo saw it on
 	// disk and recorded the change once.
 	TrustReported = "reported"
