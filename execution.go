@@ -103,6 +103,16 @@ func (m *Money) UnmarshalText(b []byte) error {
 	return err
 }
 
+// UnmarshalJSON reads the decimal as a JSON string ("12.50") or number
+// (12.5).
+func (m *Money) UnmarshalJSON(b []byte) error {
+	s := string(b)
+	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
+		s = s[1 : len(s)-1]
+	}
+	return m.UnmarshalText([]byte(s))
+}
+
 // Budget is a project's budget, set by its owner: the limit spend actions
 // and brabo's own agents' model usage count against, and the prices that
 // turn model tokens into money.
