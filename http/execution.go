@@ -145,12 +145,11 @@ func (s *Server) listContainers(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// projectMember is the calling member on a project route; an agent gets
-// 404, as for every route that is not an agent's.
+// projectMember is the calling member on a project route, checked before
+// the body is read: an agent, or a member with no role in the project,
+// gets 404, as on every route that is not theirs. The pipeline checks the
+// role the operation needs.
 func (s *Server) projectMember(r *http.Request, what string) (*brabo.Member, error) {
-	c := callerOf(r)
-	if c.agent != nil {
-		return nil, notFound("project " + r.PathValue("project"))
-	}
-	return c.requireMember(what)
+	_, m, err := s.memberProject(r, brabo.Developer, what)
+	return m, err
 }

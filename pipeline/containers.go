@@ -69,7 +69,8 @@ func (s *Service) runContainer(ctx context.Context, req brabo.ExecRequest) (*bra
 		return nil, errors.New("no project")
 	}
 	defer lockContainer(p.ID)()
-	c := &containerRun{s: s, ctx: ctx, a: a, p: p, root: req.Root}
+	c := &containerRun{s: s, ctx: ctx, a: a, p: p, root: req.Root,
+		row: &brabo.ProjectContainer{ProjectID: p.ID, Name: ContainerName(p)}}
 	if s.Containers == nil {
 		return c.fail("no container engine is configured: brabo serve --container-engine (BRABO_CONTAINER_ENGINE) names the Docker or Podman socket"), nil
 	}
