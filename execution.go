@@ -338,4 +338,3 @@ func BranchNameProblem(name string) string {
 	}
 	return ""
 }
-

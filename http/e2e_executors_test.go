@@ -376,4 +376,3 @@ func TestContainerStopAndRemoveAreAHumansOnly(t *testing.T) {
 		}
 	})
 }
-
