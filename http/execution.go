@@ -14,7 +14,7 @@ import (
 
 // activateExecution is POST …/activate (maintainer).
 func (s *Server) activateExecution(w http.ResponseWriter, r *http.Request) error {
-	m, err := callerOf(r).requireMember("activate execution")
+	m, err := s.projectMember(r, "activate execution")
 	if err != nil {
 		return err
 	}
