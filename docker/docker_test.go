@@ -3,7 +3,6 @@ package docker_test
 import (
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -43,7 +42,7 @@ func TestEngineAgainstPodman(t *testing.T) {
 	if info.State != "running" || info.ID == "" || info.Name != spec.Name {
 		t.Fatalf("started container: %+v", info)
 	}
-	waitFile(t, filepath.Join(dir, "hello.txt"), "hello from the container")
+	dockertest.WaitFile(t, filepath.Join(dir, "hello.txt"), "hello from the container")
 
 	if err := e.Stop(ctx, spec.Name); err != nil {
 		t.Fatal(err)
@@ -85,20 +84,5 @@ func TestEngineUnreachable(t *testing.T) {
 	}
 	if _, err := docker.New(" "); err == nil {
 		t.Fatal("New with no address: no error")
-	}
-}
-
-func waitFile(t *testing.T, path, want string) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		b, err := os.ReadFile(path)
-		if err == nil && strings.Contains(string(b), want) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %q, %v; want it to hold %q", path, b, err, want)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -157,30 +157,12 @@ func (e *Executor) runOpenDocPR(ctx context.Context, req brabo.ExecRequest) (*br
 	if err != nil {
 		return nil, err
 	}
-	root, err := e.rootGit(ctx, t, req, false)
-	if err != nil {
-		return nil, err
+	g, done, res, err := e.remoteClone(ctx, t, req, remote, base)
+	if g == nil {
+		return res, err
 	}
-	url, code := root.query("remote", "get-url", "--", remote)
-	if code != 0 || url == "" {
-		return root.fail("remote %q is not configured in this repository (git_repo_create makes one)", remote)
-	}
-	if isLocalPath(url) && !filepath.IsAbs(url) {
-		url = filepath.Join(root.dir, url)
-	}
-	tmp, err := os.MkdirTemp("", "brabo-docpr-*")
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", t, err)
-	}
-	defer os.RemoveAll(tmp)
-	name, email := identity(req.Credential)
-	g := e.newGit(ctx, t, req, tmp, []string{filepath.Dir(tmp)},
-		"GIT_AUTHOR_NAME="+name, "GIT_AUTHOR_EMAIL="+email, "GIT_COMMITTER_NAME="+name, "GIT_COMMITTER_EMAIL="+email)
-	clone := filepath.Join(tmp, "repo")
-	if g.step("clone", "--quiet", "--branch", base, "--", url, clone) != 0 {
-		return g.fail("cloning the remote %q at base %q failed (is %q on the remote?)", remote, base, base)
-	}
-	g.dir = clone
+	defer done()
+	clone := g.dir
 	if _, code := g.query("rev-parse", "--verify", "--quiet", "refs/remotes/origin/"+head); code == 0 {
 		return g.fail("branch %q exists on remote %q already: name another head (branch)", head, remote)
 	}

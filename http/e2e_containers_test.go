@@ -121,7 +121,7 @@ func TestContainerLifecycleOnPodman(t *testing.T) {
 	if started["status"] != "executed" || str(started, "result", "detail", "state") != "running" || str(started, "result", "detail", "containerId") == "" {
 		t.Fatalf("approved container_start: %v", started)
 	}
-	waitFor(t, filepath.Join(b.folder, "up.txt"), "up from the container")
+	dockertest.WaitFile(t, filepath.Join(b.folder, "up.txt"), "up from the container")
 	c := e.containerOf(b.dev, b.id)
 	if c["state"] != "running" || c["image"] != image || c["resources"].(map[string]any)["cpus"] != 1.0 ||
 		c["resources"].(map[string]any)["memoryMb"] != 512.0 || c["workspaceVerifiedAt"] == nil || c["actionId"] != id {
@@ -265,19 +265,4 @@ func lastAction(t *testing.T, e *env, token, project, typ string) map[string]any
 		t.Fatalf("no %s action", typ)
 	}
 	return list[0].(map[string]any)
-}
-
-func waitFor(t *testing.T, path, want string) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		b, err := os.ReadFile(path)
-		if err == nil && strings.Contains(string(b), want) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %q %v; want %q", path, b, err, want)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }

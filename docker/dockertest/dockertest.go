@@ -184,3 +184,20 @@ func BusyboxImage(t testing.TB, host string) string {
 	}
 	return Image
 }
+
+// WaitFile waits (20 s at most) until the file at path holds want: what a
+// container wrote into its mounted folder.
+func WaitFile(t testing.TB, path, want string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		b, err := os.ReadFile(path)
+		if err == nil && strings.Contains(string(b), want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %q, %v; want it to hold %q", path, b, err, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
