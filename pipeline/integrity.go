@@ -438,6 +438,13 @@ func samePath(a, b string) bool {
 // auto-approved action may change none.
 func (s *Service) approvedChange(ctx context.Context, a *brabo.ProposedAction, root string, decider *brabo.Member, from brabo.ActionStatus) func(string) bool {
 	none := func(string) bool { return false }
+	if a.Type == brabo.GitRepoCreate {
+		// Making the repository is the action: brabo's own git writes the
+		// new .git (hooks off), whoever approved it (the type needs a
+		// maintainer, and so does a rule that approves it).
+		dotGit := filepath.Join(root, ".git")
+		return func(p string) bool { return p == dotGit || strings.HasPrefix(p, dotGit+string(filepath.Separator)) }
+	}
 	if from != brabo.StatusApproved || decider == nil {
 		return none
 	}

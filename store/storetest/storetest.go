@@ -53,6 +53,7 @@ func Run(t *testing.T, open Opener) {
 		{"PermissionsTrust", testPermissionsTrust},
 		{"PermissionsTrustLock", testPermissionsTrustLock},
 		{"ExternalExecution", testExternalExecution},
+		{"ExecutorState", testExecutorState},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
