@@ -29,6 +29,14 @@ const (
 	// CodeNotDecided refuses a result for an action no one has approved
 	// yet: the agent must not have run it (HTTP 409).
 	CodeNotDecided Code = "not_decided"
+	// CodeInvalidProject refuses a project that cannot be created or
+	// changed as asked: a bad slug, mode or root, a folder that overlaps
+	// brabo's data folder or another project (HTTP 400).
+	CodeInvalidProject Code = "invalid_project"
+	// CodeProjectFolderMissing is the code of an action's failed result
+	// when its project folder is gone (deleted or moved): nothing ran, so
+	// the result has no exit code.
+	CodeProjectFolderMissing Code = "project_folder_missing"
 )
 
 // Error is an error with a stable code and a human sentence.
