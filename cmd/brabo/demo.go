@@ -161,7 +161,11 @@ func demo(ctx context.Context, addr string, autoApprove, keep bool, out io.Write
 
 	fmt.Fprintf(out, "brabo demo: a dev agent works on %q in a throwaway git repository.\n", task.Title)
 	fmt.Fprintf(out, "The API and the web page are at %s (admin token %s).\n", base, token)
-	fmt.Fprintf(out, "The demo serves until you press Ctrl-C.\n\n")
+	if autoApprove {
+		fmt.Fprintf(out, "--approve: each pending action is approved after a second; the demo ends with the task.\n\n")
+	} else {
+		fmt.Fprintf(out, "The demo serves until you press Ctrl-C.\n\n")
+	}
 	defer func() {
 		if ctx.Err() == nil {
 			return
