@@ -78,8 +78,30 @@ type Result struct {
 	Truncated bool   `json:"truncated,omitempty"`
 	TimedOut  bool   `json:"timedOut,omitempty"`
 	Error     string `json:"error,omitempty"`
+	// Code is set when the action failed before anything ran, with a
+	// stable reason (CodeProjectFolderMissing): such a result has no exit
+	// code, and its JSON carries none.
+	Code Code `json:"code,omitempty"`
 	// Detail holds type-specific facts: the commit hash, the PR number.
 	Detail map[string]string `json:"detail,omitempty"`
+}
+
+// Ran reports whether the action ran, so that ExitCode means something:
+// false for a failure before anything started (Code set).
+func (r *Result) Ran() bool { return r.Code == "" }
+
+// MarshalJSON leaves exitCode out of a result whose action never ran: a 0
+// there would read as a success.
+func (r Result) MarshalJSON() ([]byte, error) {
+	type plain Result
+	out := struct {
+		ExitCode *int `json:"exitCode,omitempty"` // first, as the field is
+		plain
+	}{plain: plain(r)}
+	if r.Ran() {
+		out.ExitCode = &r.ExitCode
+	}
+	return json.Marshal(out)
 }
 
 // ProposedAction is one action an agent (or a human) proposed.

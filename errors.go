@@ -33,6 +33,14 @@ const (
 	// may propose: container_stop and container_remove, which the
 	// containers page proposes for the member who clicks (HTTP 403).
 	CodeHumanOnly Code = "human_only"
+	// CodeInvalidProject refuses a project that cannot be created or
+	// changed as asked: a bad slug, mode or root, a folder that overlaps
+	// brabo's data folder or another project (HTTP 400).
+	CodeInvalidProject Code = "invalid_project"
+	// CodeProjectFolderMissing is the code of an action's failed result
+	// when its project folder is gone (deleted or moved): nothing ran, so
+	// the result has no exit code.
+	CodeProjectFolderMissing Code = "project_folder_missing"
 )
 
 // Error is an error with a stable code and a human sentence.

@@ -10,8 +10,10 @@ type Project struct {
 	Name string `json:"name"`
 	// Mode decides the scope root (DESIGN §5).
 	Mode ExecutionMode `json:"mode"`
-	// Root is the absolute folder in local mode, typed at creation.
-	Root string `json:"-"`
+	// Root is the absolute folder in local mode, typed at creation. The
+	// API shows it to the project's members and agents (it is where their
+	// commands run); events and cards carry the relative WorkspaceDir.
+	Root string `json:"root,omitempty"`
 	// WorkspaceDir is <slug>-<8 chars of id>, frozen at creation; the folder
 	// under the workspaces root in container and runner mode, and the
 	// relative identifier events carry in every mode.

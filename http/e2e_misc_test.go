@@ -51,7 +51,7 @@ func TestAnEmptyPermissionsBodyIsRefused(t *testing.T) {
 func TestTwoProjectsNeverShareAFolder(t *testing.T) {
 	eachStore(t, func(t *testing.T, e *env) {
 		for _, root := range []string{e.root, filepath.Join(e.root, "src"), filepath.Dir(e.root)} {
-			out := e.refused("POST", "/v1/projects", e.admin, map[string]any{"slug": "again", "mode": "local", "root": root}, 400, "invalid_action")
+			out := e.refused("POST", "/v1/projects", e.admin, map[string]any{"slug": "again", "mode": "local", "root": root}, 400, "invalid_project")
 			if !strings.Contains(out["message"].(string), "overlaps") {
 				t.Errorf("root %s: %v", root, out)
 			}

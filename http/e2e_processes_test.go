@@ -44,8 +44,8 @@ func TestGitHooksSettingEndToEnd(t *testing.T) {
 		}
 
 		e.refused("PATCH", e.pp(""), e.developer, map[string]any{"gitHooks": true}, 403, "forbidden_role")
-		e.refused("PATCH", e.pp(""), e.maintainer, map[string]any{}, 400, "invalid_action")
-		e.refused("PATCH", e.pp(""), e.maintainer, map[string]any{"maxTimeoutSec": -1}, 400, "invalid_action")
+		e.refused("PATCH", e.pp(""), e.maintainer, map[string]any{}, 400, "invalid_project")
+		e.refused("PATCH", e.pp(""), e.maintainer, map[string]any{"maxTimeoutSec": -1}, 400, "invalid_project")
 		p := e.ok("PATCH", e.pp(""), e.maintainer, map[string]any{"gitHooks": true}, 200)
 		if p["gitHooks"] != true || p["maxTimeoutSec"] != float64(0) {
 			t.Fatalf("PATCH answered %v", p)

@@ -61,7 +61,7 @@ func TestASymlinkedRootIsCheckedResolved(t *testing.T) {
 			{"shop", e.root, "overlaps"},
 		} {
 			out := e.refused("POST", "/v1/projects", e.admin,
-				map[string]any{"slug": "via-" + tc.link, "mode": "local", "root": link(tc.link, tc.target)}, 400, "invalid_action")
+				map[string]any{"slug": "via-" + tc.link, "mode": "local", "root": link(tc.link, tc.target)}, 400, "invalid_project")
 			if msg := out["message"].(string); !strings.Contains(msg, "resolves through a symlink to") || !strings.Contains(msg, tc.why) {
 				t.Errorf("a root linked to %s: %q", tc.target, msg)
 			}

@@ -27,10 +27,10 @@ func (s *Server) patchProject(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if in.GitHooks == nil && in.MaxTimeoutSec == nil {
-		return badRequest("give gitHooks (true or false) or maxTimeoutSec (seconds, 0 for none)")
+		return badProject("give gitHooks (true or false) or maxTimeoutSec (seconds, 0 for none)")
 	}
 	if in.MaxTimeoutSec != nil && (*in.MaxTimeoutSec < 0 || *in.MaxTimeoutSec > 7*24*3600) {
-		return badRequest("maxTimeoutSec %d: want 0 (none) to 604800 seconds", *in.MaxTimeoutSec)
+		return badProject("maxTimeoutSec %d: want 0 (none) to 604800 seconds", *in.MaxTimeoutSec)
 	}
 	err = s.Store.Update(r.Context(), func(tx brabo.Tx) error {
 		cur, err := tx.Project(r.Context(), p.ID)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/brabo-dev/brabo"
@@ -35,7 +36,7 @@ func (s *Server) createProject(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if !slugRE.MatchString(in.Slug) {
-		return badRequest("slug %q: use 1 to 63 lowercase letters, digits and dashes", in.Slug)
+		return badProject("slug %q: use 1 to 63 lowercase letters, digits and dashes", in.Slug)
 	}
 	if trimmed(in.Name) == "" {
 		in.Name = in.Slug
@@ -47,7 +48,13 @@ func (s *Server) createProject(w http.ResponseWriter, r *http.Request) error {
 	case brabo.ModeLocal:
 		probe := s.DirProbe
 		if probe == nil {
-			return errorf(http.StatusBadRequest, brabo.CodeInvalidAction, "this server cannot create local projects")
+			return badProject("this server cannot create local projects")
+		}
+		if in.Root == "" {
+			return badProject("root: a local project needs root, the absolute path of an existing folder (its permissions.json is read there)")
+		}
+		if err := s.ownOverlap(in.Root); err != nil {
+			return badProject("root: %v", err)
 		}
 		// No two projects share a folder: they would share one
 		// permissions.json and each other's scope.
@@ -57,23 +64,23 @@ func (s *Server) createProject(w http.ResponseWriter, r *http.Request) error {
 		}
 		taken := append(others, s.OwnPaths...)
 		if err := policy.ValidateLocalRoot(in.Root, taken, probe); err != nil {
-			return badRequest("root: %v", err)
+			return badProject("root: %v", err)
 		}
 		if err := validateResolvedRoot(in.Root, taken, probe); err != nil {
-			return badRequest("root: %v", err)
+			return badProject("root: %v", err)
 		}
 		// The typed root is kept: Decide compares paths with it as typed,
 		// and the executor accepts it and its resolved form alike.
 		p.Root = in.Root
 	case brabo.ModeContainer, brabo.ModeRunner:
 		if in.Root != "" {
-			return badRequest("root: a %s project lives under the workspaces root; give no root", in.Mode)
+			return badProject("root: a %s project lives under the workspaces root; give no root", in.Mode)
 		}
 		if _, err := s.Pipeline.ScopeRoot(p); err != nil {
-			return badRequest("mode %s: %v", in.Mode, err)
+			return badProject("mode %s: %v", in.Mode, err)
 		}
 	default:
-		return badRequest("mode %q: want local, container or runner", in.Mode)
+		return badProject("mode %q: want local (with root, an existing absolute folder), container or runner", in.Mode)
 	}
 	err = s.Store.Update(r.Context(), func(tx brabo.Tx) error {
 		if err := tx.CreateProject(r.Context(), p); err != nil {
@@ -92,6 +99,41 @@ func (s *Server) createProject(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	writeJSON(w, http.StatusCreated, p)
+	return nil
+}
+
+// ownOverlap refuses a folder that is, holds or lies inside one of
+// brabo's own (its data folder), as typed and with symlinks resolved,
+// naming the folder and how to move it: the usual case is brabo serve
+// started inside the project folder with --data there.
+func (s *Server) ownOverlap(root string) error {
+	if !filepath.IsAbs(root) {
+		return nil // ValidateLocalRoot names it
+	}
+	forms := []string{filepath.Clean(root)}
+	if real, err := filepath.EvalSymlinks(root); err == nil && real != forms[0] {
+		forms = append(forms, real)
+	}
+	for _, own := range s.OwnPaths {
+		owns := []string{filepath.Clean(own)}
+		if real, err := filepath.EvalSymlinks(own); err == nil && real != owns[0] {
+			owns = append(owns, real)
+		}
+		for _, f := range forms {
+			for _, o := range owns {
+				if f == o || strings.HasPrefix(f, o+"/") || strings.HasPrefix(o, strings.TrimSuffix(f, "/")+"/") {
+					msg := fmt.Sprintf("the project folder %q overlaps brabo's data folder %s", root, own)
+					if f != forms[0] {
+						msg = fmt.Sprintf("%q resolves through a symlink to %q, which overlaps brabo's data folder %s", root, f, own)
+					}
+					if s.OwnPathsHint != "" {
+						msg += "; " + s.OwnPathsHint
+					}
+					return errors.New(msg)
+				}
+			}
+		}
+	}
 	return nil
 }
 
@@ -204,7 +246,10 @@ func (s *Server) me(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) memberProject(r *http.Request, min brabo.Role, what string) (*brabo.Project, *brabo.Member, error) {
 	c := callerOf(r)
 	if c.agent != nil {
-		return nil, nil, notFound("project " + r.PathValue("project"))
+		// The same answer whether the project is the agent's or not, so it
+		// tells nothing; it says where an agent learns its decisions.
+		return nil, nil, errorf(http.StatusNotFound, brabo.CodeNotFound,
+			"project %s not found: an agent token reads only its own actions (GET /v1/actions/{id}, and /wait for the decision)", r.PathValue("project"))
 	}
 	m := c.member
 	p, role, err := s.projectAccess(r.Context(), c, r.PathValue("project"))
@@ -229,10 +274,10 @@ func (s *Server) putContainer(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if in.Running == nil {
-		return badRequest("running: true or false is required")
+		return badProject("running: true or false is required")
 	}
 	if *in.Running && p.Mode != brabo.ModeContainer {
-		return badRequest("only a container project has a container to register running")
+		return badProject("only a container project has a container to register running")
 	}
 	if err := s.Store.Update(r.Context(), func(tx brabo.Tx) error {
 		return tx.SetContainerRunning(r.Context(), p.ID, *in.Running)

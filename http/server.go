@@ -31,6 +31,9 @@ type Server struct {
 	// OwnPaths are brabo's own folders (data dir, checkout): no local
 	// project may overlap them.
 	OwnPaths []string
+	// OwnPathsHint ends the refusal of a project folder that overlaps
+	// OwnPaths: how to move them (serve names its --data flag).
+	OwnPathsHint string
 	// DirProbe checks a local project's folder on the real disk.
 	DirProbe func(path string) (isDir, writable bool, err error)
 	// Heartbeat is the SSE keep-alive period (15 s when 0).
@@ -190,6 +193,7 @@ var codeStatus = map[brabo.Code]int{
 	brabo.CodeAlreadyReported:      http.StatusConflict,
 	brabo.CodeNotDecided:           http.StatusConflict,
 	brabo.CodeHumanOnly:            http.StatusForbidden,
+	brabo.CodeInvalidProject:       http.StatusBadRequest,
 	"conflict":                     http.StatusConflict,
 }
 
@@ -282,6 +286,12 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) error {
 
 func badRequest(format string, a ...any) error {
 	return errorf(http.StatusBadRequest, brabo.CodeInvalidAction, format, a...)
+}
+
+// badProject is a 400 invalid_project: the project cannot be created or
+// changed as asked.
+func badProject(format string, a ...any) error {
+	return errorf(http.StatusBadRequest, brabo.CodeInvalidProject, format, a...)
 }
 
 func notFound(what string) error {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -38,6 +40,8 @@ func (s *Service) execute(ctx context.Context, a *brabo.ProposedAction, p *brabo
 	var err error
 	if scope, serr := s.ScopeRoot(p); serr != nil {
 		err = fmt.Errorf("scope: %w", serr)
+	} else if missing := folderMissing(a.Type, scope.Root); missing != nil {
+		res = missing
 	} else {
 		allowed := s.approvedChange(ctx, a, scope.Root, cred, from)
 		if a.Type == brabo.WriteFile && allowed(filepath.Join(scope.Root, a.Payload.Path)) {
@@ -60,6 +64,28 @@ func (s *Service) execute(ctx context.Context, a *brabo.ProposedAction, p *brabo
 		res.Error = err.Error()
 	}
 	return s.settle(ctx, a, from, res, pr, from != brabo.StatusAutoApproved)
+}
+
+// folderMissing is the failed result of an action that works in the
+// project folder when that folder is gone (deleted, moved, an unmounted
+// disk): nothing runs, and the result says so with a stable code and no
+// exit code. nil when the folder is there, or the type needs none.
+func folderMissing(t brabo.ActionType, root string) *brabo.Result {
+	switch t {
+	case brabo.Terminal, brabo.WriteFile, brabo.GitCommit, brabo.GitBranchCreate, brabo.GitPush, brabo.PrOpen, brabo.GitMerge:
+	default:
+		return nil
+	}
+	fi, err := os.Stat(root)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return &brabo.Result{Code: brabo.CodeProjectFolderMissing,
+			Error: fmt.Sprintf("the project folder %s does not exist (deleted or moved?); nothing ran. Put the folder back, or create the project again where it is now", root)}
+	case err == nil && !fi.IsDir():
+		return &brabo.Result{Code: brabo.CodeProjectFolderMissing,
+			Error: fmt.Sprintf("the project folder %s is not a directory any more; nothing ran", root)}
+	}
+	return nil
 }
 
 // runExecutor calls the executor, turning a panic into a failed result: an
@@ -146,7 +172,7 @@ func (s *Service) settleWith(ctx context.Context, a *brabo.ProposedAction, from 
 		}
 		if err := tx.AppendEvent(ctx, &brabo.Event{
 			ProjectID: a.ProjectID, Type: event, ActorID: brabo.SystemActor, ActionID: a.ID,
-			Payload: mustJSON(map[string]any{"exitCode": res.ExitCode, "error": res.Error, "detail": res.Detail}), CreatedAt: now,
+			Payload: mustJSON(settledPayload(res)), CreatedAt: now,
 		}); err != nil {
 			return err
 		}
@@ -169,6 +195,19 @@ func (s *Service) settleWith(ctx context.Context, a *brabo.ProposedAction, from 
 	a.Status, a.Result, a.SettledAt = status, res, now
 	s.log().Info("action settled", "action", a.ID, "status", status, "exitCode", res.ExitCode, "error", res.Error)
 	return a, nil
+}
+
+// settledPayload is what action.executed and action.failed record: the
+// exit code (none for an action that never ran, with its code instead),
+// the error and the detail.
+func settledPayload(res *brabo.Result) map[string]any {
+	out := map[string]any{"error": res.Error, "detail": res.Detail}
+	if res.Ran() {
+		out["exitCode"] = res.ExitCode
+	} else {
+		out["code"] = res.Code
+	}
+	return out
 }
 
 // afterSuccess does the bookkeeping an executed action implies: a PR row

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -14,36 +13,33 @@ import (
 	brabohttp "github.com/brabo-dev/brabo/http"
 )
 
-const adminUsage = `usage: brabo admin token [--data .brabo] [--db postgres://…]
-
-  token   issue a new admin token; the old one (and the admin's web
+// adminMore is what brabo admin -h says after the usage.
+const adminMore = `  token   issue a new admin token; the old one (and the admin's web
           sessions) stop working. On SQLite it needs the data folder, and
           the server must be stopped first; on PostgreSQL it needs the
-          database URL, and running servers drop the old token at once.
-`
+          database URL, and running servers drop the old token at once.`
 
 // runAdmin is `brabo admin`: the operator's way back in when the admin
 // token printed on the first start is lost.
 func runAdmin(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] != "token" {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-			fmt.Fprint(stdout, adminUsage)
-			return 0
-		}
-		fmt.Fprint(stderr, adminUsage)
-		return exitUsage
+	if len(args) == 0 {
+		return usageError(stderr, "admin", "which? the only subcommand is token (brabo admin token)")
 	}
-	fl := flag.NewFlagSet("admin token", flag.ContinueOnError)
-	fl.SetOutput(stderr)
+	if args[0] != "token" {
+		return usageError(stderr, "admin", "unknown subcommand %q: the only one is token", args[0])
+	}
+	fl := newFlags("admin token")
 	var sf storeFlags
 	sf.register(fl)
-	if err := fl.Parse(args[1:]); err != nil || !noArgs(fl, stderr) {
-		return exitUsage
+	if code, done := parseNoArgs(fl, args[1:], stdout, stderr); done {
+		return code
+	}
+	if _, err := sf.isSQLite(); err != nil {
+		return usageError(stderr, "admin token", "%v", err)
 	}
 	token, admin, err := adminToken(context.Background(), sf)
 	if err != nil {
-		fmt.Fprintf(stderr, "brabo admin token: %v\n", err)
-		return 1
+		return fail(stderr, "admin token", "%v", err)
 	}
 	fmt.Fprintf(stdout, "A new admin token for %s (%s); the old one and its web sessions no longer work:\n\n    %s\n\nIt is shown once; keep it (export BRABO_TOKEN=%s).\n", admin.Name, admin.ID, token, token)
 	return 0
@@ -58,8 +54,12 @@ func adminToken(ctx context.Context, sf storeFlags) (string, *brabo.Member, erro
 		return "", nil, err
 	}
 	if isSQLite {
-		if _, err := os.Stat(filepath.Join(sf.data, "brabo.db")); err != nil {
-			return "", nil, fmt.Errorf("no database in the data folder %s (--data): %w", sf.data, err)
+		dir, err := sf.dataDir()
+		if err != nil {
+			return "", nil, err
+		}
+		if _, err := os.Stat(filepath.Join(dir, "brabo.db")); err != nil {
+			return "", nil, fmt.Errorf("no database in the data folder %s (--data): %w", dir, err)
 		}
 	}
 	release, _, err := sf.lock()

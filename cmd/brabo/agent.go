@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -20,8 +19,7 @@ import (
 // second process beside `brabo serve` on the same PostgreSQL database, or
 // on its own over a SQLite file that no server holds.
 func runAgent(args []string, stdout, stderr io.Writer) int {
-	fl := flag.NewFlagSet("agent", flag.ContinueOnError)
-	fl.SetOutput(stderr)
+	fl := newFlags("agent")
 	var sf storeFlags
 	sf.register(fl)
 	modelSpec := fl.String("model", os.Getenv("BRABO_MODEL"), "openai:<model> (OPENAI_BASE_URL, OPENAI_API_KEY), anthropic:<model> (ANTHROPIC_API_KEY) or scripted:<path> (env BRABO_MODEL)")
@@ -29,17 +27,18 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	passEnv := fl.String("pass-env", os.Getenv("BRABO_PASS_ENV"), "comma-separated names of more variables approved commands may see")
 	var cf containerFlags
 	cf.register(fl)
-	if err := fl.Parse(args); err != nil || !noArgs(fl, stderr) {
-		return exitUsage
+	if code, done := parseNoArgs(fl, args, stdout, stderr); done {
+		return code
+	}
+	if _, err := sf.isSQLite(); err != nil {
+		return usageError(stderr, "agent", "%v", err)
 	}
 	if *modelSpec == "" {
-		fmt.Fprintln(stderr, "brabo agent: no model: set --model or BRABO_MODEL (e.g. openai:gpt-4.1 with OPENAI_API_KEY)")
-		return exitUsage
+		return usageError(stderr, "agent", "no model: set --model or BRABO_MODEL (e.g. openai:gpt-4.1 with OPENAI_API_KEY)")
 	}
 	m, err := openModel(*modelSpec)
 	if err != nil {
-		fmt.Fprintf(stderr, "brabo agent: --model: %v\n", err)
-		return exitUsage
+		return usageError(stderr, "agent", "--model: %v", err)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -47,36 +46,35 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	release, _, err := sf.lock()
 	defer release()
 	if err != nil {
-		fmt.Fprintf(stderr, "brabo agent: %v\n", err)
-		return 1
+		return fail(stderr, "agent", "%v", err)
 	}
 	store, _, err := sf.open(ctx)
 	if err != nil {
-		fmt.Fprintf(stderr, "brabo agent: %v\n", err)
-		return 1
+		return fail(stderr, "agent", "%v", err)
 	}
 	defer store.Close()
+	data, err := sf.dataDir()
+	if err != nil {
+		return fail(stderr, "agent", "%v", err)
+	}
 	if *workspaces == "" {
-		*workspaces = filepath.Join(sf.data, "workspaces")
+		*workspaces = filepath.Join(data, "workspaces")
 	}
 	ws, _ := filepath.Abs(*workspaces)
-	ex := newExecutor(procenv.Filter(os.Environ(), strings.Split(*passEnv, ",")), sf.data)
+	ex := newExecutor(procenv.Filter(os.Environ(), strings.Split(*passEnv, ",")), data)
 	svc := &pipeline.Service{Store: store, WorkspacesRoot: ws, Log: log, Executor: ex}
-	svc.Protect = protection(sf.data, procenv.Filter(os.Environ(), strings.Split(*passEnv, ",")))
+	svc.Protect = protection(data, procenv.Filter(os.Environ(), strings.Split(*passEnv, ",")))
 	if err := cf.apply(svc); err != nil {
-		fmt.Fprintf(stderr, "brabo agent: %v\n", err)
-		return exitUsage
+		return usageError(stderr, "agent", "%v", err)
 	}
 	landlockStatus(log)
 	inst, err := startInstance(ctx, svc, ex, false, log)
 	if err != nil {
-		fmt.Fprintf(stderr, "brabo agent: %v\n", err)
-		return 1
+		return fail(stderr, "agent", "%v", err)
 	}
 	defer inst.close()
 	if err := migrateClickAutonomy(ctx, svc, log); err != nil {
-		fmt.Fprintf(stderr, "brabo agent: %v\n", err)
-		return 1
+		return fail(stderr, "agent", "%v", err)
 	}
 	// The agents stop after their running actions, which end with the
 	// shutdown's reason.
@@ -84,8 +82,7 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	defer stopAgents()
 	ag, err := startAgents(actx, store, svc, m, false, log)
 	if err != nil {
-		fmt.Fprintf(stderr, "brabo agent: %v\n", err)
-		return 1
+		return fail(stderr, "agent", "%v", err)
 	}
 	fmt.Fprintf(stdout, "brabo agent: dev agents run on %s; stop with Ctrl-C\n", *modelSpec)
 	<-ctx.Done()

@@ -42,10 +42,16 @@ func newExecutor(env []string, data string) *executor.Executor {
 //	openai:<model>     OPENAI_BASE_URL (any OpenAI-compatible server) and OPENAI_API_KEY
 //	anthropic:<model>  ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL)
 //	scripted:<path>    a JSON script of assistant turns (tests, the demo)
+//
+// A provider's key variable must be set: a model without it would start,
+// and fail at the agents' first turn.
 func openModel(spec string) (model.Model, error) {
 	kind, arg, ok := strings.Cut(spec, ":")
 	if !ok || arg == "" {
 		return nil, fmt.Errorf("model %q: want openai:<model>, anthropic:<model> or scripted:<path>", spec)
+	}
+	if key := modelKeys[kind]; key != "" && os.Getenv(key) == "" {
+		return nil, fmt.Errorf("model %q: %s is not set (the provider's API key; for a local OpenAI-compatible server that needs none, set it to any value)", spec, key)
 	}
 	switch kind {
 	case "openai":
@@ -57,6 +63,16 @@ func openModel(spec string) (model.Model, error) {
 	}
 	return nil, fmt.Errorf("model %q: unknown provider %q (openai, anthropic or scripted)", spec, kind)
 }
+
+// modelKeys is the variable each provider reads its API key from.
+var modelKeys = map[string]string{"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+
+// modelMore is what brabo agent -h says of the models.
+const modelMore = `The model (--model or BRABO_MODEL):
+  openai:<model>     OPENAI_API_KEY; OPENAI_BASE_URL for any OpenAI-compatible server
+  anthropic:<model>  ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL)
+  scripted:<path>    a JSON script of assistant turns (tests, the demo)
+A missing key variable is refused at start, naming it.`
 
 // agents runs, on m, the dev agents (dev-<module> agents of every
 // project), each project's QA lead and dev lead, and the wake worker that

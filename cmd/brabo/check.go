@@ -20,16 +20,11 @@ const (
 	exitAutoApprove     = 0
 	exitRequireApproval = 1
 	exitDeny            = 2
-	exitUsage           = 3
+	exitCheckUsage      = 3
 )
 
 func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fl := flag.NewFlagSet("check", flag.ContinueOnError)
-	fl.SetOutput(stderr)
-	fl.Usage = func() {
-		fmt.Fprintln(stderr, "usage: brabo check [flags] -- 'command'\n\nDecides offline as brabo would, and explains every segment and rule.\nExit code: 0 auto_approve, 1 require_approval, 2 deny, 3 bad usage or a bad file.\n\nFlags:")
-		fl.PrintDefaults()
-	}
+	fl := newFlags("check")
 	var (
 		permissions  = fl.String("permissions", "", "the permissions.json to decide with (default: <root>/permissions.json; a missing file is an empty one)")
 		root         = fl.String("root", "", "the project folder, the scope root (default: the current directory)")
@@ -43,15 +38,24 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		targetBranch = fl.String("target-branch", "", "the branch a git_merge merges into")
 		fromStdin    = fl.Bool("stdin", false, "read the command's raw bytes from standard input instead of after --")
 	)
-	if err := fl.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitUsage
-		}
-		return exitUsage
-	}
 	bad := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "brabo check: "+format+"\n", a...)
-		return exitUsage
+		return exitCheckUsage
+	}
+	if err := fl.Parse(args); errors.Is(err, flag.ErrHelp) {
+		// Help asked alone exits 0; among other arguments it is bad
+		// usage: no command line can read as an approval by holding -h.
+		if len(args) == 1 {
+			printHelp(stdout, lookup("check"), fl)
+			return 0
+		}
+		return bad("-h with other arguments: ask for help alone (brabo check -h)")
+	} else if err != nil {
+		return bad("%s (brabo check -h prints the usage)", dashes(err.Error()))
+	}
+	if flags := flagsAfterCommand(fl, args); len(flags) > 0 {
+		return bad("%q after the command is not read as a flag: flags go before the command, and the command after --: brabo check %s -- %s",
+			flags, strings.Join(fl.Args()[1:], " "), shellQuote(fl.Arg(0)))
 	}
 	in := policy.Input{ContainerRunning: *container, TargetBranch: *targetBranch}
 	var err error
@@ -148,7 +152,7 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		// The decision above is what brabo would do (ask); the exit code
 		// says the file must be fixed.
 		fmt.Fprintf(stderr, "brabo check: %v\n", fileErr)
-		return exitUsage
+		return exitCheckUsage
 	}
 	switch d.Policy {
 	case brabo.AutoApprove:
@@ -157,6 +161,29 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitDeny
 	}
 	return exitRequireApproval
+}
+
+// flagsAfterCommand returns the arguments after a command given without
+// -- that look like check's own flags (`brabo check 'ls' --json`): Go's flag
+// package stops at the first argument that is not a flag, and would decide
+// "ls --json". After --, everything is the command.
+func flagsAfterCommand(fl *flag.FlagSet, args []string) []string {
+	if fl.NArg() == 0 || len(args) > fl.NArg() && args[len(args)-fl.NArg()-1] == "--" {
+		return nil
+	}
+	var out []string
+	for _, a := range fl.Args()[1:] {
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && (fl.Lookup(name) != nil || isHelp(a)) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// shellQuote quotes s for a POSIX shell, for a command line brabo prints.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func printDecision(w io.Writer, d brabo.Decision) {

@@ -31,6 +31,7 @@ type server struct {
 	url   string
 	token string // only on the first start
 	logs  *logBuffer
+	out   []string // what it printed until it listened
 }
 
 // logBuffer keeps what a server wrote to its standard error.
@@ -73,7 +74,16 @@ func startServe(t testing.TB, dataDir string, extra ...string) *server {
 // environment.
 func startServeEnv(t testing.TB, dataDir string, env []string, extra ...string) *server {
 	t.Helper()
-	cmd := exec.Command(braboBin, append([]string{"serve", "--data", dataDir, "--addr", "127.0.0.1:0", "--log-level", "warn"}, extra...)...)
+	return startServeIn(t, "", env, append([]string{"--data", dataDir}, extra...)...)
+}
+
+// startServeIn starts `brabo serve args…` in the folder dir ("" for the
+// test's own) on a free port, with more variables in its environment, and
+// waits until it listens. Its standard output is in s.out.
+func startServeIn(t testing.TB, dir string, env []string, args ...string) *server {
+	t.Helper()
+	cmd := exec.Command(braboBin, append([]string{"serve", "--addr", "127.0.0.1:0", "--log-level", "warn"}, args...)...)
+	cmd.Dir = dir
 	cmd.Env = append(append(os.Environ(), "BRABO_DB="), env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -101,6 +111,7 @@ func startServeEnv(t testing.TB, dataDir string, env []string, extra ...string) 
 			if !ok {
 				t.Fatal("brabo serve exited before it listened")
 			}
+			s.out = append(s.out, l)
 			if tok := strings.TrimSpace(l); strings.HasPrefix(tok, "brb_") {
 				s.token = tok
 			}

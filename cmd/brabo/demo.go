@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -44,21 +43,56 @@ const demoScript = `{"turns": [
 ]}`
 
 func runDemo(args []string, stdout, stderr io.Writer) int {
-	fl := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fl.SetOutput(stderr)
-	addr := fl.String("addr", "127.0.0.1:8080", "where the demo's API listens")
-	approve := fl.Bool("approve", false, "approve the pending action by itself after 1 s (a tour without a second terminal)")
-	keep := fl.Bool("keep", false, "keep the throwaway folder")
-	if err := fl.Parse(args); err != nil {
-		return exitUsage
+	fl := newFlags("demo")
+	addr := fl.String("addr", "127.0.0.1:8080", "where the demo's API and web page listen")
+	approve := fl.Bool("approve", false, "approve each pending action by itself after 1 s, and end when the task is done (a tour without a second terminal)")
+	keep := fl.Bool("keep", false, "keep the throwaway folder, and print the command that serves it again")
+	if code, done := parseNoArgs(fl, args, stdout, stderr); done {
+		return code
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := demo(ctx, *addr, *approve, *keep, stdout); err != nil {
-		fmt.Fprintf(stderr, "brabo demo: %v\n", err)
-		return 1
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// Ctrl-C (or SIGTERM) is how a person ends the demo: it ends with the
+	// shell's status for the signal, and no error.
+	sigc := make(chan os.Signal, 1)
+	signal.Notify(sigc, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigc)
+	var sig os.Signal
+	stopped := make(chan struct{})
+	go func() {
+		select {
+		case sig = <-sigc:
+			cancel()
+		case <-ctx.Done():
+		}
+		close(stopped)
+	}()
+	err := demo(ctx, *addr, *approve, *keep, stdout)
+	cancel()
+	<-stopped
+	if s, ok := sig.(syscall.Signal); ok {
+		return 128 + int(s)
+	}
+	if err != nil {
+		return fail(stderr, "demo", "%v", err)
 	}
 	return 0
+}
+
+// demoFolder is the throwaway folder's layout: the project, its bare
+// origin, the data folder (the database, apart from the project, as
+// brabo serve requires) and the script the dev agent replays.
+type demoFolder struct{ dir, project, data, script string }
+
+func newDemoFolder(dir string) demoFolder {
+	return demoFolder{dir: dir, project: filepath.Join(dir, "shop"), data: filepath.Join(dir, "data"),
+		script: filepath.Join(dir, "demo-script.json")}
+}
+
+// revive is the one command that serves a kept demo again, with its agent:
+// approving the pull request there wakes it as in the demo.
+func (f demoFolder) revive(addr string) string {
+	return fmt.Sprintf("brabo serve --data %s --model scripted:%s --addr %s", shellQuote(f.data), shellQuote(f.script), addr)
 }
 
 func demo(ctx context.Context, addr string, autoApprove, keep bool, out io.Writer) error {
@@ -66,29 +100,37 @@ func demo(ctx context.Context, addr string, autoApprove, keep bool, out io.Write
 	if err != nil {
 		return err
 	}
+	f := newDemoFolder(dir)
 	if keep {
 		fmt.Fprintf(out, "The throwaway folder is %s (kept).\n", dir)
 	} else {
 		defer os.RemoveAll(dir)
 	}
-	root := filepath.Join(dir, "shop")
-	if err := demoRepo(root); err != nil {
+	if err := demoRepo(f.project); err != nil {
 		return err
 	}
+	if err := os.WriteFile(f.script, []byte(demoScript), 0o644); err != nil {
+		return err
+	}
+	release, err := lockData(f.data)
+	if err != nil {
+		return err
+	}
+	defer release()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	store, err := sqlite.Open(ctx, filepath.Join(dir, "brabo.db"))
+	store, err := sqlite.Open(ctx, filepath.Join(f.data, "brabo.db"))
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	svc := &pipeline.Service{Store: store, Executor: newExecutor(procenv.Own(), dir),
-		WorkspacesRoot: filepath.Join(dir, "workspaces"), Log: quiet}
-	svc.Protect = protection(dir, procenv.Own())
+	svc := &pipeline.Service{Store: store, Executor: newExecutor(procenv.Own(), f.data),
+		WorkspacesRoot: filepath.Join(f.data, "workspaces"), Log: quiet}
+	svc.Protect = protection(f.data, procenv.Own())
 	token, err := brabohttp.Bootstrap(ctx, store, "you")
 	if err != nil {
 		return err
 	}
-	project, task, err := demoProject(ctx, svc, root, token)
+	project, task, err := demoProject(ctx, svc, f.project, token)
 	if err != nil {
 		return err
 	}
@@ -96,7 +138,7 @@ func demo(ctx context.Context, addr string, autoApprove, keep bool, out io.Write
 	if err != nil {
 		return err
 	}
-	api := &brabohttp.Server{Pipeline: svc, Store: store, Log: quiet}
+	api := &brabohttp.Server{Pipeline: svc, Store: store, Log: quiet, OwnPaths: []string{f.data}, DirProbe: probeDir}
 	srv := api.HTTPServer()
 	go srv.Serve(ln)
 	defer srv.Close()
@@ -117,7 +159,23 @@ func demo(ctx context.Context, addr string, autoApprove, keep bool, out io.Write
 	defer func() { stopAgents(); ag.wait() }()
 
 	fmt.Fprintf(out, "brabo demo: a dev agent works on %q in a throwaway git repository.\n", task.Title)
-	fmt.Fprintf(out, "The API is at %s (admin token %s).\n\n", base, token)
+	fmt.Fprintf(out, "The API and the web page are at %s (admin token %s).\n", base, token)
+	if autoApprove {
+		fmt.Fprintf(out, "--approve: each pending action is approved after a second; the demo ends with the task.\n\n")
+	} else {
+		fmt.Fprintf(out, "The demo serves until you press Ctrl-C.\n\n")
+	}
+	defer func() {
+		if ctx.Err() == nil {
+			return
+		}
+		fmt.Fprintf(out, "\nStopped.\n")
+		if keep {
+			fmt.Fprintf(out, "The demo is kept in %s. Serve it again, with its agent, by\n\n    %s\n\n(the admin token stays %s).\n", dir, f.revive(ln.Addr().String()), token)
+		} else {
+			fmt.Fprintf(out, "The throwaway folder is removed (brabo demo --keep keeps it).\n")
+		}
+	}()
 	var seq int64
 	for {
 		var evs []brabo.Event
@@ -126,18 +184,28 @@ func demo(ctx context.Context, addr string, autoApprove, keep bool, out io.Write
 			evs, err = tx.Events(ctx, project.ID, seq, 100)
 			return err
 		}); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
 			return err
 		}
 		for _, e := range evs {
 			seq = e.Seq
 			done, err := narrate(ctx, out, store, svc, e, base, token, autoApprove)
-			if err != nil || done {
+			if err != nil {
 				return err
+			}
+			if done && autoApprove {
+				fmt.Fprintf(out, "The demo ends here (--approve). Without --approve you decide, and it serves until Ctrl-C.\n")
+				return nil
+			}
+			if done {
+				fmt.Fprintf(out, "The demo keeps serving %s/ (the queue, the session log) until Ctrl-C.\n", base)
 			}
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return nil
 		case <-events:
 		case <-time.After(time.Second):
 		}
@@ -184,11 +252,9 @@ func narrate(ctx context.Context, out io.Writer, store brabo.Store, svc *pipelin
 		fmt.Fprintf(out, "\n⏸ The agent reports the task done: a pull request waits for your approval.\n")
 		fmt.Fprintf(out, "  In the browser: %s/\n", base)
 		fmt.Fprintf(out, "  Approve it:     curl -s -XPOST %s/v1/actions/%s/approve -H 'Authorization: Bearer %s'\n\n", base, id, token)
-		if !autoApprove {
-			fmt.Fprintf(out, "The demo ends here, with the pull request waiting (run it with --approve to see it opened).\n")
-			return true, nil
+		if autoApprove {
+			approveSoon(ctx, out, store, svc, token, id)
 		}
-		approveSoon(ctx, out, store, svc, token, id)
 	case brabo.EventActionApproved:
 		fmt.Fprintf(out, "✔ Approved by a human: the agent is woken with the real result.\n")
 	case brabo.EventActionDenied:

@@ -1,16 +1,24 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
 
 // The demo, run as a person would with --approve: the agent works,
 // suspends on the pending command, is approved, and resumes with the
-// command's real output.
+// command's real output; the tour ends by itself.
 func TestDemoSuspendsAndResumes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -34,6 +42,7 @@ func TestDemoSuspendsAndResumes(t *testing.T) {
 		"* [new branch]      brabo/task_", // the task's branch, pushed by the typed git_push
 		"a pull request waits for your approval",
 		"The task is done: pull request #1 is open.",
+		"The demo ends here (--approve)",
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("the demo's output lacks %q:\n%s", want, s)
@@ -42,5 +51,241 @@ func TestDemoSuspendsAndResumes(t *testing.T) {
 	// The command's real output (indented) comes only after the suspension.
 	if strings.Index(s, "The agent is suspended") > strings.Index(s, "\n    changelog created") {
 		t.Error("the pending command's output came before the suspension")
+	}
+}
+
+// demoRun is a running `brabo demo`, read line by line.
+type demoRun struct {
+	cmd    *exec.Cmd
+	stderr *logBuffer
+	lines  chan string
+	mu     sync.Mutex
+	seen   []string
+}
+
+func startDemo(t *testing.T, args ...string) *demoRun {
+	t.Helper()
+	cmd := exec.Command(braboBin, append([]string{"demo", "--addr", "127.0.0.1:0"}, args...)...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &demoRun{cmd: cmd, stderr: &logBuffer{}, lines: make(chan string, 1000)}
+	cmd.Stderr = d.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			d.lines <- sc.Text()
+		}
+		close(d.lines)
+	}()
+	return d
+}
+
+// waitFor returns the first line from now on that holds want.
+func (d *demoRun) waitFor(t *testing.T, want string) string {
+	t.Helper()
+	deadline := time.After(60 * time.Second)
+	for {
+		select {
+		case l, ok := <-d.lines:
+			if !ok {
+				t.Fatalf("the demo ended before it printed %q:\n%s\n--- stderr:\n%s", want, d.output(), d.stderr.String())
+			}
+			d.mu.Lock()
+			d.seen = append(d.seen, l)
+			d.mu.Unlock()
+			if strings.Contains(l, want) {
+				return l
+			}
+		case <-deadline:
+			t.Fatalf("the demo did not print %q in 60 s:\n%s", want, d.output())
+		}
+	}
+}
+
+// approveUntilPR runs every approve command the demo prints (the pending
+// command, the push) until it prints the pull request's, which it returns.
+func (d *demoRun) approveUntilPR(t *testing.T) string {
+	t.Helper()
+	for {
+		l := d.waitFor(t, "curl -s -XPOST")
+		switch {
+		case strings.HasPrefix(l, "  Approve it:     curl "):
+			return l
+		case strings.HasPrefix(l, "  Approve:        curl "):
+			if got := runPrinted(t, l); got["outcome"] != "approved" {
+				t.Fatalf("the printed approve: %v", got)
+			}
+		}
+	}
+}
+
+func (d *demoRun) output() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return strings.Join(d.seen, "\n")
+}
+
+// interrupt sends Ctrl-C's signal and returns the exit code and the rest
+// of what the demo printed.
+func (d *demoRun) interrupt(t *testing.T) (int, string) {
+	t.Helper()
+	if err := d.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	var rest []string
+	for l := range d.lines {
+		rest = append(rest, l)
+	}
+	err := d.cmd.Wait()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatal(err)
+	}
+	return d.cmd.ProcessState.ExitCode(), strings.Join(rest, "\n")
+}
+
+// runPrinted runs a curl command line the demo printed (brabo's own text,
+// not an agent's) and decodes its JSON answer.
+func runPrinted(t *testing.T, line string) map[string]any {
+	t.Helper()
+	i := strings.Index(line, "curl ")
+	if i < 0 {
+		t.Fatalf("no curl command in %q", line)
+	}
+	out, err := exec.Command("bash", "-c", line[i:]+" -w '\\n%{http_code}'").Output()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", line[i:], err, out)
+	}
+	trimmed := strings.TrimSpace(string(out))
+	cut := strings.LastIndex(trimmed, "\n")
+	if cut < 0 {
+		t.Fatalf("%s: no answer: %q", line[i:], out)
+	}
+	body, code := trimmed[:cut], trimmed[cut+1:]
+	if code != "200" {
+		t.Fatalf("%s: HTTP %s: %s", line[i:], code, body)
+	}
+	var v map[string]any
+	if err := json.Unmarshal([]byte(body), &v); err != nil {
+		t.Fatalf("%s: %v: %s", line[i:], err, body)
+	}
+	return v
+}
+
+// TestDemoPrintedCommandsWork: without --approve the demo serves until
+// Ctrl-C, so the commands it prints work: its approve commands wake the
+// agent, the pull request is opened, the page still answers after the
+// task is done, and Ctrl-C ends it with 130 and no error text.
+func TestDemoPrintedCommandsWork(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("the demo prints curl commands; curl is not installed")
+	}
+	d := startDemo(t)
+	pr := d.approveUntilPR(t)
+	if !strings.Contains(d.output(), "changelog created") {
+		t.Errorf("the approved command's output did not reach the agent:\n%s", d.output())
+	}
+	if got := runPrinted(t, pr); got["outcome"] != "approved" || got["action"].(map[string]any)["status"] != "executed" {
+		t.Fatalf("the printed approval of the pull request: %v", got)
+	}
+	d.waitFor(t, "The task is done: pull request #1 is open.")
+	page := d.waitFor(t, "The demo keeps serving http://")
+	url := strings.Fields(strings.TrimPrefix(page, "The demo keeps serving "))[0]
+	if out, err := exec.Command("curl", "-sf", "-o", "/dev/null", url).CombinedOutput(); err != nil {
+		t.Errorf("the page %s after the task is done: %v %s", url, err, out)
+	}
+	code, rest := d.interrupt(t)
+	if code != exitInterrupted || d.stderr.String() != "" {
+		t.Errorf("Ctrl-C: exit %d, want %d and nothing on stderr:\n%s", code, exitInterrupted, d.stderr.String())
+	}
+	if !strings.Contains(rest, "Stopped.") || !strings.Contains(rest, "removed (brabo demo --keep keeps it)") {
+		t.Errorf("after Ctrl-C the demo printed:\n%s", rest)
+	}
+}
+
+// TestDemoKeptIsRevived: with --keep, Ctrl-C while the pull request waits
+// prints the one command that serves the demo again; there the printed
+// approval of the pull request wakes the restored agent, which opens it
+// and finishes the task, with no error in the log.
+func TestDemoKeptIsRevived(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the demo, then brabo serve on what it kept")
+	}
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("the demo prints curl commands; curl is not installed")
+	}
+	d := startDemo(t, "--keep")
+	kept := strings.TrimSuffix(strings.TrimPrefix(d.waitFor(t, "The throwaway folder is "), "The throwaway folder is "), " (kept).")
+	t.Cleanup(func() { os.RemoveAll(kept) })
+	token := d.waitFor(t, "(admin token ")
+	token = token[strings.Index(token, "brb_"):]
+	token = strings.TrimSuffix(token, ").")
+	pr := d.approveUntilPR(t)
+	code, rest := d.interrupt(t)
+	if code != exitInterrupted || d.stderr.String() != "" {
+		t.Fatalf("Ctrl-C: exit %d, want %d and nothing on stderr:\n%s", code, exitInterrupted, d.stderr.String())
+	}
+	var revive string
+	for _, l := range strings.Split(rest, "\n") {
+		if c := strings.TrimSpace(l); strings.HasPrefix(c, "brabo serve --data ") {
+			revive = c
+		}
+	}
+	if revive == "" || !strings.Contains(rest, "The demo is kept in "+kept) {
+		t.Fatalf("no command to serve the kept demo again:\n%s", rest)
+	}
+
+	// The printed command, as printed (brabo from PATH), in the background.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv := exec.CommandContext(ctx, "bash", "-c", "exec "+revive)
+	srv.Env = append(os.Environ(), "PATH="+filepath.Dir(braboBin)+string(os.PathListSeparator)+os.Getenv("PATH"), "BRABO_DB=")
+	stdout, _ := srv.StdoutPipe()
+	logs := &logBuffer{}
+	srv.Stderr = logs
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { srv.Process.Signal(syscall.SIGTERM); srv.Wait() }()
+	serving := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), "brabo serving on ") {
+				serving <- strings.TrimPrefix(sc.Text(), "brabo serving on ")
+			}
+		}
+		io.Copy(io.Discard, stdout)
+	}()
+	var base string
+	select {
+	case base = <-serving:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the revived demo did not serve:\n%s", logs.String())
+	}
+	s := &server{url: base, token: token}
+	if got := runPrinted(t, pr); got["outcome"] != "approved" || got["action"].(map[string]any)["status"] != "executed" {
+		t.Fatalf("the printed approval of the pull request, on the revived demo: %v", got)
+	}
+	project := s.must(t, "GET", "/v1/projects", token, nil, 200)["projects"].([]any)[0].(map[string]any)["id"].(string)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		tasks := s.must(t, "GET", "/v1/projects/"+project+"/tasks", token, nil, 200)["tasks"].([]any)
+		if len(tasks) == 1 && tasks[0].(map[string]any)["status"] == "done" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the revived agent did not finish the task: %v\n%s", tasks, logs.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if strings.Contains(logs.String(), "level=ERROR") {
+		t.Errorf("the revived demo logged an error:\n%s", logs.String())
 	}
 }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -23,12 +21,10 @@ func runHook(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // [--uninstall]`.
 func runInstall(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		fmt.Fprintln(stderr, "usage: brabo install claude|codex|gemini [--project|--user] [--uninstall] [flags]")
-		return exitUsage
+		return usageError(stderr, "install", "which agent? claude, codex or gemini (brabo install claude)")
 	}
 	agent := args[0]
-	fl := flag.NewFlagSet("install", flag.ContinueOnError)
-	fl.SetOutput(stderr)
+	fl := newFlags("install " + agent)
 	var (
 		project   = fl.Bool("project", false, "install in the project's settings (the default)")
 		user      = fl.Bool("user", false, "install in the user's settings: every session of the user; folders that are no brabo project are left to the agent")
@@ -41,24 +37,18 @@ func runInstall(args []string, stdout, stderr io.Writer) int {
 		wait      = fl.Duration("wait", agenthook.DefaultWait, "how long the hook waits for a human; the agent's hook timeout is 30 s longer")
 		codex     = fl.String("codex", "", "the codex binary that reports the hooks' trust hashes (default: codex on PATH)")
 	)
-	if err := fl.Parse(args[1:]); err != nil {
-		return exitUsage
+	if code, done := parseNoArgs(fl, args[1:], stdout, stderr); done {
+		return code
 	}
 	if *project && *user {
-		fmt.Fprintln(stderr, "brabo install: --project or --user, not both")
-		return exitUsage
-	}
-	if fl.NArg() > 0 {
-		fmt.Fprintf(stderr, "brabo install: unexpected argument(s) %q\n", fl.Args())
-		return exitUsage
+		return usageError(stderr, "install "+agent, "--project or --user, not both")
 	}
 	if *root == "" {
 		*root, _ = os.Getwd()
 	}
 	hookCmd, err := hookCommand()
 	if err != nil {
-		fmt.Fprintf(stderr, "brabo install: %v\n", err)
-		return 1
+		return fail(stderr, "install "+agent, "%v", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -66,8 +56,7 @@ func runInstall(args []string, stdout, stderr io.Writer) int {
 		Server: *server, Token: *token, ProjectID: *projectID, Root: *root, Name: *name,
 		HookCommand: hookCmd, Wait: *wait, Codex: *codex, Out: stdout})
 	if err != nil {
-		fmt.Fprintf(stderr, "brabo install %s: %v\n", agent, err)
-		return 1
+		return fail(stderr, "install "+agent, "%v", err)
 	}
 	return 0
 }

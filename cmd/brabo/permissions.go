@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -17,9 +16,8 @@ import (
 	"github.com/brabo-dev/brabo/policy"
 )
 
-const permissionsUsage = `usage: brabo permissions show|accept|restore --project P [--hash H] [--addr 127.0.0.1:8080]
-
-  show      the trust state of the project's permissions.json: the trusted
+// permissionsMore is what brabo permissions -h says after the usage.
+const permissionsMore = `  show      the trust state of the project's permissions.json: the trusted
             version, the file on disk, and what the file adds or drops
   accept    make the file on disk the trusted version (maintainer); --hash
             is the diskHash "show" printed, so a file that changed since
@@ -28,8 +26,7 @@ const permissionsUsage = `usage: brabo permissions show|accept|restore --project
             (maintainer); --hash, if given, is the file on disk you saw
 
 It is a client of a running brabo serve: the member token is BRABO_TOKEN,
-the server --addr (or BRABO_ADDR). It never writes the store itself.
-`
+the server --addr (or BRABO_ADDR). It never writes the store itself.`
 
 // trustAnswer is the API's answer on a project's trust state.
 type trustAnswer struct {
@@ -45,38 +42,26 @@ type trustAnswer struct {
 // runPermissions is `brabo permissions`: the maintainer's Accept and
 // Restore of a permissions.json changed on disk, through the API.
 func runPermissions(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		w := stderr
-		if len(args) > 0 {
-			w = stdout
-		}
-		fmt.Fprint(w, permissionsUsage)
-		if len(args) > 0 {
-			return 0
-		}
-		return exitUsage
+	if len(args) == 0 {
+		return usageError(stderr, "permissions", "which? show, accept or restore")
 	}
 	verb := args[0]
 	if verb != "show" && verb != "accept" && verb != "restore" {
-		fmt.Fprintf(stderr, "brabo permissions: unknown subcommand %q\n\n%s", verb, permissionsUsage)
-		return exitUsage
+		return usageError(stderr, "permissions", "unknown subcommand %q: want show, accept or restore", verb)
 	}
-	fl := flag.NewFlagSet("permissions "+verb, flag.ContinueOnError)
-	fl.SetOutput(stderr)
+	fl := newFlags("permissions " + verb)
 	addr := fl.String("addr", envOr("BRABO_ADDR", "127.0.0.1:8080"), "the address of brabo serve (BRABO_ADDR)")
 	project := fl.String("project", "", "the project's id (prj_…)")
 	hash := fl.String("hash", "", "the hash of the file on disk you saw (diskHash)")
-	if err := fl.Parse(args[1:]); err != nil || !noArgs(fl, stderr) {
-		return exitUsage
+	if code, done := parseNoArgs(fl, args[1:], stdout, stderr); done {
+		return code
 	}
 	if *project == "" {
-		fmt.Fprintf(stderr, "brabo permissions %s: --project is required\n", verb)
-		return exitUsage
+		return usageError(stderr, "permissions "+verb, "--project is required")
 	}
 	token := os.Getenv("BRABO_TOKEN")
 	if token == "" {
-		fmt.Fprintf(stderr, "brabo permissions %s: set BRABO_TOKEN to a member's token\n", verb)
-		return exitUsage
+		return usageError(stderr, "permissions "+verb, "set BRABO_TOKEN to a member's token")
 	}
 	c := &apiClient{base: baseURL(*addr), token: token}
 	path := "/v1/projects/" + url.PathEscape(*project) + "/permissions/"
@@ -89,8 +74,7 @@ func runPermissions(args []string, stdout, stderr io.Writer) int {
 		}
 		printTrust(stdout, st)
 		if verb == "accept" {
-			fmt.Fprintf(stderr, "brabo permissions accept: nothing accepted; to accept the file shown, run\n  brabo permissions accept --project %s --hash %s\n", *project, st.DiskHash)
-			return exitUsage
+			return usageError(stderr, "permissions accept", "nothing accepted: to accept the file shown, run brabo permissions accept --project %s --hash %s", *project, st.DiskHash)
 		}
 		return 0
 	case verb == "accept":
@@ -99,8 +83,7 @@ func runPermissions(args []string, stdout, stderr io.Writer) int {
 		err = c.do("POST", path+"restore", map[string]string{"hash": *hash}, &st)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "brabo permissions %s: %v\n", verb, err)
-		return 1
+		return fail(stderr, "permissions "+verb, "%v", err)
 	}
 	printTrust(stdout, st)
 	return 0

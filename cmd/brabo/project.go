@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"net/url"
@@ -9,16 +8,13 @@ import (
 	"strings"
 )
 
-const projectUsage = `usage: brabo project activate --project P [--addr 127.0.0.1:8080]
-
-  activate  activate execution (maintainer): add the seeded allow list to
+const projectMore = `  activate  activate execution (maintainer): add the seeded allow list to
             the project's permissions.json (a trusted write) and give each
             dev-<module> agent git_commit: auto_approve. Running it again
             changes nothing.
 
 It is a client of a running brabo serve: the member token is BRABO_TOKEN,
-the server --addr (or BRABO_ADDR).
-`
+the server --addr (or BRABO_ADDR).`
 
 // activation is the API's answer to POST …/activate.
 type activation struct {
@@ -31,39 +27,29 @@ type activation struct {
 
 // runProject is `brabo project activate`.
 func runProject(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		w, code := stderr, exitUsage
-		if len(args) > 0 {
-			w, code = stdout, 0
-		}
-		fmt.Fprint(w, projectUsage)
-		return code
+	if len(args) == 0 {
+		return usageError(stderr, "project", "which? activate")
 	}
 	if args[0] != "activate" {
-		fmt.Fprintf(stderr, "brabo project: unknown subcommand %q\n\n%s", args[0], projectUsage)
-		return exitUsage
+		return usageError(stderr, "project", "unknown subcommand %q: want activate", args[0])
 	}
-	fl := flag.NewFlagSet("project activate", flag.ContinueOnError)
-	fl.SetOutput(stderr)
+	fl := newFlags("project activate")
 	addr := fl.String("addr", envOr("BRABO_ADDR", "127.0.0.1:8080"), "the address of brabo serve (BRABO_ADDR)")
 	project := fl.String("project", os.Getenv("BRABO_PROJECT"), "the project's id (prj_…; BRABO_PROJECT)")
-	if err := fl.Parse(args[1:]); err != nil || !noArgs(fl, stderr) {
-		return exitUsage
+	if code, done := parseNoArgs(fl, args[1:], stdout, stderr); done {
+		return code
 	}
 	if *project == "" {
-		fmt.Fprintln(stderr, "brabo project activate: --project is required")
-		return exitUsage
+		return usageError(stderr, "project activate", "--project is required")
 	}
 	token := os.Getenv("BRABO_TOKEN")
 	if token == "" {
-		fmt.Fprintln(stderr, "brabo project activate: set BRABO_TOKEN to a maintainer's token")
-		return exitUsage
+		return usageError(stderr, "project activate", "set BRABO_TOKEN to a maintainer's token")
 	}
 	c := &apiClient{base: baseURL(*addr), token: token}
 	var act activation
 	if err := c.do("POST", "/v1/projects/"+url.PathEscape(*project)+"/activate", map[string]string{}, &act); err != nil {
-		fmt.Fprintf(stderr, "brabo project activate: %v\n", err)
-		return 1
+		return fail(stderr, "project activate", "%v", err)
 	}
 	if !act.Changed {
 		fmt.Fprintln(stdout, "execution was active already: nothing changed")

@@ -32,8 +32,33 @@ type storeFlags struct {
 }
 
 func (f *storeFlags) register(fl *flag.FlagSet) {
-	fl.StringVar(&f.data, "data", envOr("BRABO_DATA", ".brabo"), "the data folder: the SQLite file and the workspaces live here (env BRABO_DATA)")
+	fl.StringVar(&f.data, "data", envOr("BRABO_DATA", defaultDataDir()), "the data folder: the SQLite file and the workspaces live here; never inside a project folder (env BRABO_DATA)")
 	fl.StringVar(&f.db, "db", os.Getenv("BRABO_DB"), "the database: empty for SQLite in the data folder, or postgres://… (env BRABO_DB)")
+}
+
+// defaultDataDir is the user's state folder for brabo: $XDG_STATE_HOME/brabo,
+// or ~/.local/state/brabo. Not the working directory: a server started
+// in a project folder would put its database inside the agents' scope,
+// and no project could be made of that folder.
+func defaultDataDir() string {
+	if x := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(x) {
+		// The XDG specification ignores a relative value.
+		return filepath.Join(x, "brabo")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil || !filepath.IsAbs(home) {
+		return "" // dataDir refuses it, naming --data
+	}
+	return filepath.Join(home, ".local", "state", "brabo")
+}
+
+// dataDir is the data folder, absolute; an empty one (no home folder to
+// put the default in) is refused naming the flag.
+func (f *storeFlags) dataDir() (string, error) {
+	if f.data == "" {
+		return "", errors.New("no data folder: give --data DIR (or BRABO_DATA); the default needs $XDG_STATE_HOME or a home folder")
+	}
+	return filepath.Abs(f.data)
 }
 
 func envOr(name, def string) string {
@@ -63,6 +88,9 @@ func (f *storeFlags) lock() (release func(), isSQLite bool, err error) {
 	if isSQLite, err = f.isSQLite(); err != nil || !isSQLite {
 		return release, isSQLite, err
 	}
+	if _, err := f.dataDir(); err != nil {
+		return release, true, err
+	}
 	if release, err = lockData(f.data); err != nil {
 		return func() {}, true, err
 	}
@@ -89,32 +117,43 @@ func noArgs(fl *flag.FlagSet, stderr io.Writer) bool {
 	if fl.NArg() == 0 {
 		return true
 	}
-	fmt.Fprintf(stderr, "brabo %s: unexpected argument(s) %q: it takes flags only", fl.Name(), fl.Args())
+	msg := fmt.Sprintf("unexpected argument(s) %q: it takes flags only", fl.Args())
 	if _, err := strconv.Atoi(fl.Arg(0)); err == nil && fl.Name() == "serve" {
-		fmt.Fprintf(stderr, " (a port is --addr 127.0.0.1:%s)", fl.Arg(0))
+		msg += fmt.Sprintf(" (a port is --addr 127.0.0.1:%s)", fl.Arg(0))
 	}
-	fmt.Fprintln(stderr)
+	usageError(stderr, fl.Name(), "%s", msg)
 	return false
 }
 
+// parseNoArgs is parseFlags for a subcommand that takes flags only.
+func parseNoArgs(fl *flag.FlagSet, args []string, stdout, stderr io.Writer) (code int, done bool) {
+	if code, done := parseFlags(fl, args, stdout, stderr); done {
+		return code, true
+	}
+	if !noArgs(fl, stderr) {
+		return exitUsage, true
+	}
+	return 0, false
+}
+
 func runMigrate(args []string, stdout, stderr io.Writer) int {
-	fl := flag.NewFlagSet("migrate", flag.ContinueOnError)
-	fl.SetOutput(stderr)
+	fl := newFlags("migrate")
 	var sf storeFlags
 	sf.register(fl)
-	if err := fl.Parse(args); err != nil || !noArgs(fl, stderr) {
-		return exitUsage
+	if code, done := parseNoArgs(fl, args, stdout, stderr); done {
+		return code
+	}
+	if _, err := sf.isSQLite(); err != nil {
+		return usageError(stderr, "migrate", "%v", err)
 	}
 	release, _, err := sf.lock()
 	defer release()
 	if err != nil {
-		fmt.Fprintf(stderr, "brabo migrate: %v\n", err)
-		return 1
+		return fail(stderr, "migrate", "%v", err)
 	}
 	s, _, err := sf.open(context.Background())
 	if err != nil {
-		fmt.Fprintf(stderr, "brabo migrate: %v\n", err)
-		return 1
+		return fail(stderr, "migrate", "%v", err)
 	}
 	s.Close()
 	fmt.Fprintln(stdout, "brabo migrate: the database is at the latest version")
@@ -122,8 +161,7 @@ func runMigrate(args []string, stdout, stderr io.Writer) int {
 }
 
 func runServe(args []string, stdout, stderr io.Writer) int {
-	fl := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fl.SetOutput(stderr)
+	fl := newFlags("serve")
 	var sf storeFlags
 	sf.register(fl)
 	addr := fl.String("addr", envOr("BRABO_ADDR", "127.0.0.1:8080"), "the address to listen on (env BRABO_ADDR)")
@@ -135,17 +173,18 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	lim.register(fl)
 	var cf containerFlags
 	cf.register(fl)
-	if err := fl.Parse(args); err != nil || !noArgs(fl, stderr) {
-		return exitUsage
+	if code, done := parseNoArgs(fl, args, stdout, stderr); done {
+		return code
+	}
+	if _, err := sf.isSQLite(); err != nil {
+		return usageError(stderr, "serve", "%v", err)
 	}
 	if err := lim.check(); err != nil {
-		fmt.Fprintf(stderr, "brabo serve: %v\n", err)
-		return exitUsage
+		return usageError(stderr, "serve", "%v", err)
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
-		fmt.Fprintf(stderr, "brabo serve: --log-level: %v\n", err)
-		return exitUsage
+		return usageError(stderr, "serve", "--log-level: %v", err)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	env := procenv.Filter(os.Environ(), strings.Split(*passEnv, ","))
@@ -153,14 +192,13 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	if *modelSpec != "" {
 		var err error
 		if m, err = openModel(*modelSpec); err != nil {
-			fmt.Fprintf(stderr, "brabo serve: --model: %v\n", err)
-			return exitUsage
+			return usageError(stderr, "serve", "--model: %v", err)
 		}
 	}
 	warnAllInterfaces(*addr, stderr)
+	warnOldDefault(fl, stderr)
 	if err := serve(sf, lim, cf, *addr, *workspaces, env, m, log, stdout); err != nil {
-		fmt.Fprintf(stderr, "brabo serve: %v\n", err)
-		return 1
+		return fail(stderr, "serve", "%v", err)
 	}
 	return 0
 }
@@ -201,10 +239,14 @@ func serve(sf storeFlags, lim limits, cf containerFlags, addr, workspaces string
 		return err
 	}
 	defer store.Close()
-	dataAbs, err := filepath.Abs(sf.data)
+	dataAbs, err := sf.dataDir()
 	if err != nil {
 		return err
 	}
+	if err := dataOutsideProjects(ctx, store, dataAbs); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "Data folder: %s (--data to change it)\n", dataAbs)
 	if workspaces == "" {
 		workspaces = filepath.Join(dataAbs, "workspaces")
 	}
@@ -248,7 +290,7 @@ func serve(sf storeFlags, lim limits, cf containerFlags, addr, workspaces string
 		return err
 	}
 	defer func() { stopAgents(); ag.wait() }()
-	api := &brabohttp.Server{Pipeline: svc, Store: store, Log: log, OwnPaths: []string{dataAbs}, DirProbe: probeDir,
+	api := &brabohttp.Server{Pipeline: svc, Store: store, Log: log, OwnPaths: []string{dataAbs}, OwnPathsHint: dataHint, DirProbe: probeDir,
 		MaxStreams: lim.maxStreams, SessionTTL: lim.sessionTTL}
 	api.Health = map[string]any{"landlock": landlockStatus(log)}
 	if ag.leads != nil {
@@ -278,6 +320,51 @@ func serve(sf storeFlags, lim limits, cf containerFlags, addr, workspaces string
 		return err
 	}
 	return nil
+}
+
+// warnOldDefault points at a database the old default (./.brabo in the
+// working directory) left, when the new default is in use: without the
+// hint a server would start empty beside it, with a new admin token.
+func warnOldDefault(fl *flag.FlagSet, stderr io.Writer) {
+	set := os.Getenv("BRABO_DATA") != ""
+	fl.Visit(func(f *flag.Flag) { set = set || f.Name == "data" })
+	if set {
+		return
+	}
+	if _, err := os.Stat(filepath.Join(".brabo", "brabo.db")); err == nil {
+		fmt.Fprintf(stderr, "brabo %s: warning: ./.brabo holds a database of an earlier brabo, whose default data folder was ./.brabo; to keep using it, move it out of the project folder and pass --data\n", fl.Name())
+	}
+}
+
+// dataHint ends the refusal of a project folder that overlaps the data
+// folder: the flag that moves it.
+const dataHint = "brabo's database must never be inside an agent's scope: serve with --data set to a folder outside the project folder (the default is $XDG_STATE_HOME/brabo or ~/.local/state/brabo)"
+
+// dataOutsideProjects refuses a data folder inside (or holding) a local
+// project's folder: the database would be in the agents' scope. Creating
+// a project refuses the same overlap; this catches a --data that moved.
+func dataOutsideProjects(ctx context.Context, store brabo.Store, data string) error {
+	return store.View(ctx, func(tx brabo.Tx) error {
+		ps, err := tx.Projects(ctx)
+		if err != nil {
+			return err
+		}
+		for _, p := range ps {
+			if p.Mode != brabo.ModeLocal || p.Root == "" {
+				continue
+			}
+			root := filepath.Clean(p.Root)
+			if within(data, root) || within(root, data) {
+				return fmt.Errorf("the data folder %s overlaps the folder of the project %s (%s): %s", data, p.Slug, root, dataHint)
+			}
+		}
+		return nil
+	})
+}
+
+// within reports whether p is dir or inside it; both clean and absolute.
+func within(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
 }
 
 // migrateClickAutonomy runs before anything is decided: a blanket

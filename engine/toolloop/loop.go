@@ -509,7 +509,11 @@ func formatResult(r *brabo.Result, head string) string {
 	if r == nil {
 		return strings.TrimSuffix(b.String(), "\n")
 	}
-	fmt.Fprintf(&b, "exit code: %d\n", r.ExitCode)
+	if r.Ran() {
+		fmt.Fprintf(&b, "exit code: %d\n", r.ExitCode)
+	} else {
+		fmt.Fprintf(&b, "not run: %s\n", r.Code)
+	}
 	if r.TimedOut {
 		b.WriteString("timed out\n")
 	}
