@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io/fs"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/brabo-dev/brabo"
@@ -45,6 +46,7 @@ type Store struct {
 	stopping bool
 	quit     chan struct{}
 	closed   sync.Once
+	commits  atomic.Int64 // batches the writer committed (tests)
 }
 
 var dialect = &sqlstore.Dialect{

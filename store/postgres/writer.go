@@ -188,6 +188,7 @@ func (s *Store) runBatch(batch []*writeReq) {
 		answer(err)
 		return
 	}
+	s.commits.Add(1)
 	answer(nil)
 }
 
