@@ -53,6 +53,8 @@ func Run(t *testing.T, open Opener) {
 		{"PermissionsTrust", testPermissionsTrust},
 		{"PermissionsTrustLock", testPermissionsTrustLock},
 		{"ExternalExecution", testExternalExecution},
+		{"PreviewTextFilterActionEvents", testPreviewTextFilter},
+		{"Webhooks", testWebhooks},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
