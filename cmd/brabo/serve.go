@@ -20,6 +20,7 @@ import (
 	brabohttp "github.com/brabo-dev/brabo/http"
 	"github.com/brabo-dev/brabo/internal/procenv"
 	"github.com/brabo-dev/brabo/model"
+	"github.com/brabo-dev/brabo/notify"
 	"github.com/brabo-dev/brabo/pipeline"
 	"github.com/brabo-dev/brabo/store/postgres"
 	"github.com/brabo-dev/brabo/store/sqlite"
@@ -130,6 +131,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	workspaces := fl.String("workspaces", os.Getenv("BRABO_WORKSPACES"), "the folder of container and runner projects (default <data>/workspaces; env BRABO_WORKSPACES)")
 	logLevel := fl.String("log-level", envOr("BRABO_LOG_LEVEL", "info"), "debug, info, warn or error (env BRABO_LOG_LEVEL)")
 	modelSpec := fl.String("model", os.Getenv("BRABO_MODEL"), "the model the agents (dev agents, QA leads, dev leads) run on: openai:<model>, anthropic:<model> or scripted:<path>; empty runs no agent (env BRABO_MODEL)")
+	publicURL := fl.String("public-url", os.Getenv("BRABO_PUBLIC_URL"), "the address people open brabo at, for the links notifications carry (default http://<addr>; env BRABO_PUBLIC_URL)")
 	passEnv := fl.String("pass-env", os.Getenv("BRABO_PASS_ENV"), "comma-separated names of more variables approved commands may see (env BRABO_PASS_ENV)")
 	var lim limits
 	lim.register(fl)
@@ -156,7 +158,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	warnAllInterfaces(*addr, stderr)
-	if err := serve(sf, lim, *addr, *workspaces, env, m, log, stdout); err != nil {
+	if err := serve(sf, lim, *addr, *workspaces, *publicURL, env, m, log, stdout); err != nil {
 		fmt.Fprintf(stderr, "brabo serve: %v\n", err)
 		return 1
 	}
@@ -181,7 +183,7 @@ func warnAllInterfaces(addr string, stderr io.Writer) {
 // the data folder's lock is held and the port is bound: a start that fails
 // on either leaves no database behind, and the next start still shows the
 // first admin token.
-func serve(sf storeFlags, lim limits, addr, workspaces string, env []string, m model.Model, log *slog.Logger, stdout io.Writer) error {
+func serve(sf storeFlags, lim limits, addr, workspaces, publicURL string, env []string, m model.Model, log *slog.Logger, stdout io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	release, _, err := sf.lock()
@@ -213,8 +215,18 @@ func serve(sf storeFlags, lim limits, addr, workspaces string, env []string, m m
 		return fmt.Errorf("--workspaces: %w", err)
 	}
 	ex := newExecutor(env, dataAbs)
-	svc := &pipeline.Service{Store: store, Executor: ex, WorkspacesRoot: workspaces, Log: log,
+	svc := &pipeline.Service{Store: store, Executor: ex, Repo: ex, WorkspacesRoot: workspaces, Log: log,
 		MaxPending: lim.maxPending, MaxRunning: lim.maxRunning}
+	// Notifications: the webhooks of each project are told when an action
+	// starts waiting and when it is decided, off the proposal's path.
+	if publicURL == "" {
+		publicURL = "http://" + ln.Addr().String()
+	}
+	notifier := notify.New(store, publicURL, log)
+	nctx, stopNotify := context.WithCancel(context.WithoutCancel(ctx))
+	waitNotify := notifier.Start(nctx)
+	defer func() { stopNotify(); waitNotify() }()
+	svc.Notifier = notifier
 	svc.Protect = protection(sf.data, env)
 	// One process owns a SQLite file (the data folder's lock): what it
 	// left running is not running anymore. On PostgreSQL only what dead
