@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/policy"
 )
 
 // Preview computes an action's card (brabo.Preview): who runs it and who
@@ -358,4 +359,45 @@ func (g *gitFacts) branch(remote, head, base string) {
 func shortRef(r string) string {
 	r = strings.TrimPrefix(r, "refs/heads/")
 	return strings.TrimPrefix(r, "refs/remotes/")
+}
+
+// CurrentReason decides a pending action again, for display only, with
+// the rules in force now (permissions.json as brabo trusts it now, the
+// agent's autonomy and patterns now): the sentence its card shows when
+// the file changed since it was proposed. Nothing is recorded and the
+// action's status does not change. "" for an action that is not pending.
+func (s *Service) CurrentReason(ctx context.Context, a *brabo.ProposedAction) (string, error) {
+	if a.Status != brabo.StatusPending {
+		return "", nil
+	}
+	var facts *brabo.ProposalFacts
+	agentID := ""
+	if a.ActorKind == "agent" {
+		agentID = a.ActorID
+	}
+	err := s.Store.View(ctx, func(tx brabo.Tx) error {
+		var err error
+		facts, err = tx.ProposalFacts(ctx, a.ProjectID, a.PrincipalID, agentID, a.Type)
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	scope, err := s.ScopeRoot(facts.Project)
+	if err != nil {
+		return a.Reason, nil
+	}
+	rules, st, err := s.EffectiveRules(ctx, facts.Project)
+	if err != nil {
+		return "", err
+	}
+	d := policy.Decide(policy.Input{Type: a.Type, Command: a.Payload.Command, Cwd: a.Payload.Cwd, Role: facts.Role,
+		Autonomy: policy.Autonomy{Specific: facts.Specific, Wildcard: facts.Wildcard}, Scope: scope, Rules: rules,
+		ContainerRunning: facts.Project.ContainerRunning, TargetBranch: a.Payload.TargetBranch, Path: a.Payload.Path,
+		Protect: s.Protect, AgentAllow: s.agentRules(agentID, facts.AgentPatterns), Tool: a.Payload.Tool,
+		McpMapped: policy.McpToolMapped(facts.Project.McpTools, a.Payload.Tool)})
+	if st != nil && st.Held() {
+		d.Reason += heldReason(st)
+	}
+	return d.Reason, nil
 }
