@@ -55,6 +55,8 @@ var pages = template.Must(template.New("").Funcs(template.FuncMap{
 	"micros":    func(t time.Time) int64 { return t.UnixMicro() },
 	"flagKinds": brabo.FlagKinds,
 	"statusClass": statusClass,
+	"actionClass": actionClass,
+	"statusText":  statusText,
 }).ParseFS(webTemplates, "web/templates/*.html"))
 
 // viewer is the member looking at the web page.
@@ -379,6 +381,32 @@ func statusClass(st brabo.ActionStatus) string {
 		return "wait"
 	}
 	return "info"
+}
+
+// failedRun reports an action brabo ran whose command exited non-zero: it
+// is "executed" (the command ran), and a person reads it as a failure.
+func failedRun(a *brabo.ProposedAction) bool {
+	return a.Status == brabo.StatusExecuted && a.Result != nil && a.Result.ExitCode != 0
+}
+
+// actionClass is statusClass of an action, a non-zero exit red too.
+func actionClass(a *brabo.ProposedAction) string {
+	if failedRun(a) {
+		return "bad"
+	}
+	return statusClass(a.Status)
+}
+
+// statusText is an action's status as a badge says it: with its exit code
+// when it ran and did not exit 0.
+func statusText(a *brabo.ProposedAction) string {
+	if failedRun(a) {
+		return fmt.Sprintf("executed, exit %d", a.Result.ExitCode)
+	}
+	if a.Status == brabo.StatusAutoApproved || (a.DecidedBy == "" && a.Decision.Policy == brabo.AutoApprove && a.Status == brabo.StatusExecuted) {
+		return string(a.Status) + " (auto-approved)"
+	}
+	return string(a.Status)
 }
 
 // shortID is the tail of an id, enough to tell actions apart on a card.

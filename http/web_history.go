@@ -160,7 +160,7 @@ func (s *Server) actionPage(w http.ResponseWriter, r *http.Request, v *viewer) e
 		c.Diff, c.DiffMore = diffLines(c.Preview.Diff.Unified, 0)
 	}
 	view := actionView{Card: c, Rule: createdSentence(a), Outcome: outcomeText(a),
-		Bad: a.Status == brabo.StatusFailed || a.Status == brabo.StatusDenied}
+		Bad: a.Status == brabo.StatusFailed || a.Status == brabo.StatusDenied || failedRun(a)}
 	if a.Status == brabo.StatusPending {
 		view.Outcome = "waits for a human"
 	}
@@ -272,7 +272,7 @@ func (s *Server) webBulk(w http.ResponseWriter, r *http.Request, v *viewer) erro
 			continue
 		}
 		done = append(done, id)
-		if a.Status == brabo.StatusFailed {
+		if a.Status == brabo.StatusFailed || failedRun(a) {
 			failed++
 		}
 	}

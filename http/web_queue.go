@@ -307,7 +307,7 @@ func (s *Server) cardFragment(w http.ResponseWriter, r *http.Request, v *viewer)
 func (s *Server) decided(w http.ResponseWriter, a *brabo.ProposedAction, msg string) {
 	w.Header().Set("X-Action-Status", string(a.Status))
 	s.render(w, http.StatusOK, "decided", map[string]any{"Message": msg, "ID": a.ID,
-		"Bad": a.Status == brabo.StatusFailed || a.Status == brabo.StatusDenied})
+		"Bad": a.Status == brabo.StatusFailed || a.Status == brabo.StatusDenied || failedRun(a)})
 }
 
 // refused re-renders the card with the refusal's sentence on it, with the

@@ -70,6 +70,8 @@ func outcome(a *brabo.ProposedAction, decider string) string {
 		return "denied" + who + ": " + a.Reason
 	case a.Unreported():
 		return "approved" + who + "; the agent runs it itself"
+	case a.Status == brabo.StatusExecuted && a.Result != nil && a.Result.ExitCode != 0:
+		return fmt.Sprintf("approved%s; ran and FAILED, exit %d", who, a.Result.ExitCode)
 	case a.Status == brabo.StatusExecuted && a.Result != nil:
 		return fmt.Sprintf("approved%s; executed, exit %d", who, a.Result.ExitCode)
 	case a.Status == brabo.StatusFailed && a.Result != nil && a.Result.Error != "":
@@ -149,7 +151,7 @@ func (n *Notifier) message(nt brabo.Notice, f *facts, h *brabo.Webhook) *message
 		switch {
 		case nt.Kind == brabo.NoticeWaiting:
 			m.header["Tags"], m.header["Priority"] = "hourglass", "high"
-		case a.Status == brabo.StatusFailed || a.Status == brabo.StatusDenied:
+		case a.Status == brabo.StatusFailed || a.Status == brabo.StatusDenied || (a.Result != nil && a.Result.ExitCode != 0):
 			m.header["Tags"] = "x"
 		default:
 			m.header["Tags"] = "white_check_mark"
