@@ -191,6 +191,9 @@ func (s *DiffStat) String() string {
 	if n != 1 {
 		files = strconv.Itoa(n) + " files"
 	}
+	if s.Added == 0 && s.Removed == 0 {
+		return files
+	}
 	return files + ", +" + strconv.Itoa(s.Added) + " −" + strconv.Itoa(s.Removed)
 }
 

@@ -57,6 +57,7 @@ var pages = template.Must(template.New("").Funcs(template.FuncMap{
 	"statusClass": statusClass,
 	"actionClass": actionClass,
 	"statusText":  statusText,
+	"add":         func(a, b int) int { return a + b },
 }).ParseFS(webTemplates, "web/templates/*.html"))
 
 // viewer is the member looking at the web page.

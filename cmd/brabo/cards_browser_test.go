@@ -96,6 +96,19 @@ func elementShot(t *testing.T, ctx context.Context, dir, sel, name string) {
 	}
 }
 
+// viewShot saves what the window shows (not the whole page): the phone
+// captures.
+func viewShot(t *testing.T, ctx context.Context, dir, name string) {
+	t.Helper()
+	png := get(t, ctx, "screenshot "+name, chromedp.CaptureScreenshot())
+	os.WriteFile(filepath.Join(dir, name), png, 0o644)
+	if os.Getenv("BRABO_UPDATE_SCREENSHOTS") != "" {
+		if err := os.WriteFile(filepath.Join("..", "..", "docs", name), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // noOverflow asserts the page is no wider than the window.
 func noOverflow(t *testing.T, ctx context.Context, what string) {
 	t.Helper()
@@ -517,12 +530,12 @@ func TestWebCards(t *testing.T) {
 			{"write action", srv.url + "/ui/actions/" + writeID, ".outcome"},
 		}
 		for _, width := range []int64{375, 1366} {
-			do(t, ctx, "viewport", chromedp.EmulateViewport(width, 800))
+			do(t, ctx, "viewport", chromedp.EmulateViewport(width, 812))
 			for _, p := range pages {
 				do(t, ctx, p.name, chromedp.Navigate(p.url), chromedp.WaitVisible(css(p.ready)))
 				noOverflow(t, ctx, fmt.Sprintf("%s at %d px", p.name, width))
 				if width == 375 && p.name != "write action" {
-					screenshot(t, ctx, shots, p.name+"-phone.png")
+					viewShot(t, ctx, shots, p.name+"-phone.png")
 				}
 			}
 		}

@@ -124,6 +124,7 @@
   function place(el, before) {
     queue.insertBefore(el, before);
     htmx.process(el);
+    if (window.braboTimes) window.braboTimes(el);
   }
 
   // newer says whether card a comes before card b in the queue's order,
