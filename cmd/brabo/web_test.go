@@ -304,7 +304,7 @@ func TestWebApprovalQueue(t *testing.T) {
 		webLogout(t, ctx)
 		webLogin(t, ctx, srv.url, dana)
 		do(t, ctx, "git_push card", chromedp.WaitVisible(css(card(pushID))))
-		note := text(t, ctx, card(pushID)+" .note")
+		note := text(t, ctx, card(pushID)+" .role-note")
 		evalBool(t, ctx, "no buttons on the git_push card", fmt.Sprintf(`document.querySelectorAll(%q).length === 0`, card(pushID)+" button"))
 		if !strings.Contains(note, "maintainer") {
 			t.Errorf("the card's note %q does not name the role", note)
