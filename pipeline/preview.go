@@ -307,8 +307,6 @@ func (g *gitFacts) commit(cwd string) {
 // would be rewritten.
 func (g *gitFacts) push(remote, branch string) {
 	g.network("git push to " + remote)
-	facts := &brabo.PushFacts{Remote: remote, Branch: branch}
-	g.pv.Push = facts
 	local := g.ref("refs/heads/" + branch)
 	if local == "" {
 		if !g.err {
@@ -316,6 +314,8 @@ func (g *gitFacts) push(remote, branch string) {
 		}
 		return
 	}
+	facts := &brabo.PushFacts{Remote: remote, Branch: branch}
+	g.pv.Push = facts
 	tracking := "refs/remotes/" + remote + "/" + branch
 	if g.ref(tracking) == "" {
 		facts.NewBranch = true
