@@ -336,3 +336,31 @@ func TestPreviewGit(t *testing.T) {
 		t.Errorf("a missing branch: %+v", a.Preview.Notes)
 	}
 }
+
+// A pending card's reason is refreshed for display when permissions.json
+// changes; its status does not change.
+func TestCurrentReason(t *testing.T) {
+	w := newPreviewWorld(t)
+	a, err := w.svc.Propose(context.Background(), pipeline.ProposeRequest{ProjectID: w.p.ID, Actor: pipeline.Actor{Agent: w.agent},
+		Type: brabo.Terminal, Payload: brabo.Payload{Command: "touch x"}})
+	if err != nil || a.Status != brabo.StatusPending {
+		t.Fatalf("%v %v", a, err)
+	}
+	if now, err := w.svc.CurrentReason(context.Background(), a); err != nil || now != a.Reason {
+		t.Errorf("nothing changed, and the reason now is %q (%v), was %q", now, err, a.Reason)
+	}
+	// A tightening applies at once: the card says what it would say now.
+	os.WriteFile(filepath.Join(w.root, "permissions.json"), []byte(`{"deny": ["Terminal(touch)"]}`), 0o644)
+	now, err := w.svc.CurrentReason(context.Background(), a)
+	if err != nil || now != "permissions.json deny: Terminal(touch)" {
+		t.Errorf("the reason now: %q %v", now, err)
+	}
+	var stored *brabo.ProposedAction
+	w.st.View(context.Background(), func(tx brabo.Tx) error {
+		stored, err = tx.Action(context.Background(), a.ID)
+		return err
+	})
+	if stored.Status != brabo.StatusPending || stored.Reason != a.Reason {
+		t.Errorf("the action changed: %s %q", stored.Status, stored.Reason)
+	}
+}
