@@ -28,22 +28,44 @@ func (s ActionStatus) Settled() bool {
 
 // Payload is what an action would do. Each type reads the fields it needs.
 type Payload struct {
-	Command      string `json:"command,omitempty"`      // terminal
-	Cwd          string `json:"cwd,omitempty"`          // terminal: relative to the scope root
-	TimeoutSec   int    `json:"timeoutSec,omitempty"`   // terminal
-	Path         string `json:"path,omitempty"`         // write_file: relative to the scope root
-	Content      string `json:"content,omitempty"`      // write_file
-	Message      string `json:"message,omitempty"`      // git_commit
-	Branch       string `json:"branch,omitempty"`       // git_branch_create, git_push
+	Command    string `json:"command,omitempty"`    // terminal
+	Cwd        string `json:"cwd,omitempty"`        // terminal: relative to the scope root
+	TimeoutSec int    `json:"timeoutSec,omitempty"` // terminal
+	Path       string `json:"path,omitempty"`       // write_file: relative to the scope root; open_adr_pr, open_infra_pr: the document
+	Content    string `json:"content,omitempty"`    // write_file, open_adr_pr, open_infra_pr, instruction_patch (the new text)
+	Message    string `json:"message,omitempty"`    // git_commit
+	// Branch is the branch of git_branch_create, git_push, pr_open (its
+	// head), git_branch_protect, git_repo_create (the default branch) and
+	// open_adr_pr/open_infra_pr (the head, made up when empty).
+	Branch       string `json:"branch,omitempty"`
 	From         string `json:"from,omitempty"`         // git_branch_create: start point
 	Remote       string `json:"remote,omitempty"`       // git_push (default origin)
-	Title        string `json:"title,omitempty"`        // pr_open
-	Base         string `json:"base,omitempty"`         // pr_open
+	Title        string `json:"title,omitempty"`        // pr_open, open_adr_pr, open_infra_pr
+	Base         string `json:"base,omitempty"`         // pr_open, open_adr_pr, open_infra_pr (main when empty)
 	PR           int64  `json:"pr,omitempty"`           // git_merge
 	TargetBranch string `json:"targetBranch,omitempty"` // git_merge (filled from the PR)
 	TaskID       string `json:"taskId,omitempty"`
 	// Tool is the MCP tool an mcp_tool action calls, server__tool.
 	Tool string `json:"tool,omitempty"`
+	// Agent is the agent whose instructions an instruction_patch replaces
+	// with Content; Previous is the text it replaces, filled in by brabo
+	// when the action is proposed (whatever the proposer sent), so that
+	// the card shows the difference and execution refuses instructions
+	// that changed since.
+	Agent    string `json:"agent,omitempty"`
+	Previous string `json:"previous,omitempty"`
+	// Amount is what a spend debits from the project's budget, a decimal
+	// ("12.50"); Purpose says what for.
+	Amount  string `json:"amount,omitempty"`
+	Purpose string `json:"purpose,omitempty"`
+	// Image, CPUs, MemoryMB and Args describe a container_start: the image
+	// (the server's default when empty), the resources (the module map's
+	// minimum for an omitted one) and the command (the image's when
+	// empty).
+	Image    string   `json:"image,omitempty"`
+	CPUs     float64  `json:"cpus,omitempty"`
+	MemoryMB int64    `json:"memoryMb,omitempty"`
+	Args     []string `json:"args,omitempty"`
 	// Extra carries the fields of types brabo has no executor for.
 	Extra json.RawMessage `json:"extra,omitempty"`
 }

@@ -29,6 +29,10 @@ const (
 	// CodeNotDecided refuses a result for an action no one has approved
 	// yet: the agent must not have run it (HTTP 409).
 	CodeNotDecided Code = "not_decided"
+	// CodeHumanOnly refuses an agent's proposal of a type only a human
+	// may propose: container_stop and container_remove, which the
+	// containers page proposes for the member who clicks (HTTP 403).
+	CodeHumanOnly Code = "human_only"
 )
 
 // Error is an error with a stable code and a human sentence.

@@ -54,6 +54,21 @@ const (
 	// queue was full. Delivery never slows a proposal; its failures are
 	// here instead.
 	EventNotifyFailed = "notification.failed"
+	// EventExecutionActivated records a maintainer activating execution:
+	// the seeded patterns written into permissions.json and the dev
+	// agents given git_commit: auto_approve, in one event (payload
+	// Activation), only when something changed.
+	EventExecutionActivated = "project.execution_activated"
+	// EventBudgetChanged records the owner setting the project's budget
+	// (limit and model prices).
+	EventBudgetChanged = "budget.changed"
+	// EventModuleMapChanged records a maintainer setting the project's
+	// module map.
+	EventModuleMapChanged = "project.module_map_changed"
+	// EventContainerChanged records a lifecycle change of the project's
+	// container (provisioning, running, stopped, removed, failed) and
+	// the mounted folder proven writable (workspaceVerifiedAt).
+	EventContainerChanged = "container.state_changed"
 )
 
 // Via values of an AutonomyChange: what made the change.

@@ -72,7 +72,7 @@ func stderrOf(err error) string {
 // engine).
 var (
 	adapterFamilies = []string{"store", "model"}
-	adapterRoots    = []string{"http", "executor", "engine", "notify"}
+	adapterRoots    = []string{"http", "executor", "engine", "docker", "notify"}
 )
 
 // adapterOf returns the adapter a package of the module belongs to
@@ -260,6 +260,39 @@ func recordSources(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// dockerClient is the module of the Docker Engine API client.
+const dockerClient = "github.com/moby/moby/"
+
+// TestDockerClientOnlyWhereUsed keeps the Docker client in its own
+// package: only docker (and its test support) imports it, and nothing the
+// agents' hook or brabo check runs depends on it, so that it adds nothing
+// to their start. cmd/brabo links it for brabo serve's wiring alone.
+func TestDockerClientOnlyWhereUsed(t *testing.T) {
+	recordSources(t)
+	module, pkgs := listPackages(t)
+	found := false
+	for _, p := range pkgs {
+		rel := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
+		direct := slices.ContainsFunc(p.Imports, func(d string) bool { return strings.HasPrefix(d, dockerClient) })
+		deps := slices.ContainsFunc(p.Deps, func(d string) bool { return strings.HasPrefix(d, dockerClient) })
+		switch {
+		case rel == "docker":
+			found = direct
+		case direct && rel != "docker/dockertest":
+			t.Errorf("%s imports the Docker client; only the docker package may", p.ImportPath)
+		}
+		if deps && slices.Contains(noDocker, rel) {
+			t.Errorf("%s depends on the Docker client: it must start without it", p.ImportPath)
+		}
+	}
+	if !found {
+		t.Fatalf("go list: the docker package does not import %s…: the test reads a graph it does not know", dockerClient)
+	}
+}
+
+// noDocker are the packages of brabo check and of the agents' hook.
+var noDocker = []string{"", "policy", "agenthook", "cmd/brabo-hook", "pipeline", "model", "mcpserver"}
 
 func TestHouseRules(t *testing.T) {
 	recordSources(t)

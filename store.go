@@ -297,6 +297,48 @@ type Tx interface {
 	WebhookSecret(ctx context.Context, projectID string) (string, error)
 	// SetWebhookSecret sets (or replaces) the project's signing secret.
 	SetWebhookSecret(ctx context.Context, projectID, secret string, at time.Time) error
+	// AddProtectedBranch adds a branch to the project's protected list and
+	// reports false (writing nothing) when it is there already.
+	AddProtectedBranch(ctx context.Context, b *ProtectedBranch) (bool, error)
+	// ProtectedBranches lists the branches git_branch_protect added, in
+	// the order they were added (the built-in ones are not rows).
+	ProtectedBranches(ctx context.Context, projectID string) ([]ProtectedBranch, error)
+
+	// AgentInstructions reads an agent's stored instructions, or
+	// ErrNotFound when it has none.
+	AgentInstructions(ctx context.Context, agentID string) (*AgentInstructions, error)
+	// PutAgentInstructions replaces an agent's stored instructions.
+	PutAgentInstructions(ctx context.Context, in *AgentInstructions) error
+
+	// Budget reads the project's budget, or ErrNotFound when its owner set
+	// none.
+	Budget(ctx context.Context, projectID string) (*Budget, error)
+	// PutBudget sets the project's limit and prices (Spent is the
+	// ledger's, and is left as it is).
+	PutBudget(ctx context.Context, b *Budget) error
+	// DebitBudget adds e to the project's ledger and to what its budget
+	// has spent. With capped, it does so if and only if the budget has
+	// e.Amount left, and reports whether it did: of two spends racing for
+	// the last of a budget, one proceeds. A project with no budget is
+	// ErrNotFound.
+	DebitBudget(ctx context.Context, e *BudgetEntry, capped bool) (bool, error)
+	// BudgetEntries lists the project's ledger, newest first, at most
+	// limit lines.
+	BudgetEntries(ctx context.Context, projectID string, limit int) ([]BudgetEntry, error)
+
+	// ModuleMap reads the project's module map, or ErrNotFound for none.
+	ModuleMap(ctx context.Context, projectID string) (*ModuleMap, error)
+	// PutModuleMap replaces the project's module map.
+	PutModuleMap(ctx context.Context, m *ModuleMap) error
+
+	// ProjectContainer reads the lifecycle row of the project's container,
+	// or ErrNotFound when it never had one.
+	ProjectContainer(ctx context.Context, projectID string) (*ProjectContainer, error)
+	// PutProjectContainer writes the lifecycle row of the project's
+	// container.
+	PutProjectContainer(ctx context.Context, c *ProjectContainer) error
+	// ProjectContainers lists every project's container row, by project.
+	ProjectContainers(ctx context.Context) ([]*ProjectContainer, error)
 
 	// ReportPermissions records that a content brabo does not trust was seen
 	// on disk, and reports whether this is the first time: the change is
@@ -321,6 +363,7 @@ const (
 	TrustAlwaysAllow = "always_allow" // written by an always-allow click
 	TrustWriteFile   = "write_file"   // written by a write_file a maintainer approved
 	TrustAccepted    = "accepted"     // found on disk and accepted by a maintainer
+	TrustActivated   = "activated"    // the seeded allow list written by activating execution
 	// TrustReported marks a version that is not trusted: brabo saw it on
 	// disk and recorded the change once.
 	TrustReported = "reported"

@@ -47,6 +47,10 @@ type Options struct {
 	// close before it stops reading (default 2 s): a process that escaped
 	// the group and still holds the pipe cannot hang an action.
 	WaitDelay time.Duration
+	// ReposRoot is the folder git_repo_create makes the local provider's
+	// bare repositories in (<ReposRoot>/<workspace dir>.git); empty
+	// refuses git_repo_create.
+	ReposRoot string
 	// GitPath is the git binary (default "git", looked up in PATH).
 	GitPath string
 	// Shell runs terminal commands as `Shell -c command` (default "bash").
@@ -126,8 +130,11 @@ type Executor struct {
 var _ brabo.Executor = (*Executor)(nil)
 
 // New returns an Executor with the built-in runners registered: terminal,
-// write_file, git_commit, git_branch_create, git_push, pr_open and
-// git_merge.
+// write_file, git_commit, git_branch_create, git_push, pr_open,
+// git_merge, git_repo_create, open_adr_pr and open_infra_pr. The types
+// whose execution changes brabo's own state (git_branch_protect,
+// instruction_patch, spend) and the container types are the pipeline's,
+// which owns the store they write.
 func New(opts Options) *Executor {
 	e := &Executor{opts: opts.withDefaults(), runners: map[brabo.ActionType]Runner{}}
 	e.Register(brabo.Terminal, e.runTerminal)
@@ -137,6 +144,9 @@ func New(opts Options) *Executor {
 	e.Register(brabo.GitPush, e.runGitPush)
 	e.Register(brabo.PrOpen, e.runPROpen)
 	e.Register(brabo.GitMerge, e.runGitMerge)
+	e.Register(brabo.GitRepoCreate, e.runGitRepoCreate)
+	e.Register(brabo.OpenAdrPr, e.runOpenDocPR)
+	e.Register(brabo.OpenInfraPr, e.runOpenDocPR)
 	return e
 }
 

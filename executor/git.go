@@ -191,45 +191,9 @@ func identity(m *brabo.Member) (name, email string) {
 	return name, local + "@brabo.local"
 }
 
-// refNameError returns why name cannot be a branch name, or "" when it can.
-// It is the rule of `git check-ref-format --branch`, stricter where git
-// would read the name as something else: no leading '-' (an option), no
-// "@{" (reflog syntax), not "HEAD" or "@".
-func refNameError(name string) string {
-	switch {
-	case name == "":
-		return "is empty"
-	case strings.HasPrefix(name, "-"):
-		return "starts with '-' and would be read as an option"
-	case name == "HEAD" || name == "@":
-		return "is reserved by git"
-	case len(name) > 255:
-		return "is longer than 255 bytes"
-	case strings.HasPrefix(name, "/") || strings.HasSuffix(name, "/") || strings.Contains(name, "//"):
-		return "has an empty path component"
-	case strings.HasSuffix(name, "."):
-		return "ends with '.'"
-	case strings.Contains(name, ".."):
-		return `holds ".."`
-	case strings.Contains(name, "@{"):
-		return `holds "@{"`
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if c < 0x20 || c == 0x7f || strings.IndexByte(" ~^:?*[\\", c) >= 0 {
-			return fmt.Sprintf("holds the character %q, which a ref name cannot", c)
-		}
-	}
-	for _, comp := range strings.Split(name, "/") {
-		if strings.HasPrefix(comp, ".") {
-			return "has a component starting with '.'"
-		}
-		if strings.HasSuffix(comp, ".lock") {
-			return `has a component ending with ".lock"`
-		}
-	}
-	return ""
-}
+// refNameError returns why name cannot be a branch name, or "" when it can
+// (brabo.BranchNameProblem).
+func refNameError(name string) string { return brabo.BranchNameProblem(name) }
 
 // checkBranch refuses a payload ref name that is not a valid branch name.
 func checkBranch(t brabo.ActionType, field, name string) error {

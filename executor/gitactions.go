@@ -244,32 +244,11 @@ func (e *Executor) runGitMerge(ctx context.Context, req brabo.ExecRequest) (*bra
 	if err != nil {
 		return nil, err
 	}
-	root, err := e.rootGit(ctx, t, req, false)
-	if err != nil {
-		return nil, err
+	g, done, res, err := e.remoteClone(ctx, t, req, remote, pr.Base)
+	if g == nil {
+		return res, err
 	}
-	url, code := root.query("remote", "get-url", "--", remote)
-	if code != 0 || url == "" {
-		return root.fail("remote %q is not configured in this repository", remote)
-	}
-	if isLocalPath(url) && !filepath.IsAbs(url) {
-		url = filepath.Join(root.dir, url)
-	}
-
-	tmp, err := os.MkdirTemp("", "brabo-merge-*")
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", t, err)
-	}
-	defer os.RemoveAll(tmp)
-	name, email := identity(req.Credential)
-	g := e.newGit(ctx, t, req, tmp, []string{filepath.Dir(tmp)},
-		"GIT_AUTHOR_NAME="+name, "GIT_AUTHOR_EMAIL="+email,
-		"GIT_COMMITTER_NAME="+name, "GIT_COMMITTER_EMAIL="+email)
-	clone := filepath.Join(tmp, "repo")
-	if g.step("clone", "--quiet", "--branch", pr.Base, "--", url, clone) != 0 {
-		return g.fail("cloning the remote %q at base %q failed", remote, pr.Base)
-	}
-	g.dir = clone
+	defer done()
 	headRef := "refs/remotes/origin/" + pr.Head
 	if _, code := g.query("rev-parse", "--verify", "--quiet", headRef+"^{commit}"); code != 0 {
 		return g.fail("head branch %q is not on remote %q", pr.Head, remote)
@@ -294,6 +273,43 @@ func (e *Executor) runGitMerge(ctx context.Context, req brabo.ExecRequest) (*bra
 	}
 	return g.ok(map[string]string{"merge_commit": hash, "base": pr.Base, "head": pr.Head,
 		"pr": strconv.FormatInt(pr.Number, 10)})
+}
+
+// remoteClone clones the remote named remote (a configured remote of the
+// root's repository) at branch into a temporary folder, with git run as
+// the credential member, and returns the session working in the clone and
+// done, which removes the folder. When it cannot (no such remote, the
+// branch is not there), g is nil and res, err end the action.
+func (e *Executor) remoteClone(ctx context.Context, t brabo.ActionType, req brabo.ExecRequest, remote, branch string) (g *gitSession, done func(), res *brabo.Result, err error) {
+	root, err := e.rootGit(ctx, t, req, false)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	url, code := root.query("remote", "get-url", "--", remote)
+	if code != 0 || url == "" {
+		res, err = root.fail("remote %q is not configured in this repository", remote)
+		return nil, nil, res, err
+	}
+	if isLocalPath(url) && !filepath.IsAbs(url) {
+		url = filepath.Join(root.dir, url)
+	}
+	tmp, err := os.MkdirTemp("", "brabo-"+string(t)+"-*")
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("%s: %w", t, err)
+	}
+	done = func() { os.RemoveAll(tmp) }
+	name, email := identity(req.Credential)
+	g = e.newGit(ctx, t, req, tmp, []string{filepath.Dir(tmp)},
+		"GIT_AUTHOR_NAME="+name, "GIT_AUTHOR_EMAIL="+email,
+		"GIT_COMMITTER_NAME="+name, "GIT_COMMITTER_EMAIL="+email)
+	clone := filepath.Join(tmp, "repo")
+	if g.step("clone", "--quiet", "--branch", branch, "--", url, clone) != 0 {
+		res, err = g.fail("cloning the remote %q at base %q failed (is %q on the remote?)", remote, branch, branch)
+		done()
+		return nil, nil, res, err
+	}
+	g.dir = clone
+	return g, done, nil, nil
 }
 
 // isLocalPath reports whether a remote URL is a filesystem path rather

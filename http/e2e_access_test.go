@@ -166,6 +166,12 @@ func TestDecidingNeedsTheTypesMinimumRole(t *testing.T) {
 			"git_branch_create": {"branch": "b1"},
 			"pr_open":           {"branch": "feat/none", "base": "main", "title": "t"},
 			"git_merge":         {"pr": pr.Number},
+			// The types issue 15 gave executors name what they act on.
+			"git_branch_protect": {"branch": "release"},
+			"open_adr_pr":        {"title": "t", "content": "c"},
+			"open_infra_pr":      {"title": "t", "content": "c"},
+			"instruction_patch":  {"agent": "coder", "content": "be brief"},
+			"spend":              {"amount": "1"},
 		}
 		tokens := map[brabo.Role]string{"developer": e.developer, "maintainer": e.maintainer, "owner": e.admin}
 		ids := map[brabo.Role]string{}
@@ -178,7 +184,11 @@ func TestDecidingNeedsTheTypesMinimumRole(t *testing.T) {
 			if p == nil {
 				p = map[string]any{}
 			}
-			a := e.propose(e.agent, string(typ), p)
+			proposer := e.agent
+			if typ == brabo.ContainerStop || typ == brabo.ContainerRemove {
+				proposer = e.admin // a human's click only (ADR 0136)
+			}
+			a := e.propose(proposer, string(typ), p)
 			if a["status"] != "pending" {
 				t.Fatalf("%s: want pending (no rule approves it), got %v", typ, a["status"])
 			}
@@ -218,7 +228,7 @@ func TestDecidingNeedsTheTypesMinimumRole(t *testing.T) {
 
 		// Spend needs an owner to approve; the owner's approval is recorded
 		// as the owner's.
-		spend := e.propose(e.agent, "spend", map[string]any{})["id"].(string)
+		spend := e.propose(e.agent, "spend", map[string]any{"amount": "1"})["id"].(string)
 		e.refused("POST", "/v1/actions/"+spend+"/approve", e.maintainer, nil, 403, "forbidden_role")
 		d := e.ok("POST", "/v1/actions/"+spend+"/approve", e.admin, nil, 200)
 		if d["outcome"] != "approved" || str(d, "action", "decidedBy") != ids["owner"] {
@@ -246,15 +256,15 @@ func TestProposalsAreDecidedWithThePrincipalsRole(t *testing.T) {
 		// An agent acts for the member who created it: a maintainer's agent
 		// cannot spend, the owner's can propose it.
 		helper, _ := e.newAgent(e.maintainer, "helper")
-		if a := e.propose(helper, "spend", map[string]any{}); a["status"] != "denied" || a["reason"] != "iam: spend requires owner" {
+		if a := e.propose(helper, "spend", map[string]any{"amount": "1"}); a["status"] != "denied" || a["reason"] != "iam: spend requires owner" {
 			t.Fatalf("a maintainer's agent spending: %v", a)
 		}
-		if a := e.propose(e.agent, "spend", map[string]any{}); a["status"] != "pending" {
+		if a := e.propose(e.agent, "spend", map[string]any{"amount": "1"}); a["status"] != "pending" {
 			t.Fatalf("the owner's agent spending: %v", a)
 		}
 		// The file cannot grant what IAM denies.
 		e.setPermissions(`{"allow": ["GitPush()", "Spend()"]}`)
-		if a := e.propose(helper, "spend", map[string]any{}); a["status"] != "denied" {
+		if a := e.propose(helper, "spend", map[string]any{"amount": "1"}); a["status"] != "denied" {
 			t.Fatalf("allow granted what IAM denies: %v", a)
 		}
 		if a := e.propose(e.developer, "git_push", map[string]any{"branch": "main"}); a["status"] != "denied" {
@@ -338,7 +348,7 @@ func TestOtherProjectsAreInvisible(t *testing.T) {
 		for _, op := range operations(t, map[string]string{"project": e.project, "agent": e.agentID, "action": pending, "task": task,
 			"member": e.memberID(e.developer), "session": "ses_0000"}) {
 			switch op[1] {
-			case "/v1/projects", "/v1/me", "/v1/queue", "/v1/sessions":
+			case "/v1/projects", "/v1/me", "/v1/queue", "/v1/sessions", "/v1/containers":
 				continue // not about one project
 			}
 			n++

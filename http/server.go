@@ -121,6 +121,14 @@ var routes = []route{
 	{"POST", "/v1/projects/{project}/lead/messages", (*Server).postLeadMessage},
 	{"GET", "/v1/projects/{project}/lead/messages", (*Server).getLeadMessages},
 	{"POST", "/v1/tasks/{task}/gate", (*Server).triggerGate},
+	{"POST", "/v1/projects/{project}/activate", (*Server).activateExecution},
+	{"GET", "/v1/projects/{project}/budget", (*Server).getBudget},
+	{"PUT", "/v1/projects/{project}/budget", (*Server).putBudget},
+	{"GET", "/v1/projects/{project}/modules", (*Server).getModules},
+	{"PUT", "/v1/projects/{project}/modules", (*Server).putModules},
+	{"GET", "/v1/projects/{project}/protected-branches", (*Server).listProtectedBranches},
+	{"GET", "/v1/projects/{project}/agents/{agent}/instructions", (*Server).getInstructions},
+	{"GET", "/v1/containers", (*Server).listContainers},
 }
 
 // Handler returns the API's handler: every /v1 route needs a bearer token.
@@ -184,6 +192,7 @@ var codeStatus = map[brabo.Code]int{
 	brabo.CodePermissionsChanged:   http.StatusConflict,
 	brabo.CodeAlreadyReported:      http.StatusConflict,
 	brabo.CodeNotDecided:           http.StatusConflict,
+	brabo.CodeHumanOnly:            http.StatusForbidden,
 	"conflict":                     http.StatusConflict,
 }
 

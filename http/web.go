@@ -110,6 +110,11 @@ var webRoutes = []webRoute{
 	{"GET", "/ui/projects/{project}/check", false, (*Server).webCheck},
 	{"POST", "/ui/projects/{project}/permissions/accept", false, (*Server).webAcceptPermissions},
 	{"POST", "/ui/projects/{project}/permissions/restore", false, (*Server).webRestorePermissions},
+	{"POST", "/ui/projects/{project}/activate", false, (*Server).webActivate},
+	{"POST", "/ui/projects/{project}/budget", false, (*Server).webSetBudget},
+	{"GET", "/containers", true, (*Server).containersPage},
+	{"POST", "/ui/containers/{project}/stop", false, (*Server).webContainerStop},
+	{"POST", "/ui/containers/{project}/remove", false, (*Server).webContainerRemove},
 	{"POST", "/logout", false, (*Server).logout},
 }
 

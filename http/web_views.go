@@ -38,6 +38,8 @@ type agentsView struct {
 	ProjectID, Slug string
 	Agents          []agentCard
 	Tasks           []*brabo.Task
+	// Execution is the project's Execution section (web_execution.go).
+	Execution executionSection
 }
 
 // agentCardFor reads an agent's state from its runs and tasks: the run is
@@ -123,6 +125,9 @@ func (s *Server) agentsPage(w http.ResponseWriter, r *http.Request, v *viewer) e
 	}
 	view, err := s.agentsView(r.Context(), p, role)
 	if err != nil {
+		return err
+	}
+	if view.Execution, err = s.executionSectionFor(r.Context(), p, role, v.Member); err != nil {
 		return err
 	}
 	return s.renderPage(w, r, v, p.Slug+" · agents — brabo", "agents", view)

@@ -96,6 +96,9 @@ func (s *Service) claim(ctx context.Context, tx brabo.Tx, a *brabo.ProposedActio
 		return false, nil
 	}
 	a.Status, a.DecidedBy, a.DecidedAt = brabo.StatusApproved, m.ID, now
+	if err := s.claimRun(ctx, tx, a); err != nil {
+		return false, err
+	}
 	return true, tx.AppendEvent(ctx, &brabo.Event{ProjectID: a.ProjectID, Type: brabo.EventActionApproved,
 		ActorID: m.ID, ActionID: a.ID, Payload: mustJSON(map[string]any{"type": a.Type}), CreatedAt: now})
 }

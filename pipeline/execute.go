@@ -15,6 +15,25 @@ import (
 // already won the claim, so this runs once per action. A git_merge without
 // its PR loaded fails: the caller loads it where it checked the merge.
 func (s *Service) execute(ctx context.Context, a *brabo.ProposedAction, p *brabo.Project, cred *brabo.Member, from brabo.ActionStatus, pr *brabo.PullRequest) (*brabo.ProposedAction, error) {
+	if apply := s.storeApply(ctx, a, cred); apply != nil {
+		// A change of brabo's own state: applied in the settling
+		// transaction (apply.go).
+		return s.settleWith(ctx, a, from, &brabo.Result{}, pr, from != brabo.StatusAutoApproved, func(tx brabo.Tx, res *brabo.Result) error {
+			if err := apply(tx, res); err != nil {
+				return err
+			}
+			if cred != nil {
+				if res.Detail == nil {
+					res.Detail = map[string]string{}
+				}
+				res.Detail["executedAs"] = cred.ID
+			}
+			if res.Error != "" && res.ExitCode == 0 {
+				res.ExitCode = 1 // a failed action never reports success
+			}
+			return nil
+		})
+	}
 	var res *brabo.Result
 	var err error
 	if scope, serr := s.ScopeRoot(p); serr != nil {
@@ -62,6 +81,9 @@ func (s *Service) runExecutor(ctx context.Context, req brabo.ExecRequest) (res *
 		return nil, err
 	}
 	defer release()
+	if isContainerType(req.Action.Type) {
+		return s.runContainer(ctx, req) // the engine, with the lifecycle row (containers.go)
+	}
 	return s.Executor.Execute(ctx, req)
 }
 
@@ -72,14 +94,32 @@ func (s *Service) runExecutor(ctx context.Context, req brabo.ExecRequest) (res *
 // tell says whether the proposer is told through the outbox: always, but
 // for an auto-approval whose proposer gets the result in the same call.
 func (s *Service) settle(ctx context.Context, a *brabo.ProposedAction, from brabo.ActionStatus, res *brabo.Result, pr *brabo.PullRequest, tell bool) (*brabo.ProposedAction, error) {
-	status, event := brabo.StatusExecuted, brabo.EventActionExecuted
-	if res.Error != "" {
-		status, event = brabo.StatusFailed, brabo.EventActionFailed
-	}
+	return s.settleWith(ctx, a, from, res, pr, tell, nil)
+}
+
+// settleWith is settle with apply run first in the same transaction: the
+// execution of a type whose effect is a change of brabo's own state
+// (apply.go). apply either writes its change, or sets res.Error (a named
+// failure) and writes nothing; an error it returns undoes the transaction
+// and leaves the action claimed (Recover fails it).
+func (s *Service) settleWith(ctx context.Context, a *brabo.ProposedAction, from brabo.ActionStatus, res *brabo.Result, pr *brabo.PullRequest, tell bool,
+	apply func(tx brabo.Tx, res *brabo.Result) error) (*brabo.ProposedAction, error) {
+	var status brabo.ActionStatus
 	now := s.now()
 	// Settling must survive the caller going away: the command already ran.
 	ctx = context.WithoutCancel(ctx)
 	err := s.Store.Update(ctx, func(tx brabo.Tx) error {
+		if apply != nil {
+			*res = brabo.Result{}
+			if err := apply(tx, res); err != nil {
+				return err
+			}
+		}
+		var event string
+		status, event = brabo.StatusExecuted, brabo.EventActionExecuted
+		if res.Error != "" {
+			status, event = brabo.StatusFailed, brabo.EventActionFailed
+		}
 		// The bookkeeping first: it adds to the result (the new PR's
 		// number), which the transition then stores.
 		if status == brabo.StatusExecuted {
@@ -135,6 +175,18 @@ func (s *Service) settle(ctx context.Context, a *brabo.ProposedAction, from brab
 // for pr_open, the merged mark (once) for git_merge.
 func (s *Service) afterSuccess(ctx context.Context, tx brabo.Tx, a *brabo.ProposedAction, res *brabo.Result, pr *brabo.PullRequest) error {
 	switch a.Type {
+	case brabo.OpenAdrPr, brabo.OpenInfraPr:
+		// The executor made the head branch with the document and pushed
+		// it; the PR is recorded here, like pr_open's.
+		row := &brabo.PullRequest{ProjectID: a.ProjectID, Title: res.Detail["title"], Head: res.Detail["head"],
+			Base: res.Detail["base"], TaskID: a.Payload.TaskID, CreatedAt: s.now()}
+		if row.Head == "" || row.Base == "" {
+			return fmt.Errorf("%s %s: the executor reported no head or base", a.Type, a.ID)
+		}
+		if err := tx.CreatePR(ctx, row); err != nil {
+			return err
+		}
+		res.Detail["pr"] = fmt.Sprint(row.Number)
 	case brabo.PrOpen:
 		row := &brabo.PullRequest{ProjectID: a.ProjectID, Title: a.Payload.Title, Head: a.Payload.Branch,
 			Base: a.Payload.Base, TaskID: a.Payload.TaskID, CreatedAt: s.now()}

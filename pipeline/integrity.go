@@ -67,17 +67,17 @@ type snapshot struct {
 	worktrees map[string]bool // the worktree folders that existed
 }
 
-// takeSnapshot reads the project's protected files.
+// takeSnapshot reads the project's protected files. It lists folders
+// rather than trying every protected name (most are absent), and reuses
+// what it read of a file whose status has not moved (statCache).
 func takeSnapshot(root string) *snapshot {
 	sn := &snapshot{root: root, files: map[string]fileState{}, worktrees: map[string]bool{}}
 	for _, base := range projectRoots(root) {
 		if base != root {
 			sn.worktrees[base] = true
 		}
-		for _, rel := range protectedFiles {
-			sn.take(filepath.Join(base, rel))
-		}
-		for _, rel := range append(protectedFolders, gitConfigPaths(base)...) {
+		sn.walkTree(base, protectedTree)
+		for _, rel := range gitConfigPaths(base) {
 			sn.takeFolder(filepath.Join(base, rel))
 		}
 	}
@@ -135,7 +135,7 @@ func (sn *snapshot) take(path string) {
 	if _, seen := sn.files[path]; seen {
 		return
 	}
-	sn.files[path] = readState(path)
+	sn.files[path] = states.read(path)
 }
 
 func (sn *snapshot) takeFolder(dir string) {
@@ -438,6 +438,13 @@ func samePath(a, b string) bool {
 // auto-approved action may change none.
 func (s *Service) approvedChange(ctx context.Context, a *brabo.ProposedAction, root string, decider *brabo.Member, from brabo.ActionStatus) func(string) bool {
 	none := func(string) bool { return false }
+	if a.Type == brabo.GitRepoCreate {
+		// Making the repository is the action: brabo's own git writes the
+		// new .git (hooks off), whoever approved it (the type needs a
+		// maintainer, and so does a rule that approves it).
+		dotGit := filepath.Join(root, ".git")
+		return func(p string) bool { return p == dotGit || strings.HasPrefix(p, dotGit+string(filepath.Separator)) }
+	}
 	if from != brabo.StatusApproved || decider == nil {
 		return none
 	}

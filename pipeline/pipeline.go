@@ -42,6 +42,14 @@ type Service struct {
 	// (DefaultMaxPending when 0); past it a proposal that would wait is
 	// refused with too_many_pending.
 	MaxPending int
+	// Containers runs projects' containers (container_start, _stop,
+	// _remove); nil fails those actions with a sentence that says how to
+	// configure one. ContainerImage is the image a container_start that
+	// names none runs; ContainerCeiling the most a container may get
+	// (DefaultContainerCeiling for a zero field).
+	Containers       brabo.ContainerEngine
+	ContainerImage   string
+	ContainerCeiling brabo.Resources
 	// MaxRunning is how many commands one project runs at once
 	// (DefaultMaxRunning when 0); the next ones wait their turn.
 	MaxRunning int
@@ -193,6 +201,15 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 	if err := validateExecution(req); err != nil {
 		return nil, err
 	}
+	if humanOnly(req.Type) && req.Actor.Agent != nil {
+		return nil, brabo.Errorf(brabo.CodeHumanOnly, fmt.Sprintf(
+			"%s is proposed by a human only (the containers page, or a member's token): agent %s may not propose it",
+			req.Type, req.Actor.Agent.Name))
+	}
+	if req.Type != brabo.InstructionPatch {
+		req.Payload.Previous = "" // only brabo fills it in, for an instruction_patch
+	}
+	var protected []string
 	var (
 		project   *brabo.Project
 		owner     *brabo.Member
@@ -237,6 +254,14 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 				return err
 			}
 			req.Payload.TargetBranch = pr.Base
+			if protected, err = protectedList(ctx, tx, project.ID); err != nil {
+				return err
+			}
+		}
+		if req.Type == brabo.InstructionPatch {
+			// The card shows the difference from the text it replaces, and
+			// execution refuses instructions that changed since.
+			return instructionTarget(ctx, tx, project.ID, &req.Payload)
 		}
 		return nil
 	})
@@ -252,9 +277,9 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 	in := policy.Input{
 		Type: req.Type, Command: req.Payload.Command, Cwd: req.Payload.Cwd, Role: role,
 		Autonomy: autonomy, Scope: scope, ContainerRunning: project.ContainerRunning,
-		TargetBranch: req.Payload.TargetBranch, Path: req.Payload.Path, Protect: s.Protect,
+		TargetBranch: req.Payload.TargetBranch, ExtraProtected: protected, Path: req.Payload.Path, Protect: s.Protect,
 		AgentAllow: s.agentRules(req.Actor.id(), patterns),
-		Tool: req.Payload.Tool, McpMapped: policy.McpToolMapped(project.McpTools, req.Payload.Tool),
+		Tool:       req.Payload.Tool, McpMapped: policy.McpToolMapped(project.McpTools, req.Payload.Tool),
 	}
 	var st *TrustState
 	if scopeErr == nil {
@@ -300,6 +325,11 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 					fmt.Sprintf("pull request #%d already has a live merge proposal", a.Payload.PR))
 			}
 			return err
+		}
+		if a.Status == brabo.StatusAutoApproved {
+			if err := s.claimRun(ctx, tx, a); err != nil {
+				return err
+			}
 		}
 		created := map[string]any{"status": a.Status, "reason": a.Reason, "scopeRoot": d.ScopeRoot, "type": a.Type}
 		if a.Payload.TaskID != "" {
@@ -387,6 +417,8 @@ func validatePayload(t brabo.ActionType, p *brabo.Payload) error {
 		if p.PR <= 0 {
 			return invalid("a git_merge action needs the number of the pull request (pr)")
 		}
+	default:
+		return validateNewTypes(t, p)
 	}
 	return nil
 }

@@ -87,6 +87,21 @@ func (s *Service) Unregister(ctx context.Context) error {
 	return s.Store.Update(ctx, func(tx brabo.Tx) error { return tx.DeleteInstance(ctx, s.InstanceID) })
 }
 
+// claimRun records, in the transaction that claims a to be run, that this
+// instance runs it. From the claim's commit on, a crash of this instance
+// leaves a record RecoverDead finds: on a database several instances
+// share, an approved action with no record may be another live
+// instance's, between its claim and its start, so only the record says
+// whose it is. An action its agent runs itself has none.
+func (s *Service) claimRun(ctx context.Context, tx brabo.Tx, a *brabo.ProposedAction) error {
+	if s.Processes == nil || a.External() {
+		return nil
+	}
+	self := s.Processes.Self()
+	return tx.PutRunning(ctx, &brabo.RunningAction{ActionID: a.ID, InstanceID: s.InstanceID, Host: self.Host,
+		BootID: self.BootID, StartedAt: s.now()})
+}
+
 // running records that a executes here now, and returns what the executor
 // calls with each process group it starts. With no Processes it records
 // nothing.
@@ -107,7 +122,8 @@ func (s *Service) running(ctx context.Context, a *brabo.ProposedAction) func(bra
 			s.log().Warn("recording a running action", "action", a.ID, "err", err)
 		}
 	}
-	put(*rec)
+	// The record itself was written with the claim (claimRun); this adds
+	// the process group once the command has one.
 	return func(g brabo.ProcessGroup) {
 		r := *rec
 		r.PGID, r.LeaderStart = g.PGID, g.LeaderStart

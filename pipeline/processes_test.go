@@ -165,3 +165,91 @@ func TestRecoverDeadTouchesOnlyDeadInstances(t *testing.T) {
 		}
 	}
 }
+
+// blockingExecutor starts nothing and returns only when released: the
+// window between an action's claim and its command.
+type blockingExecutor struct {
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (e *blockingExecutor) Execute(ctx context.Context, req brabo.ExecRequest) (*brabo.Result, error) {
+	close(e.entered)
+	<-e.release
+	return &brabo.Result{}, nil
+}
+
+// TestAClaimedActionOfADeadInstanceIsRecovered: an instance that dies after
+// it claimed an action and before its command started leaves a record
+// (claimRun, written with the claim), so another instance's RecoverDead
+// fails the action. Without the record, on a database several instances
+// share, the action would stay approved for ever: nothing says whose it is.
+func TestAClaimedActionOfADeadInstanceIsRecovered(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "brabo.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	host := &procs.Host{}
+	self := host.Self()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	gone := exec.Command("true")
+	if err := procs.Run(gone); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	m := &brabo.Member{ID: "mem_1", Name: "ana", TokenHash: "h", CreatedAt: now}
+	p := &brabo.Project{ID: "prj_1", Slug: "shop", Name: "Shop", Mode: brabo.ModeLocal, Root: t.TempDir(),
+		WorkspaceDir: "shop-12345678", OwnerID: m.ID, CreatedAt: now}
+	a := &brabo.ProposedAction{ID: "act_1", ProjectID: p.ID, Type: brabo.Terminal, Payload: brabo.Payload{Command: "true"},
+		ActorID: m.ID, ActorKind: "member", PrincipalID: m.ID, Status: brabo.StatusPending, CreatedAt: now}
+	if err := st.Update(ctx, func(tx brabo.Tx) error {
+		if err := tx.CreateMember(ctx, m); err != nil {
+			return err
+		}
+		if err := tx.CreateProject(ctx, p); err != nil {
+			return err
+		}
+		if err := tx.SetRole(ctx, brabo.Membership{ProjectID: p.ID, MemberID: m.ID, Role: brabo.Owner}); err != nil {
+			return err
+		}
+		// The instance that will die: its pid names nothing by the time
+		// the other one looks.
+		if err := tx.PutInstance(ctx, &brabo.Instance{ID: "inst_dying", Host: self.Host, BootID: self.BootID,
+			PID: gone.Process.Pid, PIDStart: 1, LeaseUntil: now.Add(time.Hour)}); err != nil {
+			return err
+		}
+		return tx.InsertAction(ctx, a)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ex := &blockingExecutor{entered: make(chan struct{}), release: make(chan struct{})}
+	dying := &pipeline.Service{Store: st, Processes: host, InstanceID: "inst_dying", Executor: ex, Log: quiet}
+	approved := make(chan struct{})
+	go func() { dying.Approve(ctx, a.ID, m); close(approved) }()
+	defer func() { close(ex.release); <-approved }()
+	select {
+	case <-ex.entered: // claimed, and its command not started
+	case <-time.After(10 * time.Second):
+		t.Fatal("the approval never reached the executor")
+	}
+
+	other := &pipeline.Service{Store: st, Processes: host, InstanceID: "inst_other", StopGrace: time.Second, Log: quiet}
+	if err := other.Register(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := other.RecoverDead(ctx); err != nil || n != 1 {
+		t.Fatalf("RecoverDead = %d, %v; want the dead instance's claimed action", n, err)
+	}
+	st.View(ctx, func(tx brabo.Tx) error {
+		got, err := tx.Action(ctx, a.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status != brabo.StatusFailed || got.Result == nil || !strings.Contains(got.Result.Error, "interrupted") {
+			t.Errorf("the dead instance's claimed action is %s (%+v), want failed as interrupted", got.Status, got.Result)
+		}
+		return nil
+	})
+}

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -45,6 +46,10 @@ type Input struct {
 	ContainerRunning bool
 	// TargetBranch is the branch a git_merge merges into.
 	TargetBranch string
+	// ExtraProtected are the branches git_branch_protect added to the
+	// project's protected list: the merge cap holds them on top of
+	// ProtectedBranches, which nothing removes.
+	ExtraProtected []string
 	// Path is the file a write_file action writes, relative to the scope
 	// root (or absolute).
 	Path string
@@ -174,7 +179,7 @@ lists:
 	case brabo.GitMerge:
 		if b := mergeTarget(in.TargetBranch); b == "" {
 			d.Policy, d.Reason = brabo.RequireApproval, "cap: git_merge names no target branch"
-		} else if isProtected(b) {
+		} else if isProtected(b) || slices.Contains(in.ExtraProtected, b) {
 			d.Policy, d.Reason = brabo.RequireApproval, "cap: git_merge into the protected branch "+b
 		}
 	case brabo.InstructionPatch:

@@ -27,6 +27,8 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	modelSpec := fl.String("model", os.Getenv("BRABO_MODEL"), "openai:<model> (OPENAI_BASE_URL, OPENAI_API_KEY), anthropic:<model> (ANTHROPIC_API_KEY) or scripted:<path> (env BRABO_MODEL)")
 	workspaces := fl.String("workspaces", os.Getenv("BRABO_WORKSPACES"), "the folder of container and runner projects (default <data>/workspaces)")
 	passEnv := fl.String("pass-env", os.Getenv("BRABO_PASS_ENV"), "comma-separated names of more variables approved commands may see")
+	var cf containerFlags
+	cf.register(fl)
 	if err := fl.Parse(args); err != nil || !noArgs(fl, stderr) {
 		return exitUsage
 	}
@@ -61,6 +63,10 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	ex := newExecutor(procenv.Filter(os.Environ(), strings.Split(*passEnv, ",")), sf.data)
 	svc := &pipeline.Service{Store: store, WorkspacesRoot: ws, Log: log, Executor: ex}
 	svc.Protect = protection(sf.data, procenv.Filter(os.Environ(), strings.Split(*passEnv, ",")))
+	if err := cf.apply(svc); err != nil {
+		fmt.Fprintf(stderr, "brabo agent: %v\n", err)
+		return exitUsage
+	}
 	landlockStatus(log)
 	inst, err := startInstance(ctx, svc, ex, false, log)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -25,7 +26,12 @@ import (
 // (executing one records the decision). Its terminal commands are
 // confined (confinement) when data names the data folder.
 func newExecutor(env []string, data string) *executor.Executor {
-	ex := executor.New(executor.Options{Env: env, Confine: confinement(data)})
+	repos := ""
+	if abs, err := filepath.Abs(data); err == nil && data != "" {
+		// git_repo_create's bare repositories: the local provider's remotes.
+		repos = filepath.Join(abs, "repos")
+	}
+	ex := executor.New(executor.Options{Env: env, Confine: confinement(data), ReposRoot: repos})
 	ex.Register(brabo.ProposeExecutionPlan, devlead.RunPlan)
 	ex.Register(brabo.AssessImplementability, devlead.RunAssessment)
 	return ex

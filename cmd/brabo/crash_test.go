@@ -20,7 +20,9 @@ import (
 	"time"
 
 	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/store/postgres"
 	"github.com/brabo-dev/brabo/store/sqlite"
+	"github.com/brabo-dev/brabo/store/storetest"
 )
 
 // server is a running `brabo serve` process.
@@ -154,15 +156,34 @@ var markerRE = regexp.MustCompile(`(auto|manual|always|long)-[0-9]+`)
 // approval; nothing left claimed and unsettled. Each round also runs a
 // long command whose descendants escape its process group; after each
 // restart no process of a settled action is still running.
+//
+// It runs on SQLite and, with BRABO_TEST_POSTGRES, on PostgreSQL, whose
+// group commit (store/postgres/writer.go) must keep the same guarantees.
 func TestCrashSafety(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts and kills real servers")
 	}
+	t.Run("sqlite", func(t *testing.T) { crashSafety(t, "") })
+	t.Run("postgres", func(t *testing.T) {
+		if os.Getenv("BRABO_TEST_POSTGRES") == "" {
+			t.Skip("BRABO_TEST_POSTGRES is not set")
+		}
+		crashSafety(t, storetest.PostgresURL(t))
+	})
+}
+
+// crashSafety is TestCrashSafety on one database: db is a PostgreSQL URL,
+// or "" for SQLite in the data folder.
+func crashSafety(t *testing.T, db string) {
 	data, root := t.TempDir(), t.TempDir()
+	var dbFlag []string
+	if db != "" {
+		dbFlag = []string{"--db", db}
+	}
 	ranLog := filepath.Join(root, "ran.log")
 	os.WriteFile(filepath.Join(root, "permissions.json"), []byte(`{"allow": ["Terminal(echo)", "Terminal(setsid)", "Terminal(sleep)"]}`), 0o644)
 
-	srv := startServe(t, data)
+	srv := startServe(t, data, dbFlag...)
 	admin := srv.token
 	if admin == "" {
 		t.Fatal("the first start printed no token")
@@ -230,7 +251,7 @@ func TestCrashSafety(t *testing.T) {
 		srv.cmd.Wait()
 		close(stop)
 		wg.Wait()
-		srv = startServe(t, data) // Recover runs at start-up
+		srv = startServe(t, data, dbFlag...) // Recover runs at start-up
 		// No command of a settled action is still running: the restart
 		// stopped what the killed server left.
 		list := srv.must(t, "GET", "/v1/projects/"+project+"/actions?actor="+lingerID+"&limit=1000", admin, nil, 200)
@@ -250,7 +271,13 @@ func TestCrashSafety(t *testing.T) {
 	srv.cmd.Wait()
 
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(data, "brabo.db"))
+	var st brabo.Store
+	var err error
+	if db != "" {
+		st, err = postgres.Open(ctx, db)
+	} else {
+		st, err = sqlite.Open(ctx, filepath.Join(data, "brabo.db"))
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

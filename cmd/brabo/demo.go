@@ -22,7 +22,6 @@ import (
 	"github.com/brabo-dev/brabo/internal/procenv"
 	"github.com/brabo-dev/brabo/model/scripted"
 	"github.com/brabo-dev/brabo/pipeline"
-	"github.com/brabo-dev/brabo/policy"
 	"github.com/brabo-dev/brabo/store/sqlite"
 )
 
@@ -253,9 +252,9 @@ func indent(s string) string {
 	return "    " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n    ") + "\n"
 }
 
-// demoRepo makes the throwaway project: a git repository with a README, a
-// Makefile whose tests pass, and the seeded allow list in permissions.json
-// (what activating execution writes).
+// demoRepo makes the throwaway project: a git repository with a README
+// and a Makefile whose tests pass. Its permissions.json is what activating
+// execution writes (demoProject).
 func demoRepo(root string) error {
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return err
@@ -264,9 +263,6 @@ func demoRepo(root string) error {
 		"README.md": "# shop\n\nA tiny project for the brabo demo.\n",
 		"Makefile":  "test:\n\t@echo 'ok: 3 tests passed'\n",
 	}
-	// The seeded list (what activating execution writes).
-	perms, _ := json.MarshalIndent(map[string]any{"allow": policy.SeedAllow()}, "", "  ")
-	files["permissions.json"] = string(perms) + "\n"
 	for name, content := range files {
 		if err := os.WriteFile(filepath.Join(root, name), []byte(content), 0o644); err != nil {
 			return err
@@ -290,17 +286,21 @@ func demoRepo(root string) error {
 }
 
 // demoProject records the project (owned by the admin), its dev agent and
-// the task.
+// the task, and activates execution as a maintainer would
+// (pipeline.ActivateExecution): the seeded allow list in permissions.json
+// and git_commit: auto_approve for the dev agent.
 func demoProject(ctx context.Context, svc *pipeline.Service, root, adminToken string) (*brabo.Project, *brabo.Task, error) {
 	now := time.Now().UTC()
 	var p *brabo.Project
+	var admin *brabo.Member
 	task := &brabo.Task{ID: pipeline.NewID("task"), Title: "Add a CHANGELOG", Description: "Create CHANGELOG.md; keep the tests green.",
 		Status: brabo.TaskTodo, CreatedAt: now, UpdatedAt: now}
 	err := svc.Store.Update(ctx, func(tx brabo.Tx) error {
 		if adminToken == "" {
 			return errors.New("the demo needs a new store: its admin token was not created")
 		}
-		admin, err := tx.MemberByTokenHash(ctx, brabohttp.HashToken(adminToken))
+		var err error
+		admin, err = tx.MemberByTokenHash(ctx, brabohttp.HashToken(adminToken))
 		if err != nil {
 			return err
 		}
@@ -310,7 +310,6 @@ func demoProject(ctx context.Context, svc *pipeline.Service, root, adminToken st
 		if err := tx.CreateProject(ctx, p); err != nil {
 			return err
 		}
-		// The seeded permissions.json is the project's first trusted version.
 		if err := svc.TrustAtCreation(ctx, tx, p, admin.ID); err != nil {
 			return err
 		}
@@ -322,13 +321,14 @@ func demoProject(ctx context.Context, svc *pipeline.Service, root, adminToken st
 		if err := tx.CreateAgent(ctx, agent); err != nil {
 			return err
 		}
-		// Activating execution seeds git_commit as auto_approve for each
-		// dev-<module> agent (DESIGN §4.5).
-		if err := tx.PutAutonomy(ctx, brabo.AgentAutonomy{AgentID: agent.ID, ActionType: brabo.GitCommit, Mode: brabo.AutoApprove}); err != nil {
-			return err
-		}
 		task.ProjectID = p.ID
 		return tx.CreateTask(ctx, task)
 	})
-	return p, task, err
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := svc.ActivateExecution(ctx, p.ID, admin); err != nil {
+		return nil, nil, fmt.Errorf("activating execution: %w", err)
+	}
+	return p, task, nil
 }

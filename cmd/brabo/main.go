@@ -7,6 +7,7 @@
 //	brabo admin token [flags]          issue a new admin token, revoking the old one
 //	brabo check [flags] -- 'command'   decide offline and explain every segment
 //	brabo permissions accept|restore   a maintainer's answer to a permissions.json changed on disk
+//	brabo project activate             seed the allow list and the dev agents' git_commit autonomy
 //	brabo install claude|codex|gemini  make brabo the approver of an agent CLI
 //	brabo hook <agent> <event>         the hook the agent CLIs run
 //	brabo version                      print the version
@@ -34,6 +35,7 @@ Usage:
   brabo check [flags] -- 'command'   decide offline, explain every segment and rule
   brabo permissions show|accept|restore --project P
                                      a permissions.json changed on disk: see, accept or restore it
+  brabo project activate --project P activate execution: the seeded allow list and git_commit for dev agents
   brabo install claude|codex|gemini  make brabo the approver of Claude Code, Codex or Gemini CLI
   brabo hook <agent> <event>         the hook those agents run before and after each tool call
   brabo mcp --config FILE            the MCP approval tool for claude -p --permission-prompt-tool
@@ -72,6 +74,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runCheck(args[1:], stdin, stdout, stderr)
 	case "permissions":
 		return runPermissions(args[1:], stdout, stderr)
+	case "project":
+		return runProject(args[1:], stdout, stderr)
 	case "hook":
 		return runHook(args[1:], stdin, stdout, stderr)
 	case "install":

@@ -135,6 +135,8 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	passEnv := fl.String("pass-env", os.Getenv("BRABO_PASS_ENV"), "comma-separated names of more variables approved commands may see (env BRABO_PASS_ENV)")
 	var lim limits
 	lim.register(fl)
+	var cf containerFlags
+	cf.register(fl)
 	if err := fl.Parse(args); err != nil || !noArgs(fl, stderr) {
 		return exitUsage
 	}
@@ -158,7 +160,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	warnAllInterfaces(*addr, stderr)
-	if err := serve(sf, lim, *addr, *workspaces, *publicURL, env, m, log, stdout); err != nil {
+	if err := serve(sf, lim, cf, *addr, *workspaces, *publicURL, env, m, log, stdout); err != nil {
 		fmt.Fprintf(stderr, "brabo serve: %v\n", err)
 		return 1
 	}
@@ -183,7 +185,7 @@ func warnAllInterfaces(addr string, stderr io.Writer) {
 // the data folder's lock is held and the port is bound: a start that fails
 // on either leaves no database behind, and the next start still shows the
 // first admin token.
-func serve(sf storeFlags, lim limits, addr, workspaces, publicURL string, env []string, m model.Model, log *slog.Logger, stdout io.Writer) error {
+func serve(sf storeFlags, lim limits, cf containerFlags, addr, workspaces, publicURL string, env []string, m model.Model, log *slog.Logger, stdout io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	release, _, err := sf.lock()
@@ -228,6 +230,9 @@ func serve(sf storeFlags, lim limits, addr, workspaces, publicURL string, env []
 	defer func() { stopNotify(); waitNotify() }()
 	svc.Notifier = notifier
 	svc.Protect = protection(sf.data, env)
+	if err := cf.apply(svc); err != nil {
+		return err
+	}
 	// One process owns a SQLite file (the data folder's lock): what it
 	// left running is not running anymore. On PostgreSQL only what dead
 	// instances left is recovered.

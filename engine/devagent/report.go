@@ -142,6 +142,10 @@ type reportGate struct {
 	taskID string
 }
 
+// Inner is the pipeline behind the gate, where the loop finds the
+// agent's stored instructions and records its model usage.
+func (g reportGate) Inner() toolloop.Proposer { return g.inner }
+
 const reportDoneDescription = "Report the task done and ask for a pull request of your task's branch into " + BaseBranch + ". " +
 	"Run the tests with the terminal tool first: report_done is refused until a terminal command has exited 0. " +
 	"Commit your work and push the branch (git_push) first: the pull request needs it on the remote."

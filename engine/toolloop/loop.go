@@ -33,6 +33,80 @@ type Proposer interface {
 
 var _ Proposer = (*pipeline.Service)(nil)
 
+// Instructor is a Proposer that keeps agents' stored instructions
+// (pipeline.Service): what an approved instruction_patch wrote. The loop
+// adds them to its System prompt at every model call, so that the agent's
+// next turn uses the text approved last.
+type Instructor interface {
+	AgentInstructions(ctx context.Context, agentID string) (string, error)
+}
+
+// UsageRecorder is a Proposer that records brabo's own agents' model
+// usage against their project's budget (pipeline.Service).
+type UsageRecorder interface {
+	RecordModelUsage(ctx context.Context, u brabo.ModelUsage) error
+}
+
+// Wrapper is a Proposer that passes proposals on to another one (an
+// agent's own gate in front of the pipeline); the loop looks through it
+// for an Instructor and a UsageRecorder.
+type Wrapper interface {
+	Inner() Proposer
+}
+
+var (
+	_ Instructor    = (*pipeline.Service)(nil)
+	_ UsageRecorder = (*pipeline.Service)(nil)
+)
+
+// findProposer returns the first Proposer of the chain from p that is a T.
+func findProposer[T any](p Proposer) (T, bool) {
+	for i := 0; p != nil && i < 8; i++ {
+		if t, ok := p.(T); ok {
+			return t, true
+		}
+		w, ok := p.(Wrapper)
+		if !ok {
+			break
+		}
+		p = w.Inner()
+	}
+	var zero T
+	return zero, false
+}
+
+// InstructionsHeader introduces an agent's stored instructions in its
+// System prompt.
+const InstructionsHeader = "Instructions for you from the project (changed only through an approved instruction_patch):"
+
+// system is the System prompt of the next model call: the loop's own,
+// then the agent's stored instructions.
+func (l *Loop) system(ctx context.Context) (string, error) {
+	in, ok := findProposer[Instructor](l.Proposer)
+	if !ok || l.Actor.Agent == nil {
+		return l.System, nil
+	}
+	text, err := in.AgentInstructions(ctx, l.Actor.Agent.ID)
+	if err != nil || strings.TrimSpace(text) == "" {
+		return l.System, err
+	}
+	if l.System == "" {
+		return InstructionsHeader + "\n" + text, nil
+	}
+	return l.System + "\n\n" + InstructionsHeader + "\n" + text, nil
+}
+
+// recordUsage records a model call's usage against the project's budget. A
+// failure to record is not the agent's: it is left to the recorder's log.
+func (l *Loop) recordUsage(ctx context.Context, u model.Usage) {
+	r, ok := findProposer[UsageRecorder](l.Proposer)
+	if !ok || l.Actor.Agent == nil {
+		return
+	}
+	_ = r.RecordModelUsage(ctx, brabo.ModelUsage{ProjectID: l.ProjectID, AgentID: l.Actor.Agent.ID,
+		InputTokens: int64(u.InputTokens), OutputTokens: int64(u.OutputTokens)})
+}
+
 // Defaults for the zero values of Loop's tuning fields.
 const (
 	DefaultMaxIterations   = 20
@@ -229,7 +303,11 @@ func (l *Loop) iterate(ctx context.Context, c Ctx) Outcome {
 		if c.Iterations >= l.maxIterations() {
 			return Halted{Why: WhyMaxIterations, Origin: OriginPolicy, Ctx: c}
 		}
-		req := model.Request{System: l.System, Messages: c.clone().Messages, Tools: specs}
+		system, err := l.system(ctx)
+		if err != nil {
+			return Halted{Why: "the agent's instructions could not be read: " + err.Error(), Origin: OriginInfra, Ctx: c}
+		}
+		req := model.Request{System: system, Messages: c.clone().Messages, Tools: specs}
 		c.Iterations++
 		resp, err := l.complete(ctx, req)
 		if err != nil {
@@ -239,6 +317,7 @@ func (l *Loop) iterate(ctx context.Context, c Ctx) Outcome {
 			}
 			return Halted{Why: "model: " + err.Error(), Origin: origin, Ctx: c}
 		}
+		l.recordUsage(ctx, resp.Usage)
 		msg := normalizeMessage(resp.Message, c.Iterations)
 		c.Messages = append(c.Messages, msg)
 		if len(msg.ToolCalls) == 0 {

@@ -31,15 +31,13 @@ func (t *Tx) AppendEvent(ctx context.Context, e *brabo.Event) error {
 		return t.touch(ctx, e.ProjectID)
 	}
 	// Concurrent writers: the counter row's lock orders them per project.
-	if err := t.q.QueryRow(ctx, `UPDATE projects SET event_seq = event_seq + 1 WHERE id = $1 RETURNING event_seq`,
-		e.ProjectID).Scan(&e.Seq); err != nil {
-		return t.notFound(err, "project "+e.ProjectID)
-	}
-	_, err := t.q.Exec(ctx, `INSERT INTO events (project_id, seq, type, actor_id, action_id, payload, created_at)
-		VALUES ($1,$2,$3,$4,$5,$6,$7)`,
-		e.ProjectID, e.Seq, e.Type, e.ActorID, nullString(e.ActionID), string(e.Payload), e.CreatedAt.UnixMicro())
+	// One statement, one round trip: the counter and the row.
+	err := t.q.QueryRow(ctx, `WITH next AS (UPDATE projects SET event_seq = event_seq + 1 WHERE id = $1 RETURNING event_seq)
+		INSERT INTO events (project_id, seq, type, actor_id, action_id, payload, created_at)
+		SELECT $1, event_seq, $2, $3, $4, $5, $6 FROM next RETURNING seq`,
+		e.ProjectID, e.Type, e.ActorID, nullString(e.ActionID), string(e.Payload), e.CreatedAt.UnixMicro()).Scan(&e.Seq)
 	if err != nil {
-		return err
+		return t.notFound(err, "project "+e.ProjectID)
 	}
 	return t.touch(ctx, e.ProjectID)
 }

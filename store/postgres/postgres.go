@@ -31,10 +31,20 @@ const channel = "brabo_events"
 
 // Store is a brabo.Store on a PostgreSQL database.
 type Store struct {
-	pool   *pgxpool.Pool
+	pool   *pgxpool.Pool // writes (writer.go), migrations
+	read   *pgxpool.Pool // View's statements: read-only sessions
 	hub    sqlstore.Hub
 	cancel context.CancelFunc
 	done   sync.WaitGroup
+
+	writes chan *writeReq // Update calls for the writer (writer.go)
+	// sending is held (read) while a request is put on writes, and
+	// (write) by Close while it sets stopping: every request sent before
+	// that is in the channel when the writer drains it at quit.
+	sending  sync.RWMutex
+	stopping bool
+	quit     chan struct{}
+	closed   sync.Once
 }
 
 var dialect = &sqlstore.Dialect{
@@ -66,11 +76,27 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	s := &Store{pool: pool}
+	// A View's statements run outside a transaction, each on any
+	// connection of a pool whose sessions refuse writes: at read committed
+	// a transaction gave a new snapshot to each statement anyway, and
+	// BEGIN and ROLLBACK cost two round trips of every read.
+	readCfg := cfg.Copy()
+	readCfg.ConnConfig.RuntimeParams["default_transaction_read_only"] = "on"
+	read, err := pgxpool.NewWithConfig(ctx, readCfg)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	s := &Store{pool: pool, read: read}
 	if err := s.Migrate(ctx); err != nil {
+		read.Close()
 		pool.Close()
 		return nil, err
 	}
+	s.writes = make(chan *writeReq, 256)
+	s.quit = make(chan struct{})
+	s.done.Add(1)
+	go s.writer()
 	lctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	listener := &pgxlisten.Listener{
@@ -129,42 +155,29 @@ func (s *Store) Migrate(ctx context.Context) error {
 	return nil
 }
 
-// Close stops the listener and closes the pool.
+// Close stops the writer and the listener and closes the pool. Update
+// calls still queued are answered ErrClosed.
 func (s *Store) Close() error {
-	if s.cancel != nil {
-		s.cancel()
-	}
-	s.done.Wait()
-	s.pool.Close()
+	s.closed.Do(func() {
+		s.sending.Lock()
+		s.stopping = true
+		s.sending.Unlock()
+		close(s.quit)
+		if s.cancel != nil {
+			s.cancel()
+		}
+		s.done.Wait()
+		s.read.Close()
+		s.pool.Close()
+	})
 	return nil
 }
 
-// Update runs fn in one transaction (read committed; the conditional
-// updates and row locks of sqlstore make the claims exactly-once).
-func (s *Store) Update(ctx context.Context, fn func(brabo.Tx) error) error {
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		return fmt.Errorf("postgres begin: %w", err)
-	}
-	st := sqlstore.NewTx(querier{tx}, dialect)
-	if err := fn(st); err != nil {
-		return errors.Join(err, ignoreClosed(tx.Rollback(ctx)))
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("postgres commit: %w", err)
-	}
-	s.hub.Publish(st.Touched()...)
-	return nil
-}
-
-// View runs fn in a read-only transaction.
+// View runs fn's statements on read-only sessions, each seeing what was
+// committed when it started (as each statement of a read-committed
+// transaction would). A write in fn fails.
 func (s *Store) View(ctx context.Context, fn func(brabo.Tx) error) error {
-	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
-	if err != nil {
-		return fmt.Errorf("postgres begin: %w", err)
-	}
-	defer tx.Rollback(ctx)
-	return fn(sqlstore.NewTx(querier{tx}, dialect))
+	return fn(sqlstore.NewTx(readQuerier{s.read}, dialect))
 }
 
 // Subscribe signals after commits of this instance and, through NOTIFY,
@@ -173,29 +186,21 @@ func (s *Store) Subscribe(projectID string) (<-chan struct{}, func()) {
 	return s.hub.Subscribe(projectID)
 }
 
-func ignoreClosed(err error) error {
-	if errors.Is(err, pgx.ErrTxClosed) {
-		return nil
-	}
-	return err
-}
+// readQuerier runs each statement on a connection of the read pool.
+type readQuerier struct{ pool *pgxpool.Pool }
 
-type querier struct{ tx pgx.Tx }
-
-func (q querier) Exec(ctx context.Context, query string, args ...any) (int64, error) {
-	tag, err := q.tx.Exec(ctx, query, args...)
+func (q readQuerier) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	tag, err := q.pool.Exec(ctx, query, args...)
 	if err != nil {
 		return 0, err
 	}
 	return tag.RowsAffected(), nil
 }
 
-func (q querier) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
-	return q.tx.QueryRow(ctx, query, args...)
+func (q readQuerier) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
+	return q.pool.QueryRow(ctx, query, args...)
 }
 
-func (q querier) Query(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
-	return q.tx.Query(ctx, query, args...)
+func (q readQuerier) Query(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
+	return q.pool.Query(ctx, query, args...)
 }
-
-var _ brabo.Store = (*Store)(nil)

@@ -55,6 +55,7 @@ func Run(t *testing.T, open Opener) {
 		{"ExternalExecution", testExternalExecution},
 		{"PreviewTextFilterActionEvents", testPreviewTextFilter},
 		{"Webhooks", testWebhooks},
+		{"ExecutorState", testExecutorState},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package pipeline
+
+// statKeyOf reports no status where brabo does not read the change time:
+// every snapshot then reads every protected file.
+func statKeyOf(string) (statKey, bool) { return statKey{}, false }
