@@ -65,6 +65,9 @@ type Segment struct {
 	// Notes are the caps and scope findings on this segment
 	// ("outside the project folder: /etc/passwd").
 	Notes []string `json:"notes,omitempty"`
+	// Flags say in plain words what the segment touches, whatever the
+	// verdict: the home folder, the network, a deletion (DESIGN §6.4).
+	Flags []Flag `json:"flags,omitempty"`
 }
 
 // ScopeRoot names the folder a terminal action was scoped to, as the mode

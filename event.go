@@ -44,6 +44,16 @@ const (
 	// EventProjectMcpTools records a maintainer's change of the MCP tools
 	// mapped to the developer role.
 	EventProjectMcpTools = "project.mcp_tools_changed"
+	// EventWebhooksChanged records a maintainer's change of the project's
+	// notification webhooks (their hosts and formats, never their URLs:
+	// a Slack or ntfy URL is a secret of its own), or of its signing
+	// secret.
+	EventWebhooksChanged = "project.webhooks_changed"
+	// EventNotifyFailed records notifications that could not be delivered:
+	// a webhook that failed every try, or notices dropped because the
+	// queue was full. Delivery never slows a proposal; its failures are
+	// here instead.
+	EventNotifyFailed = "notification.failed"
 	// EventExecutionActivated records a maintainer activating execution:
 	// the seeded patterns written into permissions.json and the dev
 	// agents given git_commit: auto_approve, in one event (payload

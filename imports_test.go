@@ -72,7 +72,7 @@ func stderrOf(err error) string {
 // engine).
 var (
 	adapterFamilies = []string{"store", "model"}
-	adapterRoots    = []string{"http", "executor", "engine", "docker"}
+	adapterRoots    = []string{"http", "executor", "engine", "docker", "notify"}
 )
 
 // adapterOf returns the adapter a package of the module belongs to

@@ -36,7 +36,10 @@ type ActionFilter struct {
 	Status     ActionStatus
 	Type       ActionType
 	ActorID    string
-	Limit      int
+	// Text, when set, keeps the actions whose subject (command, path,
+	// message, branch, title, tool) or reason holds it, case aside.
+	Text  string
+	Limit int
 	// Offset skips that many actions of the ordered list (a page).
 	Offset int
 }
@@ -160,6 +163,8 @@ type Tx interface {
 	// of from, and reports whether it did: the claim that makes execution
 	// exactly-once.
 	TransitionAction(ctx context.Context, id string, from []ActionStatus, u ActionUpdate) (bool, error)
+	// ActionEvents lists the events of one action, in their order.
+	ActionEvents(ctx context.Context, projectID, actionID string) ([]Event, error)
 	// MergeActions lists the git_merge actions proposed for one PR.
 	MergeActions(ctx context.Context, projectID string, pr int64) ([]*ProposedAction, error)
 
@@ -283,6 +288,15 @@ type Tx interface {
 	// PermissionsVersions lists the project's trusted versions, oldest
 	// first, without their content.
 	PermissionsVersions(ctx context.Context, projectID string) ([]*PermissionsVersion, error)
+	// Webhooks lists the project's notification webhooks, oldest first.
+	Webhooks(ctx context.Context, projectID string) ([]*Webhook, error)
+	// SetWebhooks replaces the project's webhooks with hooks.
+	SetWebhooks(ctx context.Context, projectID string, hooks []*Webhook) error
+	// WebhookSecret reads the project's signing secret, or ErrNotFound for
+	// a project that has none yet.
+	WebhookSecret(ctx context.Context, projectID string) (string, error)
+	// SetWebhookSecret sets (or replaces) the project's signing secret.
+	SetWebhookSecret(ctx context.Context, projectID, secret string, at time.Time) error
 	// AddProtectedBranch adds a branch to the project's protected list and
 	// reports false (writing nothing) when it is there already.
 	AddProtectedBranch(ctx context.Context, b *ProtectedBranch) (bool, error)

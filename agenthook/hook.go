@@ -218,14 +218,15 @@ func decideCall(ctx context.Context, agent, configPath string, in *hookInput, w 
 			return denied("%v; denied", err)
 		}
 		if a.Status == brabo.StatusDenied {
-			return outcome{verdict: deny, reason: "brabo denied it: " + a.Reason}
+			return outcome{verdict: deny, reason: "brabo denied it: " + a.Reason + touches(a)}
 		}
 		proposed[i] = a
 	}
 	for i, r := range reqs {
 		a := proposed[i]
 		if a.Status == brabo.StatusPending {
-			msg := fmt.Sprintf("brabo: %s waits for a human: approve or deny action %s at %s", describe(r), a.ID, cfg.Server)
+			msg := fmt.Sprintf("brabo: %s%s waits for a human: approve or deny it at %s/ui/actions/%s", describe(r), touches(a),
+				strings.TrimSuffix(cfg.Server, "/"), a.ID)
 			fmt.Fprintln(h.stderr, msg)
 			c.poll, c.onPoll = w.poll, func() {
 				if w.tick != nil {
@@ -243,7 +244,7 @@ func decideCall(ctx context.Context, agent, configPath string, in *hookInput, w 
 			reasons = append(reasons, a.Reason)
 			nonBash = nonBash || r.nonBash
 		case brabo.StatusDenied:
-			return outcome{verdict: deny, reason: "brabo denied it: " + a.Reason}
+			return outcome{verdict: deny, reason: "brabo denied it: " + a.Reason + touches(a)}
 		case brabo.StatusPending:
 			return denied("no one decided within %s; action %s stays in brabo's queue, and this call is denied", wait.Round(time.Second), a.ID)
 		default:
@@ -268,6 +269,16 @@ func firstOf(s ...string) string {
 		}
 	}
 	return ""
+}
+
+// touches is what the action's card flags (brabo.Preview, the one the
+// page and the notifications show), as the hook's answers say it:
+// " (touches the home folder, the network)", or "".
+func touches(a *brabo.ProposedAction) string {
+	if a.Preview == nil || len(a.Preview.Flags) == 0 {
+		return ""
+	}
+	return " (touches " + strings.Join(brabo.FlagKinds(a.Preview.Flags), ", ") + ")"
 }
 
 func describe(r request) string {

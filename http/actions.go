@@ -59,7 +59,11 @@ func (s *Server) listActions(w http.ResponseWriter, r *http.Request) error {
 
 func actionFilter(r *http.Request) (brabo.ActionFilter, error) {
 	q := r.URL.Query()
-	f := brabo.ActionFilter{Status: brabo.ActionStatus(q.Get("status")), Type: brabo.ActionType(q.Get("type")), ActorID: q.Get("actor")}
+	f := brabo.ActionFilter{Status: brabo.ActionStatus(q.Get("status")), Type: brabo.ActionType(q.Get("type")),
+		ActorID: q.Get("actor"), Text: q.Get("q")}
+	if len(f.Text) > 200 {
+		return f, badRequest("q: at most 200 bytes")
+	}
 	switch f.Status {
 	case "", brabo.StatusPending, brabo.StatusAutoApproved, brabo.StatusApproved, brabo.StatusDenied, brabo.StatusExecuted, brabo.StatusFailed:
 	default:

@@ -10,6 +10,7 @@ import (
 	"embed"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"html/template"
 	"io/fs"
 	"net/http"
@@ -43,10 +44,20 @@ const (
 )
 
 var pages = template.Must(template.New("").Funcs(template.FuncMap{
-	"sentence": brabo.DecisionSentence,
-	"shortID":  shortID,
-	"visible":  brabo.Printable,
-	"short":    shortHash,
+	"sentence":    brabo.DecisionSentence,
+	"shortID":     shortID,
+	"visible":     brabo.Printable,
+	"multiline":   multiline,
+	"short":       shortHash,
+	"stamp":       stamp,
+	"iso":         iso,
+	"since":       since,
+	"micros":      func(t time.Time) int64 { return t.UnixMicro() },
+	"flagKinds":   brabo.FlagKinds,
+	"statusClass": statusClass,
+	"actionClass": actionClass,
+	"statusText":  statusText,
+	"add":         func(a, b int) int { return a + b },
 }).ParseFS(webTemplates, "web/templates/*.html"))
 
 // viewer is the member looking at the web page.
@@ -92,6 +103,9 @@ var webRoutes = []webRoute{
 	{"POST", "/ui/projects/{project}/agents/{agent}/revoke", false, (*Server).webRevokeAgent},
 	{"POST", "/ui/projects/{project}/agents/{agent}/patterns/remove", false, (*Server).webRemovePattern},
 	{"GET", "/ui/tasks/{task}", true, (*Server).sessionLogPage},
+	{"GET", "/ui/actions/{action}", true, (*Server).actionPage},
+	{"POST", "/ui/bulk", false, (*Server).webBulk},
+	{"GET", "/ui/projects/{project}/history", true, (*Server).historyPage},
 	{"GET", "/ui/projects/{project}/permissions", true, (*Server).permissionsPage},
 	{"GET", "/ui/projects/{project}/check", false, (*Server).webCheck},
 	{"POST", "/ui/projects/{project}/permissions/accept", false, (*Server).webAcceptPermissions},
@@ -324,6 +338,81 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request, v *viewer) error
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true})
 	http.Redirect(w, r, "/login", http.StatusSeeOther)
 	return nil
+}
+
+// multiline is Printable line by line: a commit message or a diff keeps
+// its newlines and tabs, and nothing else that could rewrite what is shown.
+func multiline(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		parts := strings.Split(l, "\t")
+		for j, p := range parts {
+			parts[j] = brabo.Printable(p)
+		}
+		lines[i] = strings.Join(parts, "\t")
+	}
+	return strings.Join(lines, "\n")
+}
+
+// stamp is a time as the page first shows it, with its zone (the page's
+// script makes it relative and puts this on hover).
+func stamp(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 MST") }
+
+// iso is a time for a datetime attribute.
+func iso(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// since says how long ago t was, roughly: how long a card has waited.
+func since(t time.Time) string {
+	d := time.Since(t)
+	switch {
+	case d < time.Minute:
+		return "less than a minute"
+	case d < time.Hour:
+		return fmt.Sprintf("%d min", int(d/time.Minute))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%d h %d min", int(d/time.Hour), int(d%time.Hour/time.Minute))
+	}
+	return fmt.Sprintf("%d days", int(d/(24*time.Hour)))
+}
+
+// statusClass is the colour class of a status: failure is red everywhere,
+// success green, a wait amber.
+func statusClass(st brabo.ActionStatus) string {
+	switch st {
+	case brabo.StatusFailed, brabo.StatusDenied:
+		return "bad"
+	case brabo.StatusExecuted:
+		return "ok"
+	case brabo.StatusPending:
+		return "wait"
+	}
+	return "info"
+}
+
+// failedRun reports an action brabo ran whose command exited non-zero: it
+// is "executed" (the command ran), and a person reads it as a failure.
+func failedRun(a *brabo.ProposedAction) bool {
+	return a.Status == brabo.StatusExecuted && a.Result != nil && a.Result.ExitCode != 0
+}
+
+// actionClass is statusClass of an action, a non-zero exit red too.
+func actionClass(a *brabo.ProposedAction) string {
+	if failedRun(a) {
+		return "bad"
+	}
+	return statusClass(a.Status)
+}
+
+// statusText is an action's status as a badge says it: with its exit code
+// when it ran and did not exit 0.
+func statusText(a *brabo.ProposedAction) string {
+	if failedRun(a) {
+		return fmt.Sprintf("executed, exit %d", a.Result.ExitCode)
+	}
+	if a.Status == brabo.StatusAutoApproved || (a.DecidedBy == "" && a.Decision.Policy == brabo.AutoApprove && a.Status == brabo.StatusExecuted) {
+		return string(a.Status) + " (auto-approved)"
+	}
+	return string(a.Status)
 }
 
 // shortID is the tail of an id, enough to tell actions apart on a card.

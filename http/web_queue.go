@@ -43,6 +43,53 @@ type card struct {
 	CanAlways bool
 	// Error is a refusal to show on the card (a 409's sentence).
 	Error string
+
+	// Preview is the card's view of the change (brabo.Preview): computed
+	// when the action was proposed, or now for one recorded before.
+	Preview *brabo.Preview
+	// Diff is the first lines of a write's diff a card shows (the action's
+	// page shows them all: Full); DiffMore counts the rest.
+	Diff     []diffLine
+	DiffMore int
+	// Full is true on the action's page: the whole diff, no buttons.
+	Full bool
+	// Now is the reason the rules in force now give a pending action, when
+	// it differs from the one it was proposed with (permissions.json
+	// changed since): shown, never applied.
+	Now string
+}
+
+// diffLine is one line of a diff as the page shows it.
+type diffLine struct {
+	Class string // hunk, add, del, ctx
+	Text  string
+}
+
+// cardDiffLines is how many lines of a diff a queue card shows.
+const cardDiffLines = 40
+
+// diffLines turns a unified diff into lines to show, at most n (0: all),
+// and how many it left out.
+func diffLines(unified string, n int) ([]diffLine, int) {
+	lines := brabo.DiffLines(unified)
+	more := 0
+	if n > 0 && len(lines) > n {
+		more, lines = len(lines)-n, lines[:n]
+	}
+	out := make([]diffLine, 0, len(lines))
+	for _, l := range lines {
+		c := "ctx"
+		switch {
+		case strings.HasPrefix(l, "@@"):
+			c = "hunk"
+		case strings.HasPrefix(l, "+"):
+			c = "add"
+		case strings.HasPrefix(l, "-"):
+			c = "del"
+		}
+		out = append(out, diffLine{Class: c, Text: l})
+	}
+	return out, more
 }
 
 // queueView is the queue page's and fragment's data: one page of the
@@ -122,9 +169,23 @@ func queuePageOf(r *http.Request) (int, error) {
 
 // cardFor builds the card of one action for one member.
 func (s *Server) cardFor(ctx context.Context, m *brabo.Member, a *brabo.ProposedAction) (card, error) {
+	// The scope root is shown once, in the card's list: not in the
+	// sentence too.
 	c := card{A: a, MinRole: a.Type.MinRole(), NeedRole: brabo.EffectiveRole(a.Type, a.Decision), Subject: subject(a), Where: a.Payload.Cwd,
-		Sentence: brabo.DecisionSentence(a.Status, a.Reason, a.Decision.ScopeRoot),
-		RunBy:    runBy(a), Unreported: a.Unreported()}
+		Sentence: brabo.DecisionSentence(a.Status, a.Reason, brabo.ScopeRoot{}),
+		RunBy:    runBy(a), Unreported: a.Unreported(), Preview: a.Preview}
+	if c.Preview == nil {
+		// An action recorded before previews: its card as it would be now.
+		c.Preview = s.previewNow(ctx, a)
+	}
+	if c.Preview != nil && c.Preview.Diff != nil {
+		c.Diff, c.DiffMore = diffLines(c.Preview.Diff.Unified, cardDiffLines)
+	}
+	if a.Status == brabo.StatusPending {
+		if now, err := s.Pipeline.CurrentReason(ctx, a); err == nil && now != "" && now != a.Reason {
+			c.Now = brabo.DecisionSentence(brabo.StatusPending, now, brabo.ScopeRoot{})
+		}
+	}
 	if a.Type == brabo.Terminal && c.Where == "" {
 		c.Where = "."
 	}
@@ -160,45 +221,30 @@ func (s *Server) cardFor(ctx context.Context, m *brabo.Member, a *brabo.Proposed
 	return c, nil
 }
 
-// subject is the line a card shows in monospace for each type.
-func subject(a *brabo.ProposedAction) string {
-	p := a.Payload
-	switch a.Type {
-	case brabo.Terminal:
-		return p.Command
-	case brabo.WriteFile, brabo.ReadFile:
-		return p.Path
-	case brabo.McpTool:
-		if len(p.Extra) > 0 {
-			return p.Tool + " " + string(p.Extra)
+// previewNow computes the card of an action recorded before previews
+// were, with a note saying so; nil when its project cannot be read.
+func (s *Server) previewNow(ctx context.Context, a *brabo.ProposedAction) *brabo.Preview {
+	var p *brabo.Project
+	var pr *brabo.PullRequest
+	if err := s.Store.View(ctx, func(tx brabo.Tx) error {
+		var err error
+		if p, err = tx.Project(ctx, a.ProjectID); err != nil {
+			return err
 		}
-		return p.Tool
-	case brabo.GitCommit:
-		return p.Message
-	case brabo.GitBranchCreate:
-		if p.From != "" {
-			return p.Branch + " from " + p.From
+		if a.Type == brabo.GitMerge {
+			pr, _ = tx.PR(ctx, a.ProjectID, a.Payload.PR)
 		}
-		return p.Branch
-	case brabo.GitPush:
-		remote := p.Remote
-		if remote == "" {
-			remote = "origin"
-		}
-		return p.Branch + " → " + remote
-	case brabo.PrOpen:
-		return fmt.Sprintf("%s → %s: %s", p.Branch, p.Base, p.Title)
-	case brabo.GitMerge:
-		if p.TargetBranch != "" {
-			return fmt.Sprintf("PR #%d into %s", p.PR, p.TargetBranch)
-		}
-		return fmt.Sprintf("PR #%d", p.PR)
+		return nil
+	}); err != nil {
+		return nil
 	}
-	if len(p.Extra) > 0 {
-		return string(p.Extra)
-	}
-	return ""
+	pv := s.Pipeline.Preview(ctx, a, p, pr)
+	pv.Notes = append([]string{"This action was recorded before brabo kept its card: what follows is computed now, not when it was proposed."}, pv.Notes...)
+	return pv
 }
+
+// subject is the line a card shows in monospace for each type.
+func subject(a *brabo.ProposedAction) string { return brabo.Subject(a) }
 
 func (s *Server) queuePage(w http.ResponseWriter, r *http.Request, v *viewer) error {
 	page, err := queuePageOf(r)
@@ -256,9 +302,12 @@ func (s *Server) cardFragment(w http.ResponseWriter, r *http.Request, v *viewer)
 }
 
 // decided answers a decision that left the queue: the card's place is
-// emptied (htmx removes it) and the status line says what happened.
-func (s *Server) decided(w http.ResponseWriter, msg string) {
-	s.render(w, http.StatusOK, "decided", map[string]any{"Message": msg})
+// emptied (htmx removes it) and the status line says what happened, in
+// red when it failed or was denied, with a link to the action's page.
+func (s *Server) decided(w http.ResponseWriter, a *brabo.ProposedAction, msg string) {
+	w.Header().Set("X-Action-Status", string(a.Status))
+	s.render(w, http.StatusOK, "decided", map[string]any{"Message": msg, "ID": a.ID,
+		"Bad": a.Status == brabo.StatusFailed || a.Status == brabo.StatusDenied || failedRun(a)})
 }
 
 // refused re-renders the card with the refusal's sentence on it, with the
@@ -308,7 +357,7 @@ func (s *Server) webApprove(w http.ResponseWriter, r *http.Request, v *viewer) e
 	if err != nil {
 		return s.refused(w, r, v, err)
 	}
-	s.decided(w, fmt.Sprintf("Approved %s %q: %s.", d.Action.Type, clip(subject(d.Action), 120), outcomeText(d.Action)))
+	s.decided(w, d.Action, fmt.Sprintf("Approved %s %q: %s.", d.Action.Type, clip(subject(d.Action), 120), outcomeText(d.Action)))
 	return nil
 }
 
@@ -333,7 +382,7 @@ func (s *Server) webDeny(w http.ResponseWriter, r *http.Request, v *viewer) erro
 	if err != nil {
 		return s.refused(w, r, v, err)
 	}
-	s.decided(w, fmt.Sprintf("Denied %s %q: %s", a.Type, clip(subject(a), 120), reason))
+	s.decided(w, a, fmt.Sprintf("Denied %s %q: %s", a.Type, clip(subject(a), 120), reason))
 	return nil
 }
 
@@ -381,7 +430,7 @@ func (s *Server) webAlways(w http.ResponseWriter, r *http.Request, v *viewer) er
 	case d.Autonomy != nil:
 		what = fmt.Sprintf("agent_autonomy %s: %s", d.Autonomy.ActionType, d.Autonomy.Mode)
 	}
-	s.decided(w, fmt.Sprintf("Always allowed (recorded %s) and approved %s %q: %s.", what, d.Action.Type, clip(subject(d.Action), 120), outcomeText(d.Action)))
+	s.decided(w, d.Action, fmt.Sprintf("Always allowed (recorded %s) and approved %s %q: %s.", what, d.Action.Type, clip(subject(d.Action), 120), outcomeText(d.Action)))
 	return nil
 }
 

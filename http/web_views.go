@@ -216,6 +216,13 @@ type logLine struct {
 	E        brabo.Event
 	Actor    string
 	Sentence string
+	// Type and Subject name the event's action (its type and the first
+	// line of its command, path or message), linked to its page; "" for
+	// an event of no action.
+	Type    brabo.ActionType
+	Subject string
+	// Bad marks a failure or a denial: red.
+	Bad bool
 }
 
 type sessionView struct {
@@ -238,6 +245,7 @@ func (s *Server) sessionLogPage(w http.ResponseWriter, r *http.Request, v *viewe
 	err = s.Store.View(ctx, func(tx brabo.Tx) error {
 		ofTask := map[string]bool{}
 		names := s.actorNames(ctx, tx, p.ID)
+		actions := map[string]*brabo.ProposedAction{}
 		for after := int64(0); ; {
 			evs, err := tx.Events(ctx, p.ID, after, 1000)
 			if err != nil {
@@ -252,7 +260,19 @@ func (s *Server) sessionLogPage(w http.ResponseWriter, r *http.Request, v *viewe
 				} else if !ofTask[e.ActionID] {
 					continue
 				}
-				view.Lines = append(view.Lines, logLine{E: e, Actor: names(e.ActorID), Sentence: eventSentence(e)})
+				line := logLine{E: e, Actor: names(e.ActorID), Sentence: eventSentence(e)}
+				if e.ActionID != "" {
+					a, seen := actions[e.ActionID]
+					if !seen {
+						a, _ = tx.Action(ctx, e.ActionID)
+						actions[e.ActionID] = a
+					}
+					if a != nil {
+						line.Type, line.Subject = a.Type, clip(brabo.FirstLine(subject(a)), 160)
+					}
+				}
+				line.Bad = e.Type == brabo.EventActionFailed || e.Type == brabo.EventActionDenied || e.Type == brabo.EventNotifyFailed
+				view.Lines = append(view.Lines, line)
 			}
 			if len(evs) < 1000 {
 				return nil
@@ -352,6 +372,10 @@ func eventSentence(e brabo.Event) string {
 		}
 	case "backlog.task_blocked":
 		return fmt.Sprintf("blocked (origin %s): %s", p.Origin, p.Reason)
+	case brabo.EventNotifyFailed:
+		if p.Error != "" {
+			return "a notification was not delivered: " + p.Error
+		}
 	case "dev.awaiting_approval":
 		return "suspended, waiting for a decision on " + p.ToolName
 	}

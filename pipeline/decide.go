@@ -131,12 +131,14 @@ func (s *Service) Approve(ctx context.Context, actionID string, m *brabo.Member)
 		return &Decided{Action: a, Outcome: OutcomeAlreadyApproved}, nil
 	}
 	if a.External() {
+		s.notify(brabo.NoticeDecided, a)
 		return &Decided{Action: a, Outcome: OutcomeApproved}, nil // its agent runs it
 	}
 	a, err = s.execute(ctx, a, p, m, brabo.StatusApproved, pr)
 	if err != nil {
 		return nil, err
 	}
+	s.notify(brabo.NoticeDecided, a)
 	return &Decided{Action: a, Outcome: OutcomeApproved}, nil
 }
 
@@ -185,6 +187,7 @@ func (s *Service) Deny(ctx context.Context, actionID string, m *brabo.Member, re
 		return nil, err
 	}
 	a.Status, a.Reason, a.DecidedBy, a.DecidedAt, a.SettledAt = brabo.StatusDenied, reason, m.ID, now, now
+	s.notify(brabo.NoticeDecided, a)
 	return a, nil
 }
 
@@ -331,11 +334,13 @@ func (s *Service) ApproveAlways(ctx context.Context, actionID string, m *brabo.M
 	}
 	out.Outcome = OutcomeApproved
 	if a.External() {
+		s.notify(brabo.NoticeDecided, a)
 		return out, nil // its agent runs it
 	}
 	if out.Action, err = s.execute(ctx, a, p, m, brabo.StatusApproved, nil); err != nil {
 		return nil, err
 	}
+	s.notify(brabo.NoticeDecided, out.Action)
 	return out, nil
 }
 

@@ -53,6 +53,12 @@ type Service struct {
 	// MaxRunning is how many commands one project runs at once
 	// (DefaultMaxRunning when 0); the next ones wait their turn.
 	MaxRunning int
+	// Repo reads the project's repository for the cards of git actions
+	// (preview.go); nil shows them without commits or stat.
+	Repo brabo.RepoReader
+	// Notifier, when set, is told when an action starts waiting and when
+	// it is decided (webhooks); it never blocks.
+	Notifier brabo.Notifier
 
 	// Processes, when set, makes this process an instance of the store
 	// (processes.go): each action it executes is recorded as running,
@@ -298,6 +304,8 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 		ActorID: req.Actor.id(), ActorKind: req.Actor.kind(), PrincipalID: principal,
 		Reason: d.Reason, Decision: d, CreatedAt: s.now(), Execution: req.Execution,
 	}
+	// The card: what the human approves is the change, not its name.
+	a.Preview = s.Preview(ctx, a, project, pr)
 	switch d.Policy {
 	case brabo.AutoApprove:
 		a.Status = brabo.StatusAutoApproved
@@ -347,12 +355,25 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 		return nil, err
 	}
 	s.log().Info("action proposed", "action", a.ID, "project", a.ProjectID, "type", a.Type, "status", a.Status, "reason", a.Reason)
+	if a.Status == brabo.StatusPending {
+		s.notify(brabo.NoticeWaiting, a)
+	}
 	if a.Status != brabo.StatusAutoApproved || a.External() {
 		return a, nil // an external action is its agent's to run
 	}
 	// Auto-approved actions execute with the workspace owner's credential:
 	// nobody decided, and whoever funds the account funds the agents.
 	return s.execute(ctx, a, project, owner, brabo.StatusAutoApproved, pr)
+}
+
+// notify tells the Notifier, if any, what happened to a; it hands over a
+// copy and never blocks.
+func (s *Service) notify(kind brabo.NoticeKind, a *brabo.ProposedAction) {
+	if s.Notifier == nil || a == nil {
+		return
+	}
+	c := *a
+	s.Notifier.Notify(brabo.Notice{Kind: kind, Action: &c})
 }
 
 func mustJSON(v any) json.RawMessage {

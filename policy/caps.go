@@ -91,9 +91,11 @@ func protectedHits(segs []*segment, verdicts []brabo.Segment, p Protect, root st
 		w, r := p.segmentHits(s, root)
 		for _, h := range w {
 			verdicts[i].Notes = append(verdicts[i].Notes, "protected: "+h.reason(true))
+			verdicts[i].Flags = brabo.AddFlag(verdicts[i].Flags, brabo.Flag{Kind: brabo.FlagProtected, What: clipFlag(h.path)})
 		}
 		for _, h := range r {
 			verdicts[i].Notes = append(verdicts[i].Notes, "protected: "+h.reason(false))
+			verdicts[i].Flags = brabo.AddFlag(verdicts[i].Flags, brabo.Flag{Kind: brabo.FlagProtected, What: clipFlag(h.path)})
 		}
 		writes, reads = append(writes, w...), append(reads, r...)
 	}

@@ -244,6 +244,13 @@ func decideTerminal(d *brabo.Decision, in Input, autoMode bool) {
 	for i, s := range segs {
 		verdicts[i] = judge(s, rules, in.AgentAllow, root, rootErr)
 	}
+	flagRoot := root
+	if rootErr != nil {
+		flagRoot = "" // no folder to be outside of
+	}
+	for i, s := range segs {
+		verdicts[i].Flags = segmentFlags(s, verdicts[i].Tokens, in.Protect, flagRoot)
+	}
 	writes, reads := protectedHits(segs, verdicts, in.Protect, root)
 	leave := leavesOrGains(segs, verdicts)
 	raise := raisedRole(segs, leave, writes)

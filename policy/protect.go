@@ -396,3 +396,13 @@ func (p Protect) candidates(t string, cwds cwdSet) []candidatePath {
 	}
 	return out
 }
+
+// Protected reports whether abs, an absolute and clean path, is a
+// protected path for the project at root: for a write any row of the
+// table, for a read (write false) the read-protected rows and brabo's own
+// paths (ServerPaths). why is the row's sentence. A card's preview asks
+// it before it reads a file to show.
+func (p Protect) Protected(abs, root string, write bool) (why string, ok bool) {
+	row, ok := p.protectedPath(path.Clean(abs), abs, path.Clean(root), write)
+	return row.Why, ok
+}

@@ -20,6 +20,7 @@ import (
 	brabohttp "github.com/brabo-dev/brabo/http"
 	"github.com/brabo-dev/brabo/internal/procenv"
 	"github.com/brabo-dev/brabo/model"
+	"github.com/brabo-dev/brabo/notify"
 	"github.com/brabo-dev/brabo/pipeline"
 	"github.com/brabo-dev/brabo/store/postgres"
 	"github.com/brabo-dev/brabo/store/sqlite"
@@ -168,6 +169,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	workspaces := fl.String("workspaces", os.Getenv("BRABO_WORKSPACES"), "the folder of container and runner projects (default <data>/workspaces; env BRABO_WORKSPACES)")
 	logLevel := fl.String("log-level", envOr("BRABO_LOG_LEVEL", "info"), "debug, info, warn or error (env BRABO_LOG_LEVEL)")
 	modelSpec := fl.String("model", os.Getenv("BRABO_MODEL"), "the model the agents (dev agents, QA leads, dev leads) run on: openai:<model>, anthropic:<model> or scripted:<path>; empty runs no agent (env BRABO_MODEL)")
+	publicURL := fl.String("public-url", os.Getenv("BRABO_PUBLIC_URL"), "the address people open brabo at, for the links notifications carry (default http://<addr>; env BRABO_PUBLIC_URL)")
 	passEnv := fl.String("pass-env", os.Getenv("BRABO_PASS_ENV"), "comma-separated names of more variables approved commands may see (env BRABO_PASS_ENV)")
 	var lim limits
 	lim.register(fl)
@@ -197,7 +199,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 	warnAllInterfaces(*addr, stderr)
 	warnOldDefault(fl, stderr)
-	if err := serve(sf, lim, cf, *addr, *workspaces, env, m, log, stdout); err != nil {
+	if err := serve(sf, lim, cf, *addr, *workspaces, *publicURL, env, m, log, stdout); err != nil {
 		return fail(stderr, "serve", "%v", err)
 	}
 	return 0
@@ -221,7 +223,7 @@ func warnAllInterfaces(addr string, stderr io.Writer) {
 // the data folder's lock is held and the port is bound: a start that fails
 // on either leaves no database behind, and the next start still shows the
 // first admin token.
-func serve(sf storeFlags, lim limits, cf containerFlags, addr, workspaces string, env []string, m model.Model, log *slog.Logger, stdout io.Writer) error {
+func serve(sf storeFlags, lim limits, cf containerFlags, addr, workspaces, publicURL string, env []string, m model.Model, log *slog.Logger, stdout io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	release, _, err := sf.lock()
@@ -257,8 +259,18 @@ func serve(sf storeFlags, lim limits, cf containerFlags, addr, workspaces string
 		return fmt.Errorf("--workspaces: %w", err)
 	}
 	ex := newExecutor(env, dataAbs)
-	svc := &pipeline.Service{Store: store, Executor: ex, WorkspacesRoot: workspaces, Log: log,
+	svc := &pipeline.Service{Store: store, Executor: ex, Repo: ex, WorkspacesRoot: workspaces, Log: log,
 		MaxPending: lim.maxPending, MaxRunning: lim.maxRunning}
+	// Notifications: the webhooks of each project are told when an action
+	// starts waiting and when it is decided, off the proposal's path.
+	if publicURL == "" {
+		publicURL = "http://" + ln.Addr().String()
+	}
+	notifier := notify.New(store, publicURL, log)
+	nctx, stopNotify := context.WithCancel(context.WithoutCancel(ctx))
+	waitNotify := notifier.Start(nctx)
+	defer func() { stopNotify(); waitNotify() }()
+	svc.Notifier = notifier
 	svc.Protect = protection(sf.data, env)
 	if err := cf.apply(svc); err != nil {
 		return err

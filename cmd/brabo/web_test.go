@@ -304,7 +304,7 @@ func TestWebApprovalQueue(t *testing.T) {
 		webLogout(t, ctx)
 		webLogin(t, ctx, srv.url, dana)
 		do(t, ctx, "git_push card", chromedp.WaitVisible(css(card(pushID))))
-		note := text(t, ctx, card(pushID)+" .note")
+		note := text(t, ctx, card(pushID)+" .role-note")
 		evalBool(t, ctx, "no buttons on the git_push card", fmt.Sprintf(`document.querySelectorAll(%q).length === 0`, card(pushID)+" button"))
 		if !strings.Contains(note, "maintainer") {
 			t.Errorf("the card's note %q does not name the role", note)
@@ -356,7 +356,10 @@ func TestWebApprovalQueue(t *testing.T) {
 		}
 		do(t, ctx, "toggle on", chromedp.Navigate(srv.url+"/ui/projects/"+project+"/agents"),
 			chromedp.WaitVisible(css(toggle)),
-			chromedp.Click(css(toggle)))
+			chromedp.Click(css(toggle)),
+			// Auto mode asks first (issue 14).
+			chromedp.WaitVisible(css("#confirm-auto-"+botID+" button.confirm-on")),
+			chromedp.Click(css("#confirm-auto-"+botID+" button.confirm-on")))
 		waitJS(t, ctx, "the toggle to be on", fmt.Sprintf(`document.querySelector(%q) && document.querySelector(%q).getAttribute("aria-checked") === "true"`, toggle, toggle))
 		if got := wildcard(); got != "auto_approve" {
 			t.Errorf("the wildcard after the toggle: %q, want auto_approve", got)

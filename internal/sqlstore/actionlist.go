@@ -54,6 +54,24 @@ func (t *Tx) PendingOfAgent(ctx context.Context, agentID string) (int, error) {
 	return n, err
 }
 
+// likeEscaper escapes what LIKE reads as wildcards ('\\' is the escape).
+var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+
+// searchText is what the text filter reads of an action (the search
+// column): its type and subject fields, in lower case. Migration 00009
+// fills it for older rows from the same fields of their payload.
+func searchText(a *brabo.ProposedAction) string {
+	p := a.Payload
+	return strings.ToLower(strings.Join([]string{string(a.Type), p.Command, p.Path, p.Message, p.Branch,
+		p.Base, p.Title, p.Tool, p.Remote, p.From}, " "))
+}
+
+// ActionEvents lists the events of one action, in their order (brabo.Tx).
+func (t *Tx) ActionEvents(ctx context.Context, projectID, actionID string) ([]brabo.Event, error) {
+	return queryAll(ctx, t.q, scanEvent, `SELECT `+eventCols+`
+		FROM events WHERE project_id = $1 AND action_id = $2 ORDER BY seq LIMIT 1000`, projectID, actionID)
+}
+
 // actionWhere is the WHERE clause of an action filter, its arguments, and
 // the function that adds one more argument.
 func actionWhere(f brabo.ActionFilter) (string, *[]any, func(any) string) {
@@ -78,6 +96,10 @@ func actionWhere(f brabo.ActionFilter) (string, *[]any, func(any) string) {
 	}
 	if f.ActorID != "" {
 		where = append(where, "actor_id = "+arg(f.ActorID))
+	}
+	if text := strings.TrimSpace(f.Text); text != "" {
+		like := arg("%" + likeEscaper.Replace(strings.ToLower(text)) + "%")
+		where = append(where, "(search LIKE "+like+" ESCAPE '\\' OR LOWER(reason) LIKE "+like+" ESCAPE '\\')")
 	}
 	if len(where) == 0 {
 		return "", args, arg

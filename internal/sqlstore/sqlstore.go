@@ -365,18 +365,24 @@ func (t *Tx) Autonomy(ctx context.Context, agentID string) ([]brabo.AgentAutonom
 // Actions ----------------------------------------------------------------
 
 const actionCols = `id, project_id, type, payload, actor_id, actor_kind, principal_id, status, reason,
-	decision, decided_by, result, created_at, decided_at, settled_at, execution`
+	decision, decided_by, result, created_at, decided_at, settled_at, execution, preview`
 
 func scanAction(r Row) (*brabo.ProposedAction, error) {
 	a := &brabo.ProposedAction{}
 	var payload, decision string
-	var decidedBy, result, execution sql.NullString
+	var decidedBy, result, execution, preview sql.NullString
 	var created int64
 	var decidedAt, settledAt sql.NullInt64
 	err := r.Scan(&a.ID, &a.ProjectID, &a.Type, &payload, &a.ActorID, &a.ActorKind, &a.PrincipalID,
-		&a.Status, &a.Reason, &decision, &decidedBy, &result, &created, &decidedAt, &settledAt, &execution)
+		&a.Status, &a.Reason, &decision, &decidedBy, &result, &created, &decidedAt, &settledAt, &execution, &preview)
 	if err != nil {
 		return nil, err
+	}
+	if preview.Valid && preview.String != "" {
+		a.Preview = &brabo.Preview{}
+		if err := json.Unmarshal([]byte(preview.String), a.Preview); err != nil {
+			return nil, fmt.Errorf("action %s preview: %w", a.ID, err)
+		}
 	}
 	if a.Execution, err = decodeExecution(a.ID, execution); err != nil {
 		return nil, err
@@ -430,11 +436,17 @@ func (t *Tx) InsertAction(ctx context.Context, a *brabo.ProposedAction) error {
 	if err != nil {
 		return err
 	}
-	_, err = t.q.Exec(ctx, `INSERT INTO actions (`+actionCols+`, merge_pr)
-		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17)`,
+	var preview any
+	if a.Preview != nil {
+		if preview, err = jsonText(a.Preview); err != nil {
+			return err
+		}
+	}
+	_, err = t.q.Exec(ctx, `INSERT INTO actions (`+actionCols+`, merge_pr, search)
+		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19)`,
 		a.ID, a.ProjectID, string(a.Type), payload, a.ActorID, a.ActorKind, a.PrincipalID,
 		string(a.Status), a.Reason, decision, nullString(a.DecidedBy), result,
-		a.CreatedAt.UnixMicro(), micros(a.DecidedAt), micros(a.SettledAt), execution, mergePR)
+		a.CreatedAt.UnixMicro(), micros(a.DecidedAt), micros(a.SettledAt), execution, preview, mergePR, searchText(a))
 	return t.conflict(err, "action "+a.ID)
 }
 

@@ -53,6 +53,8 @@ func Run(t *testing.T, open Opener) {
 		{"PermissionsTrust", testPermissionsTrust},
 		{"PermissionsTrustLock", testPermissionsTrustLock},
 		{"ExternalExecution", testExternalExecution},
+		{"PreviewTextFilterActionEvents", testPreviewTextFilter},
+		{"Webhooks", testWebhooks},
 		{"ExecutorState", testExecutorState},
 	}
 	for _, tc := range tests {
