@@ -67,13 +67,17 @@ type ProposalFacts struct {
 	// AgentPatterns are the agent's own allow patterns (AgentPattern), in
 	// the order they were recorded.
 	AgentPatterns []string
+	// Trust is the project's trusted permissions.json version, nil for a
+	// project that has none recorded yet (read in the same statement as
+	// the rest: one read per proposal).
+	Trust *PermissionsTrust
 }
 
 // Tx is one transaction on a Store.
 type Tx interface {
-	// ProposalFacts reads the project, its owner, the principal's role and
+	// ProposalFacts reads the project, its owner, the principal's role,
 	// the agent's autonomy for type t and its own patterns (agentID "" for
-	// a human proposal).
+	// a human proposal), and the project's trusted permissions version.
 	ProposalFacts(ctx context.Context, projectID, principalID, agentID string, t ActionType) (*ProposalFacts, error)
 
 	CreateProject(ctx context.Context, p *Project) error

@@ -78,6 +78,9 @@ func BenchmarkProposalWrites(b *testing.B) {
 						if err != nil || !ok {
 							return fmt.Errorf("settle %s: %v %v", a.ID, ok, err)
 						}
+						if err := tx.FinishRunning(ctx, a.ID); err != nil { // as settle does
+							return err
+						}
 						return tx.AppendEvent(ctx, &brabo.Event{ProjectID: a.ProjectID, Type: brabo.EventActionExecuted,
 							ActorID: brabo.SystemActor, ActionID: a.ID, Payload: settled, CreatedAt: now})
 					})

@@ -235,12 +235,9 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 		if err != nil {
 			return err
 		}
-		project, owner, role = facts.Project, facts.Owner, facts.Role
-		if trust, err = tx.PermissionsTrust(ctx, project.ID); errors.Is(err, brabo.ErrNotFound) {
-			trust = nil // a project older than trust: its file is trusted at this first use
-		} else if err != nil {
-			return err
-		}
+		// A nil trust is a project older than trust: its file is trusted
+		// at this first use.
+		project, owner, role, trust = facts.Project, facts.Owner, facts.Role, facts.Trust
 		autonomy = policy.Autonomy{Specific: facts.Specific, Wildcard: facts.Wildcard}
 		patterns = facts.AgentPatterns
 		if req.Actor.Agent != nil && req.Actor.Agent.ProjectID != project.ID {

@@ -195,19 +195,26 @@ func (t *Tx) ProposalFacts(ctx context.Context, projectID, principalID, agentID 
 	p, m := f.Project, f.Owner
 	var pCreated, mCreated int64
 	var patterns, tools string
+	var trustHash sql.NullString
+	var trustAt sql.NullInt64
 	err := t.q.QueryRow(ctx, `SELECT p.id, p.slug, p.name, p.mode, p.root, p.workspace_dir, p.container_running,
 			p.owner_id, p.created_at, p.git_hooks, p.max_timeout_sec, p.mcp_tools, m.id, m.name, m.admin, m.token_hash, m.created_at,
 			COALESCE((SELECT role FROM memberships WHERE project_id = p.id AND member_id = $2), ''),
 			COALESCE((SELECT mode FROM agent_autonomy WHERE agent_id = $3 AND action_type = $4), ''),
 			COALESCE((SELECT mode FROM agent_autonomy WHERE agent_id = $3 AND action_type = '*'), ''),
-			COALESCE((SELECT CAST(`+t.d.JSONAgg+`(pattern ORDER BY id) AS TEXT) FROM agent_patterns WHERE agent_id = $3), '[]')
-		FROM projects p JOIN members m ON m.id = p.owner_id WHERE p.id = $1`,
+			COALESCE((SELECT CAST(`+t.d.JSONAgg+`(pattern ORDER BY id) AS TEXT) FROM agent_patterns WHERE agent_id = $3), '[]'),
+			tr.current_hash, tr.updated_at
+		FROM projects p JOIN members m ON m.id = p.owner_id LEFT JOIN permissions_trust tr ON tr.project_id = p.id
+		WHERE p.id = $1`,
 		projectID, principalID, agentID, string(at)).Scan(
 		&p.ID, &p.Slug, &p.Name, &p.Mode, &p.Root, &p.WorkspaceDir, &p.ContainerRunning, &p.OwnerID, &pCreated,
 		&p.GitHooks, &p.MaxTimeoutSec, &tools, &m.ID, &m.Name, &m.Admin, &m.TokenHash, &mCreated, &f.Role, &f.Specific, &f.Wildcard,
-		&patterns)
+		&patterns, &trustHash, &trustAt)
 	if err != nil {
 		return nil, t.notFound(err, "project "+projectID)
+	}
+	if trustHash.Valid {
+		f.Trust = &brabo.PermissionsTrust{ProjectID: p.ID, Hash: trustHash.String, UpdatedAt: time.UnixMicro(trustAt.Int64).UTC()}
 	}
 	if err := json.Unmarshal([]byte(patterns), &f.AgentPatterns); err != nil {
 		return nil, fmt.Errorf("the patterns of agent %s: %w", agentID, err)

@@ -41,6 +41,18 @@ func testPermissionsTrust(t *testing.T, s brabo.Store) {
 	if _, err := read(); !errors.Is(err, brabo.ErrNotFound) {
 		t.Fatalf("a new project's trust: %v, want ErrNotFound", err)
 	}
+	factsTrust := func() *brabo.PermissionsTrust {
+		var f *brabo.ProposalFacts
+		must(t, s.View(ctx, func(tx brabo.Tx) error {
+			var err error
+			f, err = tx.ProposalFacts(ctx, p.ID, m.ID, "", brabo.Terminal)
+			return err
+		}))
+		return f.Trust
+	}
+	if pt := factsTrust(); pt != nil {
+		t.Fatalf("a new project's facts carry a trust: %+v", pt)
+	}
 	must(t, s.Update(ctx, func(tx brabo.Tx) error {
 		_, err := tx.LockPermissionsTrust(ctx, p.ID)
 		if !errors.Is(err, brabo.ErrNotFound) {
@@ -69,6 +81,9 @@ func testPermissionsTrust(t *testing.T, s brabo.Store) {
 	pt, err := read()
 	if err != nil || pt.Hash != "h-empty" || !pt.UpdatedAt.Equal(now) {
 		t.Fatalf("trust after init: %+v %v", pt, err)
+	}
+	if ft := factsTrust(); ft == nil || *ft != *pt {
+		t.Fatalf("the proposal's facts carry trust %+v, want %+v", ft, pt)
 	}
 	if v := version("h-empty"); !v.Trusted || v.Content == nil || len(v.Content) != 0 || v.Source != brabo.TrustCreated {
 		t.Errorf("the empty first version: %+v", v)
