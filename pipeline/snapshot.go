@@ -59,26 +59,77 @@ var protectedTree = func() *treeNode {
 // the policy's table matches so too); a path that is absent is left out,
 // which the comparison reads as absent.
 func (sn *snapshot) walkTree(dir string, n *treeNode) {
-	entries, err := os.ReadDir(dir) // follows a symlinked folder, as a path through it would
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		child := n.children[strings.ToLower(e.Name())]
+	for _, e := range listings.list(dir) { // follows a symlinked folder, as a path through it would
+		child := n.children[strings.ToLower(e.name)]
 		if child == nil {
 			continue
 		}
-		p := filepath.Join(dir, e.Name())
+		p := filepath.Join(dir, e.name)
 		switch {
 		case child.folder:
 			sn.takeFolder(p)
 		case child.file:
 			sn.take(p)
 		}
-		if child.children != nil && (e.IsDir() || e.Type()&fs.ModeSymlink != 0) {
+		if child.children != nil && e.mayHold {
 			sn.walkTree(p, child)
 		}
 	}
+}
+
+// dirEntry is a name in a folder, and whether a path may go on through
+// it (a folder, or a symlink that may point to one).
+type dirEntry struct {
+	name    string
+	mayHold bool
+}
+
+// listCache keeps folder listings, by the folder's status: adding,
+// removing or renaming an entry changes the folder's modification and
+// change times, so an unchanged status (older than racyWindow) is an
+// unchanged list of names. What the entries hold is read anew.
+type listCache struct {
+	mu sync.Mutex
+	m  map[string]cachedList
+}
+
+type cachedList struct {
+	key     statKey
+	entries []dirEntry
+	readAt  time.Time
+}
+
+var listings = &listCache{}
+
+// list returns the entries of dir, nil when it cannot be read.
+func (c *listCache) list(dir string) []dirEntry {
+	key, ok := statKeyFollow(dir) // not ok: absent, or no status to trust; read
+	if ok {
+		c.mu.Lock()
+		cached, hit := c.m[dir]
+		c.mu.Unlock()
+		if hit && cached.key == key && cached.readAt.Sub(time.Unix(0, max(key.ctime, key.mtime))) > racyWindow {
+			return cached.entries
+		}
+	}
+	now := time.Now()
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	entries := make([]dirEntry, len(des))
+	for i, e := range des {
+		entries[i] = dirEntry{name: e.Name(), mayHold: e.IsDir() || e.Type()&fs.ModeSymlink != 0}
+	}
+	if ok {
+		c.mu.Lock()
+		if c.m == nil || len(c.m) >= maxCachedStates {
+			c.m = map[string]cachedList{}
+		}
+		c.m[dir] = cachedList{key: key, entries: entries, readAt: now}
+		c.mu.Unlock()
+	}
+	return entries
 }
 
 // statCache keeps the state read of protected files, with the status they

@@ -130,6 +130,17 @@ func TestSnapshotSeesChangesTheCacheCouldHide(t *testing.T) {
 	if data, _ := os.ReadFile(path); string(data) != `{"allow":["a"]}` {
 		t.Fatalf("restored %q", data)
 	}
+
+	// A protected file added to a folder whose listing is cached.
+	os.Mkdir(filepath.Join(root, ".claude"), 0o755)
+	time.Sleep(racyWindow + 100*time.Millisecond)
+	sn = takeSnapshot(root)
+	takeSnapshot(root) // the listings are cached now
+	added := filepath.Join(root, ".claude", "settings.json")
+	write(t, added, "{}")
+	if got := sn.changes(); len(got) != 1 || got[0] != added {
+		t.Fatalf("a protected file added under a cached listing: changes %v", got)
+	}
 }
 
 func BenchmarkSnapshot(b *testing.B) {
