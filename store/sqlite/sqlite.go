@@ -303,6 +303,7 @@ func (s *Store) writer() {
 		}
 		batch := []*writeReq{first}
 		var restart *writeReq
+		runtime.Gosched() // let callers about to write join this batch
 	fill:
 		for len(batch) < maxBatch {
 			select {
