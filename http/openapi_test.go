@@ -59,3 +59,32 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 		t.Errorf("openapi.json documents routes the server does not have: %v", extra)
 	}
 }
+
+// Every error code the API answers with is in the document's list.
+func TestOpenAPIListsEveryErrorCode(t *testing.T) {
+	var doc struct {
+		Components struct {
+			Schemas struct {
+				Error struct {
+					Properties struct {
+						Code struct {
+							Enum []string `json:"enum"`
+						} `json:"code"`
+					} `json:"properties"`
+				} `json:"Error"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(OpenAPI, &doc); err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]bool{}
+	for _, c := range doc.Components.Schemas.Error.Properties.Code.Enum {
+		listed[c] = true
+	}
+	for code := range codeStatus {
+		if !listed[string(code)] {
+			t.Errorf("the API answers with %q, which openapi.json's Error.code does not list", code)
+		}
+	}
+}
