@@ -41,6 +41,10 @@ const (
 	// when its project folder is gone (deleted or moved): nothing ran, so
 	// the result has no exit code.
 	CodeProjectFolderMissing Code = "project_folder_missing"
+	// CodeNeedsApproval refuses a setting whose change is a decision the
+	// pipeline takes (raising the project's cap on parallel dev agents is
+	// raise_max_parallel, which a human approves) (HTTP 409).
+	CodeNeedsApproval Code = "needs_approval"
 )
 
 // Error is an error with a stable code and a human sentence.

@@ -17,6 +17,9 @@ const (
 	// EventProjectProcesses records a maintainer's change of the project's
 	// process settings (git hooks, timeout ceiling).
 	EventProjectProcesses = "project.processes_changed"
+	// EventProjectAgents records a maintainer's change of the project's
+	// agent settings: its wait cap and its cap on parallel dev agents.
+	EventProjectAgents = "project.agents_changed"
 	// EventProtectedRestored records the protected files an executed
 	// action changed without a maintainer's approval, which brabo put
 	// back (the action failed, naming them).

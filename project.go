@@ -2,6 +2,26 @@ package brabo
 
 import "time"
 
+// DefaultMaxParallel is a new project's cap on dev agents working at once.
+const DefaultMaxParallel = 3
+
+// Bounds of a project's agent settings (Project.MaxParallel,
+// Project.WaitCapSec).
+const (
+	MaxMaxParallel = 1000
+	MinWaitCapSec  = 60
+	MaxWaitCapSec  = 90 * 24 * 3600
+)
+
+// WaitCap is the project's inactivity cap: its own (WaitCapSec) when set,
+// else def, the server's default.
+func (p *Project) WaitCap(def time.Duration) time.Duration {
+	if p != nil && p.WaitCapSec > 0 {
+		return time.Duration(p.WaitCapSec) * time.Second
+	}
+	return def
+}
+
 // Project is a folder agents work in, with its own permissions.json,
 // members and agents.
 type Project struct {
@@ -35,6 +55,17 @@ type Project struct {
 	// developer; any other needs a maintainer (DESIGN §9, "Effective
 	// role").
 	McpTools []string `json:"mcpTools"`
+	// MaxParallel is the project's cap on dev agents working at once
+	// (each holding a task in progress): a dev agent claims a task only
+	// below it, the dev lead starts agents within it and proposes
+	// parallelize above it (docs/engine.md). Raised by an approved
+	// parallelize or raise_max_parallel, lowered by a maintainer.
+	MaxParallel int `json:"maxParallel"`
+	// WaitCapSec is the project's inactivity cap in seconds: how long a
+	// dev agent, a gate area or a dev-lead turn may wait for a decision
+	// before it is blocked with origin policy. 0 takes the server's
+	// default (brabo serve --wait-cap).
+	WaitCapSec int `json:"waitCapSec"`
 	// OwnerID is the workspace owner: auto-approved actions execute with
 	// this member's credential.
 	OwnerID   string    `json:"ownerId"`

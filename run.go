@@ -6,13 +6,20 @@ import (
 	"time"
 )
 
+// DefaultWaitCap is the inactivity cap of a project that sets none, unless
+// the server sets another (brabo serve --wait-cap).
+const DefaultWaitCap = 24 * time.Hour
+
 // TaskStatus is where a task is in the backlog.
 type TaskStatus string
 
-// Task statuses.
+// Task statuses. A task moves to done exactly once: when the merge of its
+// pull request executes (DESIGN §6.4). Opening that pull request moves it
+// to in_review, where it waits for the merge with no agent holding it.
 const (
 	TaskTodo       TaskStatus = "todo"
 	TaskInProgress TaskStatus = "in_progress"
+	TaskInReview   TaskStatus = "in_review"
 	TaskDone       TaskStatus = "done"
 	TaskBlocked    TaskStatus = "blocked"
 )
@@ -81,6 +88,11 @@ type Run struct {
 	AwaitingActionID string `json:"awaitingActionId,omitempty"`
 	// Ctx is the suspended loop, opaque to the store.
 	Ctx json.RawMessage `json:"ctx,omitempty"`
+	// Deadline is when a waiting run's inactivity cap runs out (its
+	// project's wait cap after the suspension); the store's sweep blocks
+	// a run still waiting then, with origin policy (engine/wake.Sweeper).
+	// Zero for a run that does not wait, or a wait without a cap.
+	Deadline time.Time `json:"deadline,omitzero"`
 	// LeaseOwner holds the run until LeaseUntil: one process resumes it.
 	LeaseOwner string    `json:"leaseOwner,omitempty"`
 	LeaseUntil time.Time `json:"leaseUntil,omitzero"`

@@ -206,6 +206,17 @@ type Tx interface {
 	// only if it is still todo, and reports whether it did: two agents
 	// racing for a task cannot both have it, whatever the isolation.
 	ClaimTask(ctx context.Context, taskID, agentID string, now time.Time) (bool, error)
+	// ClaimTaskWithin is ClaimTask within the project's cap on parallel
+	// dev agents: it claims only while fewer of the project's tasks than
+	// its MaxParallel are in progress, and reports false otherwise. The
+	// claims of one project are counted one after the other (the
+	// project's row is held until the transaction ends), so concurrent
+	// claims never pass the cap together.
+	ClaimTaskWithin(ctx context.Context, taskID, agentID string, now time.Time) (bool, error)
+	// SetProjectAgents writes the project's agent settings: its cap on dev
+	// agents working at once (at least 1) and its inactivity cap in
+	// seconds (0: the server's default).
+	SetProjectAgents(ctx context.Context, projectID string, maxParallel, waitCapSec int) error
 
 	// SaveRun inserts or replaces a run (its lease is left as it is).
 	SaveRun(ctx context.Context, r *Run) error
@@ -217,12 +228,23 @@ type Tx interface {
 	// or awaiting_pr), or ErrNotFound.
 	WaitingRun(ctx context.Context, actorKey string) (*Run, error)
 	// LeaveWait moves a run that awaits actionID (awaiting_approval or
-	// awaiting_pr) to state to, clearing the awaited action, if and only
-	// if it still awaits it, and reports whether it did: of two processes
-	// resuming (or blocking) one run, exactly one proceeds.
+	// awaiting_pr) to state to, clearing the awaited action and its
+	// deadline, if and only if it still awaits it, and reports whether it
+	// did: of two processes resuming (or blocking) one run, exactly one
+	// proceeds.
 	LeaveWait(ctx context.Context, runID, actionID string, to RunState, now time.Time) (bool, error)
 	// RunsInState lists the runs in a state, oldest first.
 	RunsInState(ctx context.Context, state RunState) ([]*Run, error)
+	// WaitingAgents lists every run that waits (awaiting_approval or
+	// awaiting_pr) of an agent, without its Ctx: the agent, the awaited
+	// action and that action's status now ("" when the store has no such
+	// action). It is what a process restores waiting agents from without
+	// holding their conversations.
+	WaitingAgents(ctx context.Context) ([]WaitingAgent, error)
+	// ExpiredRuns lists up to limit runs that still wait
+	// (awaiting_approval or awaiting_pr) and whose Deadline is at or
+	// before now, earliest deadline first.
+	ExpiredRuns(ctx context.Context, now time.Time, limit int) ([]*Run, error)
 	// ClaimRun leases a run to owner until now+lease if it is free, its
 	// lease ran out, or owner holds it already; it reports whether it did.
 	ClaimRun(ctx context.Context, id, owner string, now time.Time, lease time.Duration) (bool, error)
@@ -402,4 +424,17 @@ type AgentLease struct {
 	Owner string
 	// Until is when the lease runs out unless renewed.
 	Until time.Time
+}
+
+// WaitingAgent is one agent's waiting run, as Tx.WaitingAgents lists it.
+type WaitingAgent struct {
+	RunID     string
+	ProjectID string
+	State     RunState
+	// Agent holds the agent's ID, ProjectID and Name.
+	Agent Agent
+	// ActionID is the awaited action; ActionStatus its status now, ""
+	// when the store has no such action.
+	ActionID     string
+	ActionStatus ActionStatus
 }

@@ -167,11 +167,14 @@ func TestDecidingNeedsTheTypesMinimumRole(t *testing.T) {
 			"pr_open":           {"branch": "feat/none", "base": "main", "title": "t"},
 			"git_merge":         {"pr": pr.Number},
 			// The types issue 15 gave executors name what they act on.
-			"git_branch_protect": {"branch": "release"},
-			"open_adr_pr":        {"title": "t", "content": "c"},
-			"open_infra_pr":      {"title": "t", "content": "c"},
-			"instruction_patch":  {"agent": "coder", "content": "be brief"},
-			"spend":              {"amount": "1"},
+			"git_branch_protect":     {"branch": "release"},
+			"open_adr_pr":            {"title": "t", "content": "c"},
+			"open_infra_pr":          {"title": "t", "content": "c"},
+			"instruction_patch":      {"agent": "coder", "content": "be brief"},
+			"spend":                  {"amount": "1"},
+			"parallelize":            {"extra": map[string]any{"module": "api", "agents": 2}},
+			"raise_max_parallel":     {"extra": map[string]any{"maxParallel": 5}},
+			"propose_execution_plan": {"extra": map[string]any{"plan": "p", "agents": map[string]int{"api": 1}}},
 		}
 		tokens := map[brabo.Role]string{"developer": e.developer, "maintainer": e.maintainer, "owner": e.admin}
 		ids := map[brabo.Role]string{}

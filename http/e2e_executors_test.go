@@ -112,6 +112,51 @@ func TestGitBranchProtectFeedsTheMergeCap(t *testing.T) {
 	})
 }
 
+func TestGitBranchCreateMakesTheBranchInTheProjectsRepository(t *testing.T) {
+	eachStore(t, func(t *testing.T, e *env) {
+		first := e.branchWithCommit("feat/base", "main", "base.txt")
+		a := e.propose(e.agent, "git_branch_create", map[string]any{"branch": "feat/new", "from": first})
+		if a["status"] != "pending" {
+			t.Fatalf("git_branch_create: %v", a)
+		}
+		id := a["id"].(string)
+		e.refused("POST", "/v1/actions/"+id+"/approve", e.developer, nil, 403, "forbidden_role")
+		done := e.decide(id, e.maintainer)
+		if done["status"] != "executed" || str(done, "result", "detail", "commit") != first {
+			t.Fatalf("approved git_branch_create: %v", done)
+		}
+		e.lifecycle(id, e.maintainer, brabo.EventActionExecuted)
+		// Real git sees the branch where the payload said.
+		if got := strings.TrimSpace(run(t, e.root, "git", "rev-parse", "--verify", "refs/heads/feat/new")); got != first {
+			t.Fatalf("feat/new is at %q, want %s", got, first)
+		}
+		// A branch that exists already, and a start point that is no
+		// commit, fail by name; nothing moves.
+		again := e.decide(e.propose(e.agent, "git_branch_create", map[string]any{"branch": "feat/new"})["id"].(string), e.maintainer)
+		failedWith(t, again, "git branch failed")
+		bad := e.decide(e.propose(e.agent, "git_branch_create", map[string]any{"branch": "feat/x", "from": "no-such-ref"})["id"].(string), e.maintainer)
+		failedWith(t, bad, `start point "no-such-ref" is not a commit`)
+		if got := strings.TrimSpace(run(t, e.root, "git", "rev-parse", "--verify", "refs/heads/feat/new")); got != first {
+			t.Fatalf("feat/new moved to %q", got)
+		}
+		// A branch name git would misread is refused before anything.
+		before := e.written()
+		// The same rule holds for every type that names a branch: what
+		// the executor would refuse after approval is refused at once.
+		for typ, p := range map[string]map[string]any{
+			"git_branch_create": {"branch": "-f"},
+			"git_push":          {"branch": "main..x"},
+			"pr_open":           {"branch": "feat/ok", "base": "--upload-pack=x", "title": "t"},
+		} {
+			r := e.refused("POST", e.pp("/actions"), e.agent, map[string]any{"type": typ, "payload": p}, 400, "invalid_action")
+			if msg, _ := r["message"].(string); !strings.Contains(msg, "is not a valid branch name") {
+				t.Errorf("%s %v: %v", typ, p, r)
+			}
+		}
+		e.unchanged(before, "bad branch names")
+	})
+}
+
 func TestGitRepoCreateMakesTheProjectsRepository(t *testing.T) {
 	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "brabo.db"))
 	if err != nil {

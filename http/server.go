@@ -197,6 +197,7 @@ var codeStatus = map[brabo.Code]int{
 	brabo.CodeNotDecided:           http.StatusConflict,
 	brabo.CodeHumanOnly:            http.StatusForbidden,
 	brabo.CodeInvalidProject:       http.StatusBadRequest,
+	brabo.CodeNeedsApproval:        http.StatusConflict,
 	"conflict":                     http.StatusConflict,
 }
 

@@ -102,6 +102,8 @@ var webRoutes = []webRoute{
 	{"POST", "/ui/projects/{project}/agents/{agent}/mode", false, (*Server).webSetMode},
 	{"POST", "/ui/projects/{project}/agents/{agent}/revoke", false, (*Server).webRevokeAgent},
 	{"POST", "/ui/projects/{project}/agents/{agent}/patterns/remove", false, (*Server).webRemovePattern},
+	{"POST", "/ui/projects/{project}/settings", false, (*Server).webAgentSettings},
+	{"POST", "/ui/projects/{project}/raise", false, (*Server).webRaiseParallel},
 	{"GET", "/ui/tasks/{task}", true, (*Server).sessionLogPage},
 	{"GET", "/ui/actions/{action}", true, (*Server).actionPage},
 	{"POST", "/ui/bulk", false, (*Server).webBulk},

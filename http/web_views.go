@@ -36,6 +36,7 @@ type agentCard struct {
 
 type agentsView struct {
 	ProjectID, Slug string
+	Settings        agentSettingsView
 	Agents          []agentCard
 	Tasks           []*brabo.Task
 	// Execution is the project's Execution section (web_execution.go).
@@ -106,6 +107,9 @@ func (s *Server) agentsView(ctx context.Context, p *brabo.Project, role brabo.Ro
 			return err
 		}
 		v.Tasks = recentFirst(tasks)
+		if v.Settings, err = s.agentSettingsFor(ctx, tx, p.ID, role); err != nil {
+			return err
+		}
 		for _, a := range agents {
 			c, err := s.agentCardFor(ctx, tx, p, role, a, v.Tasks)
 			if err != nil {

@@ -236,6 +236,9 @@ func (s *Service) afterSuccess(ctx context.Context, tx brabo.Tx, a *brabo.Propos
 			res.Detail = map[string]string{}
 		}
 		res.Detail["pr"] = fmt.Sprint(row.Number)
+		if err := s.taskInReview(ctx, tx, a, row.Number); err != nil {
+			return err
+		}
 		return tx.Enqueue(ctx, &brabo.OutboxMessage{ProjectID: a.ProjectID, Topic: brabo.TopicPRSettled,
 			ActorKey: actorKey(a), ActionID: a.ID, Payload: mustJSON(map[string]any{"actionId": a.ID, "opened": true, "pr": row.Number})})
 	case brabo.GitMerge:
@@ -244,12 +247,15 @@ func (s *Service) afterSuccess(ctx context.Context, tx brabo.Tx, a *brabo.Propos
 			return err
 		}
 		// The task moves to done once: a repeated merge of the same PR
-		// records nothing more.
+		// records nothing more, and neither does the merge of a second PR
+		// of a task already done.
 		if merged && pr != nil && pr.TaskID != "" {
 			task, err := tx.Task(ctx, pr.TaskID)
 			switch {
+			case err == nil && task.ProjectID == a.ProjectID && task.Status == brabo.TaskDone:
+				return nil
 			case err == nil && task.ProjectID == a.ProjectID:
-				task.Status, task.UpdatedAt = brabo.TaskDone, s.now()
+				task.Status, task.BlockedReason, task.BlockedOrigin, task.UpdatedAt = brabo.TaskDone, "", "", s.now()
 				if err := tx.UpdateTask(ctx, task); err != nil {
 					return err
 				}
@@ -262,6 +268,34 @@ func (s *Service) afterSuccess(ctx context.Context, tx brabo.Tx, a *brabo.Propos
 		}
 	}
 	return nil
+}
+
+// taskInReview moves the task a pr_open is for to in_review, with its
+// backlog.task_status_changed naming the PR, in the transaction that
+// records the PR: the task is done only when the merge executes, once
+// (DESIGN §6.4). A task already done (its work landed by another PR) or
+// in review stays as it is, and records nothing.
+func (s *Service) taskInReview(ctx context.Context, tx brabo.Tx, a *brabo.ProposedAction, pr int64) error {
+	if a.Payload.TaskID == "" {
+		return nil
+	}
+	task, err := tx.Task(ctx, a.Payload.TaskID)
+	if errors.Is(err, brabo.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if task.ProjectID != a.ProjectID || task.Status == brabo.TaskDone || task.Status == brabo.TaskInReview {
+		return nil
+	}
+	task.Status, task.BlockedReason, task.BlockedOrigin, task.UpdatedAt = brabo.TaskInReview, "", "", s.now()
+	if err := tx.UpdateTask(ctx, task); err != nil {
+		return err
+	}
+	return tx.AppendEvent(ctx, &brabo.Event{ProjectID: a.ProjectID, Type: brabo.EventTaskStatusChanged,
+		ActorID: brabo.SystemActor, ActionID: a.ID, CreatedAt: task.UpdatedAt,
+		Payload: mustJSON(map[string]any{"taskId": task.ID, "status": brabo.TaskInReview, "pr": pr})})
 }
 
 func actorKey(a *brabo.ProposedAction) string { return a.ActorKind + ":" + a.ActorID }

@@ -410,12 +410,36 @@ func validatePayload(t brabo.ActionType, p *brabo.Payload) error {
 		if t == brabo.PrOpen && (p.Base == "" || strings.TrimSpace(p.Title) == "") {
 			return invalid("a pr_open action needs a base branch and a title")
 		}
+		if err := validBranch(t, "branch", p.Branch, true); err != nil {
+			return err
+		}
+		return validBranch(t, "base", p.Base, false)
 	case brabo.GitMerge:
 		if p.PR <= 0 {
 			return invalid("a git_merge action needs the number of the pull request (pr)")
 		}
+	case brabo.ProposeExecutionPlan, brabo.Parallelize, brabo.RaiseMaxParallel:
+		return validateParallel(t, p)
 	default:
 		return validateNewTypes(t, p)
+	}
+	return nil
+}
+
+// validateParallel checks the Extra of the types about parallel dev
+// agents (brabo.ParseExecutionPlan and its siblings).
+func validateParallel(t brabo.ActionType, p *brabo.Payload) error {
+	var err error
+	switch t {
+	case brabo.ProposeExecutionPlan:
+		_, err = brabo.ParseExecutionPlan(p.Extra)
+	case brabo.Parallelize:
+		_, err = brabo.ParseParallelize(p.Extra)
+	case brabo.RaiseMaxParallel:
+		_, err = brabo.ParseRaiseMaxParallel(p.Extra)
+	}
+	if err != nil {
+		return invalid("%v", err)
 	}
 	return nil
 }

@@ -24,16 +24,22 @@ func humanOnly(t brabo.ActionType) bool {
 // adds.
 const MaxDocumentBytes = 256 << 10
 
-func validateNewTypes(t brabo.ActionType, p *brabo.Payload) error {
-	branch := func(field, name string, required bool) error {
-		if name == "" && !required {
-			return nil
-		}
-		if why := brabo.BranchNameProblem(name); why != "" {
-			return invalid("%s: %s %q is not a valid branch name: %s", t, field, name, why)
-		}
+// validBranch refuses, at the proposal, a branch name the executor would
+// refuse after a human approved it (brabo.BranchNameProblem): the human
+// never sees an action that cannot run. An empty name passes unless
+// required.
+func validBranch(t brabo.ActionType, field, name string, required bool) error {
+	if name == "" && !required {
 		return nil
 	}
+	if why := brabo.BranchNameProblem(name); why != "" {
+		return invalid("%s: %s %q is not a valid branch name: %s", t, field, name, why)
+	}
+	return nil
+}
+
+func validateNewTypes(t brabo.ActionType, p *brabo.Payload) error {
+	branch := func(field, name string, required bool) error { return validBranch(t, field, name, required) }
 	switch t {
 	case brabo.GitBranchProtect:
 		if p.Branch == "" {

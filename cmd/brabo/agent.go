@@ -27,10 +27,15 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	passEnv := fl.String("pass-env", os.Getenv("BRABO_PASS_ENV"), "comma-separated names of more variables approved commands may see")
 	var cf containerFlags
 	cf.register(fl)
+	var lim limits
+	lim.registerWaitCap(fl)
 	if code, done := parseNoArgs(fl, args, stdout, stderr); done {
 		return code
 	}
 	if _, err := sf.isSQLite(); err != nil {
+		return usageError(stderr, "agent", "%v", err)
+	}
+	if err := lim.checkWaitCap(); err != nil {
 		return usageError(stderr, "agent", "%v", err)
 	}
 	if *modelSpec == "" {
@@ -61,7 +66,7 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 		*workspaces = filepath.Join(data, "workspaces")
 	}
 	ws, _ := filepath.Abs(*workspaces)
-	ex := newExecutor(procenv.Filter(os.Environ(), strings.Split(*passEnv, ",")), data)
+	ex := newExecutor(procenv.Filter(os.Environ(), strings.Split(*passEnv, ",")), data, store)
 	svc := &pipeline.Service{Store: store, WorkspacesRoot: ws, Log: log, Executor: ex}
 	svc.Protect = protection(data, procenv.Filter(os.Environ(), strings.Split(*passEnv, ",")))
 	if err := cf.apply(svc); err != nil {
@@ -80,7 +85,7 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	// shutdown's reason.
 	actx, stopAgents := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopAgents()
-	ag, err := startAgents(actx, store, svc, m, false, log)
+	ag, err := startAgents(actx, store, svc, m, false, lim.waitCap, log)
 	if err != nil {
 		return fail(stderr, "agent", "%v", err)
 	}
@@ -88,6 +93,6 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	<-ctx.Done()
 	inst.stopActions("brabo agent was stopped (" + context.Cause(ctx).Error() + ")")
 	stopAgents()
-	ag.wait()
+	ag.Wait()
 	return 0
 }

@@ -123,7 +123,7 @@ func demo(ctx context.Context, addr string, autoApprove, keep bool, out io.Write
 		return err
 	}
 	defer store.Close()
-	svc := &pipeline.Service{Store: store, Executor: newExecutor(procenv.Own(), f.data),
+	svc := &pipeline.Service{Store: store, Executor: newExecutor(procenv.Own(), f.data, store),
 		WorkspacesRoot: filepath.Join(f.data, "workspaces"), Log: quiet}
 	svc.Protect = protection(f.data, procenv.Own())
 	token, err := brabohttp.Bootstrap(ctx, store, "you")
@@ -151,12 +151,12 @@ func demo(ctx context.Context, addr string, autoApprove, keep bool, out io.Write
 		return err
 	}
 	actx, stopAgents := context.WithCancel(ctx)
-	ag, err := startAgents(actx, store, svc, m, true, quiet)
+	ag, err := startAgents(actx, store, svc, m, true, 0, quiet)
 	if err != nil {
 		stopAgents()
 		return err
 	}
-	defer func() { stopAgents(); ag.wait() }()
+	defer func() { stopAgents(); ag.Wait() }()
 
 	fmt.Fprintf(out, "brabo demo: a dev agent works on %q in a throwaway git repository.\n", task.Title)
 	fmt.Fprintf(out, "The API and the web page are at %s (admin token %s).\n", base, token)
@@ -189,19 +189,27 @@ func demo(ctx context.Context, addr string, autoApprove, keep bool, out io.Write
 			}
 			return err
 		}
+		// The task's end is said after the events read with it: the
+		// pr_open that moves it to review is recorded in the same
+		// transaction, and its output belongs before the last word.
+		var ending string
 		for _, e := range evs {
 			seq = e.Seq
-			done, err := narrate(ctx, out, store, svc, e, base, token, autoApprove)
+			end, err := narrate(ctx, out, store, svc, e, base, token, autoApprove)
 			if err != nil {
 				return err
 			}
-			if done && autoApprove {
+			if end != "" {
+				ending = end
+			}
+		}
+		if ending != "" {
+			fmt.Fprint(out, ending)
+			if autoApprove {
 				fmt.Fprintf(out, "The demo ends here (--approve). Without --approve you decide, and it serves until Ctrl-C.\n")
 				return nil
 			}
-			if done {
-				fmt.Fprintf(out, "The demo keeps serving %s/ (the queue, the session log) until Ctrl-C.\n", base)
-			}
+			fmt.Fprintf(out, "The demo keeps serving %s/ (the queue, the session log) until Ctrl-C.\n", base)
 		}
 		select {
 		case <-ctx.Done():
@@ -212,9 +220,9 @@ func demo(ctx context.Context, addr string, autoApprove, keep bool, out io.Write
 	}
 }
 
-// narrate prints one event for a person; it reports true when the task
-// has ended.
-func narrate(ctx context.Context, out io.Writer, store brabo.Store, svc *pipeline.Service, e brabo.Event, base, token string, autoApprove bool) (bool, error) {
+// narrate prints one event for a person; when the task has ended it
+// returns, instead of printing it, the sentence that says how.
+func narrate(ctx context.Context, out io.Writer, store brabo.Store, svc *pipeline.Service, e brabo.Event, base, token string, autoApprove bool) (string, error) {
 	p := map[string]any{}
 	json.Unmarshal(e.Payload, &p)
 	action := func() *brabo.ProposedAction {
@@ -230,7 +238,7 @@ func narrate(ctx context.Context, out io.Writer, store brabo.Store, svc *pipelin
 	case brabo.EventActionCreated:
 		a := action()
 		if a == nil {
-			return false, nil
+			return "", nil
 		}
 		fmt.Fprintf(out, "→ the agent proposes: %s\n  %s: %s\n", describe(a), p["status"], p["reason"])
 	case brabo.EventActionExecuted:
@@ -260,19 +268,19 @@ func narrate(ctx context.Context, out io.Writer, store brabo.Store, svc *pipelin
 	case brabo.EventActionDenied:
 		fmt.Fprintf(out, "✘ Denied (%v): the agent is woken with the reason.\n", p["reason"])
 	case brabo.EventTaskStatusChanged:
-		if p["status"] == string(brabo.TaskDone) {
-			if pr, ok := p["pr"].(float64); ok && pr > 0 {
-				fmt.Fprintf(out, "\nThe task is done: pull request #%d is open.\n", int(pr))
-			} else {
-				fmt.Fprintf(out, "\nThe task is done.\n")
-			}
-			return true, nil
+		switch p["status"] {
+		case string(brabo.TaskInReview):
+			// The task is done when its PR is merged (a git_merge a human
+			// approves), once; the demo ends with the PR open.
+			pr, _ := p["pr"].(float64)
+			return fmt.Sprintf("\nThe task is in review: pull request #%d is open; merging it (git_merge) makes the task done.\n", int(pr)), nil
+		case string(brabo.TaskDone):
+			return "\nThe task is done.\n", nil
 		}
 	case "backlog.task_blocked":
-		fmt.Fprintf(out, "\nThe task is blocked (%v): %v\n", p["origin"], p["reason"])
-		return true, nil
+		return fmt.Sprintf("\nThe task is blocked (%v): %v\n", p["origin"], p["reason"]), nil
 	}
-	return false, nil
+	return "", nil
 }
 
 // approveSoon approves an action as the demo's admin after a second: the

@@ -41,7 +41,7 @@ func TestDemoSuspendsAndResumes(t *testing.T) {
 		"→ the agent proposes: git_push brabo/task_",
 		"* [new branch]      brabo/task_", // the task's branch, pushed by the typed git_push
 		"a pull request waits for your approval",
-		"The task is done: pull request #1 is open.",
+		"The task is in review: pull request #1 is open; merging it (git_merge) makes the task done.",
 		"The demo ends here (--approve)",
 	} {
 		if !strings.Contains(s, want) {
@@ -51,6 +51,11 @@ func TestDemoSuspendsAndResumes(t *testing.T) {
 	// The command's real output (indented) comes only after the suspension.
 	if strings.Index(s, "The agent is suspended") > strings.Index(s, "\n    changelog created") {
 		t.Error("the pending command's output came before the suspension")
+	}
+	// The approved pr_open's output comes before the sentence that ends
+	// the demo, not after it.
+	if strings.Index(s, "$ git ls-remote") > strings.Index(s, "The task is in review") {
+		t.Errorf("the pull request's output came after the task's end:\n%s", s)
 	}
 }
 
@@ -194,7 +199,7 @@ func TestDemoPrintedCommandsWork(t *testing.T) {
 	if got := runPrinted(t, pr); got["outcome"] != "approved" || got["action"].(map[string]any)["status"] != "executed" {
 		t.Fatalf("the printed approval of the pull request: %v", got)
 	}
-	d.waitFor(t, "The task is done: pull request #1 is open.")
+	d.waitFor(t, "The task is in review: pull request #1 is open; merging it (git_merge) makes the task done.")
 	page := d.waitFor(t, "The demo keeps serving http://")
 	url := strings.Fields(strings.TrimPrefix(page, "The demo keeps serving "))[0]
 	if out, err := exec.Command("curl", "-sf", "-o", "/dev/null", url).CombinedOutput(); err != nil {
@@ -277,11 +282,13 @@ func TestDemoKeptIsRevived(t *testing.T) {
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		tasks := s.must(t, "GET", "/v1/projects/"+project+"/tasks", token, nil, 200)["tasks"].([]any)
-		if len(tasks) == 1 && tasks[0].(map[string]any)["status"] == "done" {
+		// The approved pr_open puts the task in review; the restored agent,
+		// woken by the decision, ends its run (the merge makes it done).
+		if len(tasks) == 1 && tasks[0].(map[string]any)["status"] == "in_review" && strings.Contains(logs.String(), "devagent: task ended") {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the revived agent did not finish the task: %v\n%s", tasks, logs.String())
+			t.Fatalf("the revived agent did not end its run on the task: %v\n%s", tasks, logs.String())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/brabo-dev/brabo"
 	brabohttp "github.com/brabo-dev/brabo/http"
 	"github.com/brabo-dev/brabo/pipeline"
 )
@@ -16,6 +17,8 @@ import (
 type limits struct {
 	maxPending, maxRunning, maxStreams int
 	sessionTTL                         time.Duration
+	// waitCap is the inactivity cap of a project that sets none.
+	waitCap time.Duration
 	// bad holds an environment variable that could not be read: the
 	// flag's default is then wrong, and check says so.
 	bad error
@@ -30,6 +33,15 @@ func (l *limits) register(fl *flag.FlagSet) {
 		"event streams (API and web page) one member may hold open; past it 429 too_many_streams (env BRABO_MAX_STREAMS)")
 	fl.DurationVar(&l.sessionTTL, "session-ttl", l.envDuration("BRABO_SESSION_TTL", brabohttp.DefaultSessionTTL),
 		"how long a web login lasts (env BRABO_SESSION_TTL)")
+	l.registerWaitCap(fl)
+}
+
+// registerWaitCap registers --wait-cap alone (brabo agent runs agents but
+// serves no API).
+func (l *limits) registerWaitCap(fl *flag.FlagSet) {
+	fl.DurationVar(&l.waitCap, "wait-cap", l.envDuration("BRABO_WAIT_CAP", brabo.DefaultWaitCap),
+		"how long a dev agent, a gate area or a dev-lead turn waits for a decision before it is blocked with origin policy, "+
+			"in a project that sets no cap of its own (env BRABO_WAIT_CAP)")
 }
 
 func (l *limits) envInt(name string, def int) int {
@@ -73,6 +85,16 @@ func (l *limits) check() error {
 	}
 	if l.sessionTTL < time.Minute {
 		return fmt.Errorf("--session-ttl %s: want a minute or more", l.sessionTTL)
+	}
+	return l.checkWaitCap()
+}
+
+func (l *limits) checkWaitCap() error {
+	if l.bad != nil {
+		return l.bad
+	}
+	if l.waitCap < time.Second {
+		return fmt.Errorf("--wait-cap %s: want a second or more", l.waitCap)
 	}
 	return nil
 }

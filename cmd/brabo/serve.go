@@ -258,7 +258,7 @@ func serve(sf storeFlags, lim limits, cf containerFlags, addr, workspaces, publi
 	if err := os.MkdirAll(workspaces, 0o755); err != nil {
 		return fmt.Errorf("--workspaces: %w", err)
 	}
-	ex := newExecutor(env, dataAbs)
+	ex := newExecutor(env, dataAbs, store)
 	svc := &pipeline.Service{Store: store, Executor: ex, Repo: ex, WorkspacesRoot: workspaces, Log: log,
 		MaxPending: lim.maxPending, MaxRunning: lim.maxRunning}
 	// Notifications: the webhooks of each project are told when an action
@@ -296,17 +296,17 @@ func serve(sf storeFlags, lim limits, cf containerFlags, addr, workspaces, publi
 	// The agents stop after the running actions (below), so that theirs
 	// end with the shutdown's reason, not a cancelled context.
 	actx, stopAgents := context.WithCancel(context.WithoutCancel(ctx))
-	ag, err := startAgents(actx, store, svc, m, isSQLite, log)
+	ag, err := startAgents(actx, store, svc, m, isSQLite, lim.waitCap, log)
 	if err != nil {
 		stopAgents()
 		return err
 	}
-	defer func() { stopAgents(); ag.wait() }()
+	defer func() { stopAgents(); ag.Wait() }()
 	api := &brabohttp.Server{Pipeline: svc, Store: store, Log: log, OwnPaths: []string{dataAbs}, OwnPathsHint: dataHint, DirProbe: probeDir,
 		MaxStreams: lim.maxStreams, SessionTTL: lim.sessionTTL}
 	api.Health = map[string]any{"landlock": landlockStatus(log)}
-	if ag.leads != nil {
-		api.Conversations, api.Gates = ag.leads, ag.leads
+	if c := ag.Conversations(); c != nil {
+		api.Conversations, api.Gates = c, ag.Gates()
 	}
 	srv := api.HTTPServer()
 	fmt.Fprintf(stdout, "brabo serving on http://%s\n", ln.Addr())

@@ -12,7 +12,6 @@ import (
 
 	"github.com/brabo-dev/brabo"
 	"github.com/brabo-dev/brabo/engine/toolloop"
-	"github.com/brabo-dev/brabo/pipeline"
 )
 
 // actor is one agent's goroutine. Everything but the mailbox is owned by
@@ -29,8 +28,6 @@ type actor struct {
 	// idle. waitingFor mirrors its action id for other goroutines (Deliver).
 	awaiting   *toolloop.AwaitingApproval
 	waitingFor atomic.Value // string
-	// capC fires when the wait cap is reached.
-	capC <-chan time.Time
 	// resumed names the actions this actor already resumed with, so a
 	// duplicate delivery is logged as such.
 	resumed map[string]bool
@@ -41,9 +38,15 @@ type actor struct {
 	stopOnce sync.Once
 	// sync asks the actor to check its run against the store (nudge).
 	sync chan struct{}
-	// recovered is set once recoverInterrupted has looked for the
-	// agent's interrupted turns.
-	recovered bool
+	// pinned actors (Start) stay when they have no task, and poll for
+	// one; the others (Run) go, as an idle agent needs no goroutine.
+	pinned bool
+	// parkAsked is set when the actor's wait is no longer among the live
+	// ones (admit): it parks at its next turn of the loop.
+	parkAsked atomic.Bool
+	// retired is set, under the manager's lock, when the actor left the
+	// manager: Deliver gives it nothing more.
+	retired bool
 }
 
 // lose asks the actor to stop between two turns; any goroutine may call it.
@@ -82,11 +85,19 @@ func (a *actor) loop(ctx context.Context) {
 			a.log("stopped: the agent's lease is held by another process now")
 			return // a waiting run stays in the store; the holder restores it
 		}
-		if a.awaiting == nil && a.work(ctx) {
-			continue // look for the next task at once
+		if a.awaiting == nil {
+			if a.work(ctx) {
+				continue // look for the next task at once
+			}
+			if !a.pinned && a.m.retire(a, false) {
+				return // no task: an idle agent is a row, not a goroutine
+			}
+		} else if a.parkAsked.Load() && a.m.retire(a, true) {
+			a.log("parked: the run waits in the store", "action", a.awaiting.ActionID)
+			return
 		}
 		var idle <-chan time.Time
-		if a.awaiting == nil {
+		if a.awaiting == nil && a.pinned {
 			idle = time.After(poll)
 		}
 		select {
@@ -94,8 +105,6 @@ func (a *actor) loop(ctx context.Context) {
 			return // a waiting run stays in the store; Restore takes it back
 		case msg := <-a.mailbox:
 			a.handle(ctx, msg)
-		case <-a.capC:
-			a.capReached(ctx)
 		case <-a.sync:
 			a.resync(ctx)
 		case <-a.stop:
@@ -109,7 +118,7 @@ func (a *actor) log(msg string, args ...any) {
 }
 
 func (a *actor) idle() {
-	a.st, a.capC = nil, nil
+	a.st = nil
 	a.setAwaiting(nil)
 }
 
@@ -153,15 +162,14 @@ func (a *actor) resync(ctx context.Context) {
 		a.log("the run was taken up elsewhere", "run", run.ID, "action", a.awaiting.ActionID, "state", run.State)
 		a.idle()
 	}
-	if a.st != nil {
-		return
+	if a.st != nil || !a.pinned {
+		return // an actor of Run has its wait or its work; the tick deals with the rest
 	}
 	l := a.m.keyLock(a.key)
 	if !l.TryLock() {
 		return
 	}
 	defer l.Unlock()
-	a.recoverInterrupted(ctx)
 	a.restoreLocked(ctx)
 }
 
@@ -202,8 +210,6 @@ func (a *actor) restoreLocked(ctx context.Context) {
 			a.m.log().Error("devagent: remaking the restored run's worktree", "run", st.run.ID, "worktree", st.wt.rel, "err", err)
 		}
 	}
-	// The wait cap counts from the suspension, not from the restart.
-	left := st.run.UpdatedAt.Add(a.m.waitCap()).Sub(a.m.now())
 	a.st = st
 	// A restored actor keeps the suspension without its conversation: the
 	// run holds it as JSON (st.run.Ctx), which resume decodes again, once.
@@ -212,7 +218,9 @@ func (a *actor) restoreLocked(ctx context.Context) {
 	// keeps it decoded: resuming it then costs nothing.
 	a.setAwaiting(&toolloop.AwaitingApproval{ActionID: st.run.AwaitingActionID, ToolCallID: c.PendingToolCallID,
 		ToolName: c.PendingToolName, Ctx: toolloop.Ctx{AwaitingActionID: c.AwaitingActionID}})
-	a.capC = a.m.clock().After(max(left, 0))
+	if !a.m.admit(a) {
+		a.parkAsked.Store(true)
+	}
 	st.hist.seen(c.Messages)
 	a.log("restored a waiting run", "run", st.run.ID, "state", st.run.State, "task", st.task.ID, "action", st.run.AwaitingActionID)
 	a.catchUp(ctx)
@@ -245,14 +253,10 @@ func (a *actor) work(ctx context.Context) bool {
 	return true
 }
 
-// outcome records what the loop ended with. On a suspension the wait cap's
-// timer starts before the run is persisted, so whoever sees the run
-// waiting sees its timer running.
+// outcome records what the loop ended with. A suspension is stored with
+// its deadline (the wait cap), which the store's sweep enforces: the actor
+// holds no timer.
 func (a *actor) outcome(ctx context.Context, out toolloop.Outcome) {
-	var capC <-chan time.Time
-	if _, ok := out.(toolloop.AwaitingApproval); ok {
-		capC = a.m.clock().After(a.m.waitCap())
-	}
 	aw, err := a.m.apply(ctx, a.st, out)
 	if a.fenced(err, "the turn's outcome") {
 		a.idle()
@@ -278,7 +282,9 @@ func (a *actor) outcome(ctx context.Context, out toolloop.Outcome) {
 		return
 	}
 	a.setAwaiting(aw)
-	a.capC = capC
+	if !a.m.admit(a) {
+		a.parkAsked.Store(true) // parks at the next turn of its loop, once caught up
+	}
 	a.log("waiting for approval", "task", a.st.task.ID, "action", aw.ActionID, "tool", aw.ToolName)
 	a.catchUp(ctx)
 }
@@ -386,7 +392,6 @@ func (a *actor) resume(ctx context.Context, s brabo.Settled) {
 	}
 	if err != nil {
 		a.setAwaiting(nil)
-		a.capC = nil
 		if err := a.m.blockUnrestorable(ctx, a.st, err); err != nil {
 			a.m.log().Error("devagent: blocking an unrestorable run", "run", a.st.run.ID, "err", err)
 		}
@@ -394,7 +399,6 @@ func (a *actor) resume(ctx context.Context, s brabo.Settled) {
 		return
 	}
 	a.setAwaiting(nil)
-	a.capC = nil
 	if err := a.m.markWorking(ctx, a.st); err != nil {
 		if a.fenced(err, "resuming the run") {
 			a.idle() // the run still waits in the store, for the holder
@@ -408,36 +412,12 @@ func (a *actor) resume(ctx context.Context, s brabo.Settled) {
 			return
 		}
 		a.m.log().Error("devagent: resuming", "run", a.st.run.ID, "err", err)
-		a.setAwaiting(aw) // still waiting; the wait cap still applies
-		a.capC = a.m.clock().After(a.st.run.UpdatedAt.Add(a.m.waitCap()).Sub(a.m.now()))
+		a.setAwaiting(aw) // still waiting; the wait cap (its deadline in the store) still applies
 		return
 	}
 	a.resumed[s.ActionID] = true
 	a.log("resuming", "task", a.st.task.ID, "action", s.ActionID, "status", s.Status)
 	a.outcome(ctx, a.m.resumeLoop(ctx, a.st, c, s))
-}
-
-// capReached blocks the task when nobody decided within the wait cap.
-func (a *actor) capReached(ctx context.Context) {
-	if a.awaiting == nil {
-		return
-	}
-	// A decision made in time whose message is still on its way counts.
-	a.catchUp(ctx)
-	if a.awaiting == nil {
-		return
-	}
-	why := fmt.Sprintf("nobody decided on action %s (%s) within the wait cap of %s", a.awaiting.ActionID,
-		a.awaiting.ToolName, a.m.waitCap())
-	a.log("wait cap reached", "task", a.st.task.ID, "action", a.awaiting.ActionID)
-	switch err := a.m.block(ctx, a.st, why, brabo.OriginPolicy, nil); {
-	case a.fenced(err, "the wait cap's block"):
-	case errors.Is(err, errLeftElsewhere):
-		a.log("the run was taken up elsewhere before the wait cap", "run", a.st.run.ID)
-	case err != nil:
-		a.m.log().Error("devagent: blocking a task", "run", a.st.run.ID, "err", err)
-	}
-	a.idle()
 }
 
 // markWorking records that a run resumed: it awaits nothing, so another
@@ -482,12 +462,17 @@ func leaveRun(ctx context.Context, tx brabo.Tx, run *brabo.Run, to brabo.RunStat
 // errLeftElsewhere says another process took the run out of its wait first.
 var errLeftElsewhere = errors.New("the run no longer awaits that action: another process took it up")
 
-// setAwaiting records the suspension the actor waits on (nil for none).
+// setAwaiting records the suspension the actor waits on (nil for none);
+// an actor that no longer waits leaves the live waits.
 func (a *actor) setAwaiting(aw *toolloop.AwaitingApproval) {
 	a.awaiting = aw
 	id := ""
 	if aw != nil {
 		id = aw.ActionID
+	} else {
+		a.m.mu.Lock()
+		a.m.unlist(a.key)
+		a.m.mu.Unlock()
 	}
 	a.waitingFor.Store(id)
 }
@@ -497,74 +482,4 @@ func (a *actor) setAwaiting(aw *toolloop.AwaitingApproval) {
 func (a *actor) waitsFor(actionID string) bool {
 	id, _ := a.waitingFor.Load().(string)
 	return id != "" && id == actionID
-}
-
-// claim takes the oldest todo task of the agent's project for it and
-// creates its run, in one transaction. The claim is a conditional update
-// (ClaimTask), so two actors racing for a task cannot both have it on any
-// store.
-func (m *Manager) claim(ctx context.Context, agent *brabo.Agent) (*state, error) {
-	var st *state
-	err := m.Store.Update(ctx, func(tx brabo.Tx) error {
-		tasks, err := tx.Tasks(ctx, agent.ProjectID)
-		if err != nil {
-			return err
-		}
-		for _, t := range tasks {
-			if t.Status != brabo.TaskTodo {
-				continue
-			}
-			if err := m.fence(ctx, tx, agent.ID); err != nil {
-				return err
-			}
-			now := m.now()
-			claimed, err := tx.ClaimTask(ctx, t.ID, agent.ID, now)
-			if err != nil {
-				return err
-			}
-			if !claimed {
-				continue // another agent took it first
-			}
-			task := t
-			task.Status, task.AgentID, task.UpdatedAt = brabo.TaskInProgress, agent.ID, now
-			project, err := tx.Project(ctx, agent.ProjectID)
-			if err != nil {
-				return err
-			}
-			run := &brabo.Run{ID: pipeline.NewID("run"), ProjectID: project.ID, ActorKey: brabo.AgentKey(agent.ID),
-				TaskID: task.ID, State: brabo.RunWorking, UpdatedAt: now}
-			if err := tx.SaveRun(ctx, run); err != nil {
-				return err
-			}
-			if err := tx.AppendEvent(ctx, &brabo.Event{ProjectID: project.ID, Type: brabo.EventTaskStatusChanged, ActorID: agent.ID,
-				CreatedAt: now, Payload: mustJSON(map[string]any{"taskId": task.ID, "status": brabo.TaskInProgress})}); err != nil {
-				return err
-			}
-			st = &state{agent: agent, task: task, project: project, run: run}
-			return nil
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if st == nil {
-		return nil, nil
-	}
-	var rootErr error
-	st.loop, st.hist, st.wt, rootErr = m.buildLoop(agent, st.project, st.task)
-	err = rootErr
-	if err == nil {
-		err = st.wt.hold(ctx)
-	}
-	if err != nil {
-		// The claim stands (the task is the agent's), but there is nowhere
-		// to work it: say so on the task rather than retry forever.
-		why := fmt.Sprintf("the agent's worktree %s on branch %s could not be made: %v", st.wt.rel, st.wt.branch, err)
-		if berr := m.block(ctx, st, why, brabo.OriginInfra, nil); berr != nil {
-			return nil, errors.Join(err, berr)
-		}
-		return nil, nil
-	}
-	return st, nil
 }

@@ -1,6 +1,8 @@
-// Package devagent is the dev agent (DESIGN §7.2): one goroutine actor per
-// agent, with a mailbox, that takes the oldest todo task of its project and
-// works it with the tool loop.
+// Package devagent is the dev agent (DESIGN §7.2): a goroutine actor per
+// agent at work, with a mailbox, that takes the oldest todo task of its
+// project and works it with the tool loop. An agent that waits for a
+// decision, or has no task, is a row in the store, not a goroutine
+// (park.go): only the MaxLive most recent waits keep their actor live.
 //
 // When a pipeline tool's action waits for a human (ADR 0052) the actor
 // persists the run — state awaiting_approval, the awaited action id and the
@@ -8,15 +10,19 @@
 // to the project's log and goes back to its select loop: it never blocks
 // its mailbox. The action's task.action_settled, routed by the wake worker
 // (engine/wake) to Manager.Deliver, resumes the loop with the real result
-// or the denial reason. Waiting longer than the wait cap blocks the task
-// with origin policy ("nobody decided").
+// or the denial reason. Each wait is stored with its deadline, the
+// project's wait cap after the suspension (Run.Deadline); the store's
+// sweep (engine/wake.Sweeper, calling Manager.Expire) blocks the task of a
+// run still waiting then with origin policy, naming the action nobody
+// decided. No live actor holds a timer for it.
 //
 // The run in the store is the truth; the actor is a cache of it. After a
-// restart Manager.Restore brings back the actors that were waiting, and
-// when no actor holds a run here, Manager.Resume (the wake worker's
-// Resumer) resumes it from its stored Ctx. A Ctx that cannot be restored
-// blocks the task with origin infra and a diagnostic naming the action; the
-// action itself stays as the pipeline recorded it.
+// restart Manager.Restore parks the agents that were waiting (their
+// conversations stay in the store), and when no actor holds a run here,
+// Manager.Resume (the wake worker's Resumer) resumes it from its stored
+// Ctx. A Ctx that cannot be restored blocks the task with origin infra and
+// a diagnostic naming the action, when the decision arrives; the action
+// itself stays as the pipeline recorded it.
 //
 // Each agent works in its own git worktree of the project's repository,
 // <scope root>/.brabo/worktrees/<agent id> (WorktreeRel; WorktreesDir says
@@ -30,7 +36,7 @@
 // that leaves it is refused), git_commit commits there, read_file reads
 // there, and git_push pushes the task's branch (a pipeline action, capped,
 // so it waits for a human like any pending action). When the pull request
-// is opened the task is done and the worktree is removed; the branch
+// is opened the task is in review and the worktree is removed; the branch
 // stays. A task that ends otherwise (blocked, or done without a pull
 // request) keeps its worktree for a human to look at, until the agent
 // claims its next task: then a clean one is removed and one holding
@@ -46,8 +52,11 @@
 // stays in_progress. The
 // action's task.pr_settled releases it without calling the model again:
 //
-//   - opened: the task is done and its backlog.task_status_changed names
-//     the PR number; the run is done.
+//   - opened: the run is done and the agent takes its next task. The task
+//     is in_review: the pipeline moved it there, with a
+//     backlog.task_status_changed naming the PR, in the transaction that
+//     opened the PR; the merge of that PR, when it executes, moves it to
+//     done, once (DESIGN §6.4). No second done is ever recorded.
 //   - opened: false (a human denied the pr_open): a user decision, not a
 //     failure. The task is blocked with origin user and the human's reason,
 //     so it shows who stopped it and why, and never counts as an infra or
@@ -63,6 +72,7 @@
 package devagent
 
 import (
+	"container/list"
 	"context"
 	"encoding/json"
 	"errors"
@@ -89,21 +99,20 @@ const (
 
 // Defaults for the zero values of Manager's tuning fields.
 const (
-	DefaultWaitCap     = 24 * time.Hour
+	DefaultWaitCap     = brabo.DefaultWaitCap
 	DefaultMailboxSize = 4
 	DefaultIdlePoll    = 2 * time.Second
 )
 
-// Clock is the time the wait cap is measured with; tests use a fake.
+// Clock is the time runs are stamped with, their wait-cap deadlines
+// included; tests use a fake.
 type Clock interface {
 	Now() time.Time
-	After(d time.Duration) <-chan time.Time
 }
 
 type realClock struct{}
 
-func (realClock) Now() time.Time                         { return time.Now().UTC() }
-func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+func (realClock) Now() time.Time { return time.Now().UTC() }
 
 // Scoper gives a project's scope root; *pipeline.Service satisfies it.
 type Scoper interface {
@@ -123,11 +132,12 @@ type Manager struct {
 	// MaxIterations bounds the model calls of one task's conversation
 	// (toolloop's default when zero).
 	MaxIterations int
-	// WaitCap is the task inactivity cap: how long a run may wait for a
+	// WaitCap is the default inactivity cap, for a project that sets
+	// none of its own (Project.WaitCapSec): how long a run may wait for a
 	// decision before its task is blocked with origin policy
 	// (DefaultWaitCap when zero).
 	WaitCap time.Duration
-	// Clock measures the wait cap (the real clock when nil).
+	// Clock stamps the runs and their deadlines (the real clock when nil).
 	Clock Clock
 	// MailboxSize is each actor's buffer (DefaultMailboxSize when zero);
 	// a full mailbox refuses a delivery, which the wake worker then
@@ -152,11 +162,28 @@ type Manager struct {
 	Scan time.Duration
 	Log  *slog.Logger
 
+	// MaxLive bounds the actors kept live (a goroutine and a mailbox)
+	// while they wait for a decision: the most recent waits, a cache of
+	// recently woken agents whose next decision is delivered to their
+	// mailbox. Past it the oldest waiting actor parks: its goroutine ends,
+	// its run waits in the store, and its decision is resumed from there
+	// (park.go). DefaultMaxLive when zero; negative keeps none.
+	MaxLive int
+
 	// leased is set by Run: the manager is in lease mode (fence, recover).
 	leased atomic.Bool
 
 	mu     sync.Mutex
 	actors map[string]*actor
+	// parked are the agents known here to wait in the store with no live
+	// actor (actor key → nothing): Live, not Running.
+	parked map[string]struct{}
+	// held are the agents whose lease this manager holds (Run).
+	held map[string]bool
+	// lru lists the live actors that wait, oldest wait first; lruPos
+	// finds an actor's place in it.
+	lru    *list.List
+	lruPos map[string]*list.Element
 	locks  map[string]*sync.Mutex
 	wg     sync.WaitGroup
 }
@@ -202,13 +229,22 @@ func (m *Manager) keyLock(key string) *sync.Mutex {
 
 // Start starts the agent's actor, unless one is live here already. The
 // actor first takes back the agent's run waiting for approval, if the
-// store has one; otherwise it claims todo tasks. It stops when ctx ends.
+// store has one; otherwise it claims todo tasks, and polls for them while
+// it has none (a pinned actor). It stops when ctx ends. Past MaxLive
+// actors waiting, it parks like any other (park.go).
 //
 // Start takes no lease: it is for a process that alone runs the agent
 // (tests, benchmarks), and neither fences its writes nor recovers cut
 // turns. Run is what a process sharing its store with others uses; it
-// starts the actors of the agents it holds the lease of.
+// starts an actor for an agent it holds the lease of only while the agent
+// has work.
 func (m *Manager) Start(ctx context.Context, agent *brabo.Agent) error {
+	return m.start(ctx, agent, true)
+}
+
+// start starts the agent's actor unless one is live here; pinned says
+// whether it stays when it has no task (Start) or goes (Run).
+func (m *Manager) start(ctx context.Context, agent *brabo.Agent, pinned bool) error {
 	if m.Store == nil || m.Model == nil {
 		return errors.New("devagent: the manager needs a store and a model")
 	}
@@ -226,8 +262,9 @@ func (m *Manager) Start(ctx context.Context, agent *brabo.Agent) error {
 		return nil
 	}
 	a := &actor{m: m, agent: agent, key: key, mailbox: make(chan brabo.OutboxMessage, size),
-		stop: make(chan struct{}), sync: make(chan struct{}, 1)}
+		stop: make(chan struct{}), sync: make(chan struct{}, 1), pinned: pinned}
 	m.actors[key] = a
+	delete(m.parked, key) // the actor restores the waiting run, if any
 	m.wg.Add(1)
 	m.mu.Unlock()
 	go func() {
@@ -236,6 +273,7 @@ func (m *Manager) Start(ctx context.Context, agent *brabo.Agent) error {
 			m.mu.Lock()
 			if m.actors[key] == a {
 				delete(m.actors, key)
+				m.unlist(key)
 			}
 			m.mu.Unlock()
 		}()
@@ -256,67 +294,39 @@ func (m *Manager) waitsHere(actorKey, actionID string) bool {
 	return ok && a.waitsFor(actionID)
 }
 
-// Live reports whether the agent's actor runs in this process.
+// Waits reports whether the agent's actor runs in this process (a live
+// goroutine) and waits for a decision.
+func (m *Manager) Waits(agentID string) bool {
+	m.mu.Lock()
+	a, ok := m.actors[brabo.AgentKey(agentID)]
+	m.mu.Unlock()
+	if !ok {
+		return false
+	}
+	id, _ := a.waitingFor.Load().(string)
+	return id != ""
+}
+
+// Live reports whether this process runs the agent: it holds the agent's
+// lease (Run), or has its actor live, or knows it waits in the store with
+// no actor (parked). A waiting agent is a row, not a goroutine (Running
+// says whether a goroutine runs it now).
 func (m *Manager) Live(agentID string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	key := brabo.AgentKey(agentID)
+	_, live := m.actors[key]
+	_, parked := m.parked[key]
+	return live || parked || m.held[agentID]
+}
+
+// Running reports whether a goroutine runs the agent's actor here now: it
+// works, or waits among the MaxLive most recent waits.
+func (m *Manager) Running(agentID string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	_, ok := m.actors[brabo.AgentKey(agentID)]
 	return ok
-}
-
-// Restore starts the actors of the managed agents whose runs wait for
-// approval in the store: call it at start-up of a process that runs its
-// actors with Start (Run restores the agents it holds by itself). Each restored actor waits
-// for its decision again (or blocks its task when the stored Ctx cannot be
-// restored).
-func (m *Manager) Restore(ctx context.Context) error {
-	runs, err := m.waitingRuns(ctx)
-	if err != nil {
-		return fmt.Errorf("devagent: listing waiting runs: %w", err)
-	}
-	seen := map[string]bool{}
-	var errs []error
-	for _, r := range runs {
-		id, ok := brabo.AgentOfKey(r.ActorKey)
-		if !ok || seen[id] {
-			continue
-		}
-		seen[id] = true
-		var agent *brabo.Agent
-		err := m.Store.View(ctx, func(tx brabo.Tx) error {
-			var err error
-			agent, err = tx.Agent(ctx, id)
-			return err
-		})
-		if err != nil {
-			errs = append(errs, fmt.Errorf("devagent: agent of run %s: %w", r.ID, err))
-			continue
-		}
-		if m.Manages != nil && !m.Manages(agent) {
-			continue
-		}
-		if err := m.Start(ctx, agent); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// waitingRuns lists the runs waiting for a decision: awaiting_approval
-// and awaiting_pr.
-func (m *Manager) waitingRuns(ctx context.Context) ([]*brabo.Run, error) {
-	var runs []*brabo.Run
-	err := m.Store.View(ctx, func(tx brabo.Tx) error {
-		for _, st := range []brabo.RunState{brabo.RunAwaitingApproval, brabo.RunAwaitingPR} {
-			rs, err := tx.RunsInState(ctx, st)
-			if err != nil {
-				return err
-			}
-			runs = append(runs, rs...)
-		}
-		return nil
-	})
-	return runs, err
 }
 
 func waiting(s brabo.RunState) bool {
@@ -327,13 +337,17 @@ func waiting(s brabo.RunState) bool {
 // blocking: it reports false when no actor with that key is live here or
 // its mailbox is full (the wake worker then resumes through the store).
 func (m *Manager) Deliver(actorKey string, msg brabo.OutboxMessage) bool {
+	// Held under m.mu until the message is in the mailbox: an actor parks
+	// (retire) only with an empty mailbox, under the same lock, so a
+	// message delivered here is never left in the mailbox of an actor that
+	// went away.
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	a, ok := m.actors[actorKey]
-	m.mu.Unlock()
 	// Only an actor that waits on this very action takes it: an actor live
 	// here but idle (the run was suspended by another process) must leave
 	// it to the store's way, or the message would be lost on it.
-	if !ok || !a.waitsFor(msg.ActionID) {
+	if !ok || a.retired || !a.waitsFor(msg.ActionID) {
 		return false
 	}
 	select {
@@ -343,131 +357,6 @@ func (m *Manager) Deliver(actorKey string, msg brabo.OutboxMessage) bool {
 		m.log().Warn("devagent: mailbox full; the message goes the store's way", "actor", actorKey, "action", msg.ActionID)
 		return false
 	}
-}
-
-// Resume resumes a run no live actor holds from its stored Ctx with a
-// settled message (wake.Resumer). It returns once the run is saved again:
-// suspended on another action, done or blocked. A Ctx that cannot be
-// restored blocks the task (origin infra) and is not an error: the message
-// is dealt with.
-func (m *Manager) Resume(ctx context.Context, run *brabo.Run, msg brabo.OutboxMessage) error {
-	if m.Deliver(run.ActorKey, msg) {
-		return nil
-	}
-	if m.waitsHere(run.ActorKey, msg.ActionID) {
-		return fmt.Errorf("devagent: the actor %s waits here but its mailbox is full; try again", run.ActorKey)
-	}
-	l := m.keyLock(run.ActorKey)
-	l.Lock()
-	defer l.Unlock()
-	st, err := m.loadRun(ctx, run.ID)
-	if err != nil {
-		return err
-	}
-	if st.run.State == brabo.RunAwaitingPR {
-		step, err := prStepOf(st.run, msg)
-		if err != nil {
-			m.log().Error("devagent: unreadable message", "run", run.ID, "err", err)
-			return nil
-		}
-		switch step.kind {
-		case prIgnore:
-			m.log().Info("devagent: ignored a message for a run awaiting a pull request", "run", run.ID, "topic", msg.Topic,
-				"action", msg.ActionID, "why", step.why)
-			return nil
-		case prFinish:
-			return m.finishPR(ctx, st, step.pr)
-		}
-	} else if msg.Topic != brabo.TopicActionSettled {
-		m.log().Warn("devagent: not resuming on a message of another topic", "topic", msg.Topic, "run", run.ID)
-		return nil
-	}
-	settled, err := decodeSettled(msg)
-	if err != nil {
-		m.log().Error("devagent: unreadable settled message", "run", run.ID, "err", err)
-		return nil
-	}
-	if !waiting(st.run.State) || st.run.AwaitingActionID != settled.ActionID {
-		m.log().Info("devagent: run no longer awaits the action; ignored", "run", run.ID, "action", settled.ActionID,
-			"state", st.run.State, "awaiting", st.run.AwaitingActionID)
-		return nil
-	}
-	c, err := m.restoreCtx(st.run)
-	if err != nil {
-		return m.blockUnrestorable(ctx, st, err)
-	}
-	next, err := m.resume(ctx, st, c, settled)
-	if errors.Is(err, errLeftElsewhere) {
-		return nil // resumed by someone else first: delivered
-	}
-	if err != nil {
-		return err
-	}
-	_ = next // no live actor: a new suspension waits for the next delivery
-	return nil
-}
-
-// state is one run in progress: the agent, its task and project, and the
-// loop built for them.
-type state struct {
-	agent   *brabo.Agent
-	task    *brabo.Task
-	project *brabo.Project
-	run     *brabo.Run
-	loop    *toolloop.Loop
-	// hist is what the loop's conversation showed of its terminal
-	// commands (report_done's gate).
-	hist *history
-	// wt is the agent's worktree for the task.
-	wt worktree
-}
-
-// loadRun reads a run with its task, agent and project, and builds its
-// loop.
-func (m *Manager) loadRun(ctx context.Context, runID string) (*state, error) {
-	st := &state{}
-	err := m.Store.View(ctx, func(tx brabo.Tx) error {
-		var err error
-		if st.run, err = tx.Run(ctx, runID); err != nil {
-			return err
-		}
-		id, ok := brabo.AgentOfKey(st.run.ActorKey)
-		if !ok {
-			return fmt.Errorf("run %s belongs to %q, not to an agent", runID, st.run.ActorKey)
-		}
-		if st.agent, err = tx.Agent(ctx, id); err != nil {
-			return err
-		}
-		if st.task, err = tx.Task(ctx, st.run.TaskID); err != nil {
-			return err
-		}
-		st.project, err = tx.Project(ctx, st.run.ProjectID)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("devagent: loading run %s: %w", runID, err)
-	}
-	st.loop, st.hist, st.wt, _ = m.buildLoop(st.agent, st.project, st.task)
-	return st, nil
-}
-
-// resume marks the run working, resumes the loop with settled and applies
-// the outcome. It returns the suspension, if the loop suspended again.
-func (m *Manager) resume(ctx context.Context, st *state, c toolloop.Ctx, settled brabo.Settled) (*toolloop.AwaitingApproval, error) {
-	if err := m.markWorking(ctx, st); err != nil {
-		return nil, err
-	}
-	return m.apply(ctx, st, m.resumeLoop(ctx, st, c, settled))
-}
-
-// resumeLoop resumes the loop, first showing report_done's gate what the
-// suspended conversation held and what it resumes with.
-func (m *Manager) resumeLoop(ctx context.Context, st *state, c toolloop.Ctx, settled brabo.Settled) toolloop.Outcome {
-	st.hist.seen(c.Messages)
-	if c.PendingToolName == "terminal" {
-		st.hist.sawSettled(settled.Status, settled.Result)
-	}
-	return toolloop.Resume(ctx, st.loop, c, settled)
 }
 
 // apply persists an outcome of the loop. On a suspension the run is saved
@@ -495,6 +384,13 @@ func (m *Manager) apply(ctx context.Context, st *state, out toolloop.Outcome) (*
 			if err := m.fence(ctx, tx, st.agent.ID); err != nil {
 				return err
 			}
+			// The wait's deadline: the project's cap as it is now.
+			p, err := tx.Project(ctx, st.project.ID)
+			if err != nil {
+				return err
+			}
+			st.project = p
+			st.run.Deadline = st.run.UpdatedAt.Add(p.WaitCap(m.waitCap()))
 			if err := tx.SaveRun(ctx, st.run); err != nil {
 				return err
 			}

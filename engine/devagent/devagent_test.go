@@ -111,11 +111,21 @@ func TestNobodyDecidingWithinTheWaitCapBlocksTheTaskWithOriginPolicy(t *testing.
 		t.Fatal(err)
 	}
 	r, _ := suspended(t, w, rec)
+	must(t, r.Deadline.Equal(r.UpdatedAt.Add(time.Hour)), "the run waits until %v, suspended at %v; want an hour after", r.Deadline, r.UpdatedAt)
 
-	w.clock.Advance(2 * time.Hour)
+	// Before the deadline the sweep leaves it; the actor holds no timer.
+	w.clock.Advance(59 * time.Minute)
+	must(t, w.sweep(t, mgr) == 0, "the sweep expired a wait before its deadline")
+	must(t, w.getTask(t).Status == brabo.TaskInProgress, "the task moved before the deadline: %+v", w.getTask(t))
+	w.clock.Advance(2 * time.Minute)
+	must(t, w.getTask(t).Status == brabo.TaskInProgress, "the task moved without the sweep: %+v", w.getTask(t))
+	must(t, w.sweep(t, mgr) == 1, "the sweep did not expire the wait past its deadline")
 	task := w.taskIn(t, brabo.TaskBlocked)
 	must(t, task.BlockedOrigin == brabo.OriginPolicy && strings.Contains(task.BlockedReason, "nobody decided") &&
-		strings.Contains(task.BlockedReason, r.AwaitingActionID), "blocked task: %+v", task)
+		strings.Contains(task.BlockedReason, r.AwaitingActionID) && strings.Contains(task.BlockedReason, "(terminal: touch made.txt && echo made-it)") &&
+		strings.Contains(task.BlockedReason, "wait cap of 1h0m0s"), "blocked task: %+v", task)
+	must(t, w.sweep(t, mgr) == 0, "a second sweep expired the wait again")
+	waitFor(t, "the actor to leave the wait", func() bool { return !mgr.Waits(w.agent.ID) })
 	run := w.agentRun(t)
 	must(t, run.State == brabo.RunBlocked && run.AwaitingActionID == "", "the run after the cap: %+v", run)
 	evs := w.events(t, devagent.EventTaskBlocked)
@@ -204,7 +214,10 @@ func blockedInfra(t *testing.T, w *world, r *brabo.Run, rec *recorder, mention s
 	must(t, rec.Calls() == 0, "the model was called")
 }
 
-func TestACorruptCtxBlocksTheTaskWithOriginInfraOnRestore(t *testing.T) {
+// A restored agent is parked, its conversation left in the store; a Ctx
+// that cannot be restored is found when the decision arrives, and blocks
+// the task with origin infra, naming the action, which is recorded.
+func TestACorruptCtxBlocksTheTaskWithOriginInfraWhenTheDecisionArrives(t *testing.T) {
 	w, r := unrestorable(t, `{"version": 1, "messages": [garbage`)
 	rec := newRecorder(t, adrScript)
 	m2 := w.manager(rec, 2*time.Hour)
@@ -213,12 +226,14 @@ func TestACorruptCtxBlocksTheTaskWithOriginInfraOnRestore(t *testing.T) {
 	if err := m2.Restore(ctx); err != nil {
 		t.Fatal(err)
 	}
-	blockedInfra(t, w, r, rec, "unreadable")
-	must(t, w.action(t, r.AwaitingActionID).Status == brabo.StatusPending, "the action was touched")
+	must(t, m2.Live(w.agent.ID) && !m2.Running(w.agent.ID), "the restored agent is not parked")
+	must(t, w.getTask(t).Status == brabo.TaskInProgress, "Restore moved the task: %+v", w.getTask(t))
+	run(t, func(ctx context.Context) { w.worker(m2).Run(ctx) })
 	// The decision is still the human's to make, and is recorded.
 	w.approve(t, r.AwaitingActionID)
+	blockedInfra(t, w, r, rec, "unreadable")
 	must(t, w.action(t, r.AwaitingActionID).Status == brabo.StatusExecuted, "the action was not executed")
-	must(t, w.getTask(t).Status == brabo.TaskBlocked, "the decision moved the task")
+	waitFor(t, "the agent to be forgotten", func() bool { return !m2.Live(w.agent.ID) })
 }
 
 func TestACtxOfAnotherVersionBlocksTheTaskWhenTheDecisionArrives(t *testing.T) {

@@ -57,60 +57,68 @@ func (m *Manager) BlockInterrupted(ctx context.Context) (int, error) {
 const interruptedTail = "what it did since its last suspension is in the event log, but its conversation is lost: " +
 	"reopen the task to start again"
 
-// recoverInterrupted is BlockInterrupted for one agent, in lease mode
-// (Run), where several processes may share the store: the idle actor
-// blocks its agent's runs left working by a turn that no live process
-// runs, with origin infra and the same kind of diagnostic. That no live
+// recoverInterrupted is BlockInterrupted in lease mode (Run, every tick),
+// where several processes may share the store: it blocks the runs left
+// working by a turn that no live process runs, of the agents this manager
+// holds, with origin infra and the same kind of diagnostic. That no live
 // process runs it follows from the lease: this process holds the agent's
-// lease (its actor runs), the actor is idle, the key's lock is held (no
+// lease, no actor of the agent runs here, the key's lock is held (no
 // resume from the store runs here), and every write that starts or
 // records a turn elsewhere is fenced by the lease (fence), so a process
 // still in such a turn after it lost the lease can record nothing of it.
-//
-// resync calls it with the key's lock held. It looks once per actor,
-// until one look succeeds: a run can be left working only by a turn
-// started before this actor's lease, since a turn needs the lease to start
-// (claim, markWorking). A lost lease stops the actor; a new one looks
-// again. Outside lease mode (Start) it does nothing: there another
-// manager on the store may be in that very turn.
-func (a *actor) recoverInterrupted(ctx context.Context) {
-	if !a.m.leased.Load() || a.recovered {
-		return
-	}
+// Outside lease mode it is not called: there another manager on the store
+// may be in that very turn.
+func (m *Manager) recoverInterrupted(ctx context.Context) {
 	var runs []*brabo.Run
-	if err := a.m.Store.View(ctx, func(tx brabo.Tx) error {
+	if err := m.Store.View(ctx, func(tx brabo.Tx) error {
 		var err error
 		runs, err = tx.RunsInState(ctx, brabo.RunWorking)
 		return err
 	}); err != nil {
-		a.m.log().Error("devagent: looking for interrupted turns", "agent", a.agent.ID, "err", err)
+		m.log().Error("devagent: looking for interrupted turns", "err", err)
 		return
 	}
 	for _, r := range runs {
-		if r.ActorKey != a.key || r.TaskID == "" {
+		id, ok := brabo.AgentOfKey(r.ActorKey)
+		if !ok || r.TaskID == "" || !m.holds(id) {
 			continue
 		}
-		st, err := a.m.loadRun(ctx, r.ID)
-		if err != nil {
-			a.m.log().Error("devagent: loading an interrupted run", "agent", a.agent.ID, "run", r.ID, "err", err)
-			return
-		}
-		if st.run.State != brabo.RunWorking {
-			continue // recorded meanwhile
-		}
-		why := fmt.Sprintf("the brabo process running the agent's turn on this task (run %s) stopped or lost the agent "+
-			"mid-turn; %s", r.ID, interruptedTail)
-		err = a.m.block(ctx, st, why, brabo.OriginInfra, nil)
-		if a.fenced(err, "blocking an interrupted turn") {
-			return
-		}
-		if err != nil {
-			a.m.log().Error("devagent: blocking an interrupted turn", "agent", a.agent.ID, "run", r.ID, "err", err)
-			return
-		}
-		a.log("blocked a turn a stopped process left working (origin infra)", "run", r.ID, "task", st.task.ID)
+		m.recoverRun(ctx, r)
 	}
-	a.recovered = true
+}
+
+// recoverRun blocks one run left working, unless an actor of its agent
+// runs here or a resume from the store holds its key.
+func (m *Manager) recoverRun(ctx context.Context, r *brabo.Run) {
+	l := m.keyLock(r.ActorKey)
+	if !l.TryLock() {
+		return
+	}
+	defer l.Unlock()
+	m.mu.Lock()
+	_, live := m.actors[r.ActorKey]
+	m.mu.Unlock()
+	if live {
+		return
+	}
+	st, err := m.loadRun(ctx, r.ID)
+	if err != nil {
+		m.log().Error("devagent: loading an interrupted run", "run", r.ID, "err", err)
+		return
+	}
+	if st.run.State != brabo.RunWorking {
+		return // recorded meanwhile
+	}
+	why := fmt.Sprintf("the brabo process running the agent's turn on this task (run %s) stopped or lost the agent "+
+		"mid-turn; %s", r.ID, interruptedTail)
+	switch err := m.block(ctx, st, why, brabo.OriginInfra, nil); {
+	case errors.Is(err, errLeaseLost):
+		m.log().Warn("devagent: an interrupted turn is another process's to block now", "run", r.ID)
+	case err != nil:
+		m.log().Error("devagent: blocking an interrupted turn", "run", r.ID, "err", err)
+	default:
+		m.log().Info("devagent: blocked a turn a stopped process left working (origin infra)", "run", r.ID, "task", st.task.ID)
+	}
 }
 
 // restoreCtx decodes a stored Ctx, refusing what Resume would refuse for

@@ -35,36 +35,38 @@ func (m *Manager) tick() time.Duration {
 	return max(min(scan, m.lease()/3), time.Millisecond)
 }
 
-// Run keeps, until ctx ends, one actor in this process for each managed
-// agent (Manages; every agent of every project when nil) whose lease
-// (brabo.Tx.ClaimAgent) this manager holds under Owner, so that of all
-// the processes sharing the store exactly one runs each agent's actor
-// (DESIGN §7.2):
+// Run runs, until ctx ends, the managed agents (Manages; every agent of
+// every project when nil) whose lease (brabo.Tx.ClaimAgent) this manager
+// holds under Owner, so that of all the processes sharing the store
+// exactly one runs each agent (DESIGN §7.2). An agent it holds has a live
+// actor only while it works or is among the MaxLive most recent waits; a
+// waiting agent is otherwise parked (a row in the store), and an idle one
+// is nothing but its lease (park.go):
 //
 //   - every tick (the shorter of Scan and Lease/3) it claims every managed
 //     agent in one transaction: a free agent, a new one, or one whose
 //     holder stopped renewing (a process that died) and whose lease ran
-//     out is taken, and its actor started; the actor first restores the
-//     agent's waiting run from the store, as after a restart. The leases
-//     it holds are renewed by the same claim;
+//     out is taken. The agents just taken whose runs wait are parked, and
+//     those whose action was decided meanwhile resumed from the store; the
+//     leases it holds are renewed by the same claim;
 //   - an agent whose lease another process holds now (taken over after it
 //     ran out here, for instance after a long pause) has its actor stopped,
 //     and so has every agent when the leases could not be renewed and
 //     would run out before the next tick (the store is unreachable). An
 //     actor stops between two turns: a turn in progress is finished and
 //     recorded, never cut short;
-//   - each tick also makes the live actors check their run against the
-//     store (a run resumed by another process's wake worker is given up,
-//     a run suspended there is taken back);
+//   - each tick makes the live actors check their run against the store (a
+//     run resumed or blocked by another process is given up), blocks the
+//     runs a stopped process left working mid-turn (recoverInterrupted),
+//     and starts an actor for the idle agents it holds in the projects
+//     that have todo tasks under their cap (dispatch);
 //   - when ctx ends it waits for its actors to stop, then releases its
 //     leases, so another process takes the agents over at its next tick.
 //
 // Run puts the manager in lease mode, for good: every transaction that
 // claims a task, resumes a run or records a turn's outcome first checks
 // that this process holds the agent's lease (fence) and writes nothing
-// otherwise, the actor then stopping; and an idle actor blocks, once, its
-// agent's runs that a stopped process left working mid-turn
-// (recoverInterrupted), as BlockInterrupted does at start-up on SQLite.
+// otherwise, the actor then stopping.
 //
 // Leases are measured by the wall clock (time.Now), not by Clock. Run
 // returns an error only when the manager cannot run (no Owner, store or
@@ -86,6 +88,9 @@ func (m *Manager) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			m.Wait()
 			m.release(held)
+			m.mu.Lock()
+			m.held, m.parked = nil, nil
+			m.mu.Unlock()
 			return nil
 		case <-t.C:
 		}
@@ -124,6 +129,7 @@ func (m *Manager) renew(ctx context.Context, held map[string]time.Time) {
 		return
 	}
 	listed := make(map[string]bool, len(agents))
+	var fresh map[string]bool // agents won at this tick
 	for _, ag := range agents {
 		listed[ag.ID] = true
 		if !won[ag.ID] {
@@ -135,18 +141,99 @@ func (m *Manager) renew(ctx context.Context, held map[string]time.Time) {
 		}
 		if _, ok := held[ag.ID]; !ok {
 			m.log().Info("devagent: holding the agent's lease", "agent", ag.ID, "owner", m.Owner)
+			if fresh == nil {
+				fresh = map[string]bool{}
+			}
+			fresh[ag.ID] = true
 		}
 		held[ag.ID] = now.Add(m.lease())
 		if a := m.actorOf(ag.ID); a != nil {
 			a.nudge()
-		} else if err := m.Start(ctx, ag); err != nil {
-			m.log().Error("devagent: starting an actor", "agent", ag.ID, "err", err)
 		}
 	}
 	for id := range held {
 		if !listed[id] {
 			delete(held, id)
 			m.lose(id, "the agent is no longer managed here")
+		}
+	}
+	m.mu.Lock()
+	m.held = make(map[string]bool, len(held))
+	for id := range held {
+		m.held[id] = true
+	}
+	m.mu.Unlock()
+	if len(fresh) > 0 {
+		m.takeOver(ctx, fresh)
+	}
+	m.recoverInterrupted(ctx)
+	m.dispatch(ctx, agents)
+}
+
+// takeOver parks the agents just won whose runs wait in the store (no
+// goroutine: their decisions come through the store's path), and resumes
+// those whose action was decided meanwhile.
+func (m *Manager) takeOver(ctx context.Context, fresh map[string]bool) {
+	list, err := m.waitingAgents(ctx)
+	if err != nil {
+		m.log().Error("devagent: the waiting agents taken over", "err", err)
+		return
+	}
+	m.takeBack(ctx, list, func(w brabo.WaitingAgent) bool { return fresh[w.Agent.ID] })
+}
+
+// dispatch starts an actor for the held agents that have neither a live
+// actor nor a wait, in the projects that have todo tasks and are under
+// their cap on parallel dev agents: at most as many as there are tasks
+// to claim. The actor claims one, or goes at once if another took it.
+func (m *Manager) dispatch(ctx context.Context, agents []*brabo.Agent) {
+	byProject := map[string][]*brabo.Agent{}
+	m.mu.Lock()
+	for _, ag := range agents {
+		key := brabo.AgentKey(ag.ID)
+		_, live := m.actors[key]
+		_, parked := m.parked[key]
+		if m.held[ag.ID] && !live && !parked {
+			byProject[ag.ProjectID] = append(byProject[ag.ProjectID], ag)
+		}
+	}
+	m.mu.Unlock()
+	if len(byProject) == 0 {
+		return
+	}
+	room := map[string]int{}
+	err := m.Store.View(ctx, func(tx brabo.Tx) error {
+		for pid := range byProject {
+			p, err := tx.Project(ctx, pid)
+			if err != nil {
+				return err
+			}
+			tasks, err := tx.Tasks(ctx, pid)
+			if err != nil {
+				return err
+			}
+			todo, working := 0, 0
+			for _, t := range tasks {
+				switch t.Status {
+				case brabo.TaskTodo:
+					todo++
+				case brabo.TaskInProgress:
+					working++
+				}
+			}
+			room[pid] = min(todo, p.MaxParallel-working)
+		}
+		return nil
+	})
+	if err != nil {
+		m.log().Error("devagent: looking for tasks to claim", "err", err)
+		return
+	}
+	for pid, idle := range byProject {
+		for _, ag := range idle[:max(0, min(room[pid], len(idle)))] {
+			if err := m.start(ctx, ag, false); err != nil {
+				m.log().Error("devagent: starting an actor", "agent", ag.ID, "err", err)
+			}
 		}
 	}
 }
@@ -166,9 +253,14 @@ func (m *Manager) renewFailed(ctx context.Context, held map[string]time.Time, no
 	}
 }
 
-// lose stops the agent's actor here, between two turns.
+// lose stops the agent's actor here, between two turns, and forgets its
+// wait: the agent is another process's now.
 func (m *Manager) lose(agentID, why string) {
 	m.log().Warn("devagent: stopping the actor: the agent's lease is lost", "agent", agentID, "owner", m.Owner, "why", why)
+	m.mu.Lock()
+	delete(m.held, agentID)
+	delete(m.parked, brabo.AgentKey(agentID))
+	m.mu.Unlock()
 	if a := m.actorOf(agentID); a != nil {
 		a.lose()
 	}

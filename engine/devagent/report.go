@@ -317,9 +317,11 @@ func (m *Manager) prOf(ctx context.Context, a *brabo.ProposedAction) int64 {
 	return n
 }
 
-// finishPR ends a run that awaited its pull request. Opened: the task is
-// done, its status event naming the PR. Not opened: a human decided so;
-// the task is blocked with origin user and their reason.
+// finishPR ends a run that awaited its pull request. Opened: the run is
+// done and the agent free for its next task; the task is in review (the
+// pipeline moved it when it opened the PR) until the merge makes it done.
+// Not opened: a human decided so; the task is blocked with origin user and
+// their reason.
 func (m *Manager) finishPR(ctx context.Context, st *state, p prSettled) error {
 	ctx = context.WithoutCancel(ctx)
 	if !p.Opened {
@@ -339,12 +341,15 @@ func (m *Manager) finishPR(ctx context.Context, st *state, p prSettled) error {
 		if err := leaveRun(ctx, tx, st.run, brabo.RunDone, now); err != nil {
 			return err
 		}
-		if err := endTask(ctx, tx, st, brabo.TaskDone, "", "", now); err != nil {
+		// The task's status is the pipeline's: it moved to in_review in the
+		// transaction that opened the PR, and moves to done when the merge
+		// executes, once (DESIGN §6.4). The agent only ends its run.
+		task, err := tx.Task(ctx, st.task.ID)
+		if err != nil {
 			return err
 		}
-		return tx.AppendEvent(ctx, &brabo.Event{ProjectID: st.project.ID, Type: brabo.EventTaskStatusChanged, ActorID: st.agent.ID,
-			ActionID: p.ActionID, CreatedAt: now,
-			Payload: mustJSON(map[string]any{"taskId": st.task.ID, "status": brabo.TaskDone, "pr": p.PR})})
+		st.task = task
+		return tx.SaveRun(ctx, st.run)
 	})
 	if errors.Is(err, errLeftElsewhere) {
 		*st.run = prev

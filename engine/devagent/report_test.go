@@ -3,12 +3,17 @@ package devagent_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/brabo-dev/brabo"
 	"github.com/brabo-dev/brabo/engine/devagent"
+	"github.com/brabo-dev/brabo/pipeline"
 )
 
 // gitRoot gives the world's repository a bare origin with main pushed to
@@ -98,23 +103,26 @@ func (w *world) prs(t *testing.T) []*brabo.PullRequest {
 	return prs
 }
 
-// prDone checks a task finished by an opened PR.
+// prDone checks a task whose PR was opened: in review (not done: only the
+// merge makes it done), the agent's run done.
 func (w *world) prDone(t *testing.T, rec *recorder, r *brabo.Run, a *brabo.ProposedAction) {
 	t.Helper()
-	task := w.taskIn(t, brabo.TaskDone)
-	must(t, task.BlockedReason == "" && task.BlockedOrigin == "", "done task: %+v", task)
+	task := w.taskIn(t, brabo.TaskInReview)
+	must(t, task.BlockedReason == "" && task.BlockedOrigin == "", "task in review: %+v", task)
 	prs := w.prs(t)
 	must(t, len(prs) == 1 && prs[0].Head == devagent.TaskBranch(w.task.ID) && prs[0].Base == "main" && prs[0].TaskID == w.task.ID, "PRs: %+v", prs)
-	var done []map[string]any
+	statuses := w.statusChanges(t)
+	var review []map[string]any
 	for _, e := range w.events(t, brabo.EventTaskStatusChanged) {
 		var p map[string]any
 		json.Unmarshal(e.Payload, &p)
-		if p["status"] == string(brabo.TaskDone) {
-			done = append(done, p)
-			must(t, e.ActionID == a.ID, "the done event names action %q", e.ActionID)
+		if p["status"] == string(brabo.TaskInReview) {
+			review = append(review, p)
+			must(t, e.ActionID == a.ID, "the in_review event names action %q", e.ActionID)
 		}
 	}
-	must(t, len(done) == 1 && done[0]["pr"] == float64(prs[0].Number), "done events: %+v", done)
+	must(t, len(review) == 1 && review[0]["pr"] == float64(prs[0].Number), "in_review events: %+v", review)
+	must(t, slices.Equal(statuses, []string{"in_progress", "in_review"}), "the task's status changes: %v", statuses)
 	waitFor(t, "the run to be done", func() bool { return w.agentRun(t).State == brabo.RunDone })
 	final := w.agentRun(t)
 	must(t, final.ID == r.ID && final.AwaitingActionID == "", "the run ended %+v", final)
@@ -132,6 +140,60 @@ func TestReportDoneIsRefusedBeforeTestsPassThenWaitsForThePRAndAnApprovalFinishe
 	w.pushTaskBranch(t)
 	w.approve(t, a.ID)
 	w.prDone(t, rec, r, a)
+}
+
+// statusChanges lists the statuses of the task's
+// backlog.task_status_changed events, in order.
+func (w *world) statusChanges(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	for _, e := range w.events(t, brabo.EventTaskStatusChanged) {
+		var p map[string]any
+		json.Unmarshal(e.Payload, &p)
+		if p["taskId"] == w.task.ID {
+			out = append(out, fmt.Sprint(p["status"]))
+		}
+	}
+	return out
+}
+
+// The whole flow, report_done → PR → approval → merge: the task moves to
+// done exactly once, when the merge executes (DESIGN §6.4), never when
+// the PR opens.
+func TestTheWholeFlowMovesTheTaskToDoneExactlyOnce(t *testing.T) {
+	w := newWorld(t)
+	w.gitRoot(t)
+	rec := newRecorder(t, reportScript)
+	w.startAgent(t, w.manager(rec, time.Hour))
+	r, a := w.awaitingPR(t, rec)
+	// The work on the task's branch, committed in the agent's worktree.
+	wt := w.worktree(w.agent)
+	must(t, os.WriteFile(filepath.Join(wt, "made.txt"), []byte("made\n"), 0o644) == nil, "writing made.txt")
+	gitIn(t, wt, "add", "made.txt")
+	gitIn(t, wt, "commit", "--quiet", "-m", "made.txt")
+	w.pushTaskBranch(t)
+	w.approve(t, a.ID)
+	w.prDone(t, rec, r, a)
+	pr := w.prs(t)[0]
+
+	merge, err := w.svc.Propose(context.Background(), pipeline.ProposeRequest{ProjectID: w.prj.ID,
+		Actor: pipeline.Actor{Member: w.owner}, Type: brabo.GitMerge, Payload: brabo.Payload{PR: pr.Number}})
+	must(t, err == nil && merge.Status == brabo.StatusPending, "the merge proposal: %+v, %v", merge, err)
+	d, err := w.svc.Approve(context.Background(), merge.ID, w.owner)
+	must(t, err == nil && d.Action.Status == brabo.StatusExecuted, "the merge: %+v, %v", d, err)
+	task := w.getTask(t)
+	must(t, task.Status == brabo.TaskDone, "the task after the merge: %+v", task)
+	statuses := w.statusChanges(t)
+	must(t, slices.Equal(statuses, []string{"in_progress", "in_review", "done"}), "the task's status changes: %v", statuses)
+	var doneBy []string
+	for _, e := range w.events(t, brabo.EventTaskStatusChanged) {
+		if strings.Contains(string(e.Payload), `"status":"done"`) {
+			doneBy = append(doneBy, e.ActionID)
+		}
+	}
+	must(t, slices.Equal(doneBy, []string{merge.ID}), "done recorded by %v; want the merge %s alone", doneBy, merge.ID)
+	time.Sleep(50 * time.Millisecond) // a late transition by the agent would show now
+	must(t, slices.Equal(w.statusChanges(t), statuses), "the status changed again: %v", w.statusChanges(t))
 }
 
 func TestADeniedPRIsAUserDecisionNotAFailure(t *testing.T) {
@@ -198,9 +260,11 @@ func TestNobodyDecidingOnThePRWithinTheWaitCapBlocksWithOriginPolicy(t *testing.
 	w := newWorld(t)
 	w.gitRoot(t)
 	rec := newRecorder(t, reportScript)
-	w.startAgent(t, w.manager(rec, time.Hour))
+	mgr := w.manager(rec, time.Hour)
+	w.startAgent(t, mgr)
 	_, a := w.awaitingPR(t, rec)
 	w.clock.Advance(2 * time.Hour)
+	must(t, w.sweep(t, mgr) == 1, "the sweep did not expire the PR's wait")
 	task := w.taskIn(t, brabo.TaskBlocked)
 	must(t, task.BlockedOrigin == brabo.OriginPolicy && contains(task.BlockedReason, "nobody decided") && contains(task.BlockedReason, a.ID),
 		"blocked task: %+v", task)

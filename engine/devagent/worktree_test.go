@@ -198,7 +198,7 @@ func TestTheTaskBranchIsCommittedPushedAndOpenedFromTheWorktree(t *testing.T) {
 	pr := w.action(t, r.AwaitingActionID)
 	must(t, pr.Type == brabo.PrOpen && pr.Payload.Branch == branch, "the pull request: %+v", pr)
 	w.approve(t, pr.ID)
-	w.taskIn(t, brabo.TaskDone)
+	w.taskIn(t, brabo.TaskInReview)
 	prs := w.prs(t)
 	must(t, len(prs) == 1 && prs[0].Head == branch, "PRs: %+v", prs)
 	waitFor(t, "the worktree to be removed", func() bool {
@@ -276,9 +276,11 @@ func TestAReopenedTaskTakesItsWorktreeToTheAgentThatClaimsIt(t *testing.T) {
   {"toolCalls": [{"id": "t1", "name": "terminal", "arguments": {"command": "echo left > left.txt"}}]},
   {"toolCalls": [{"id": "t2", "name": "terminal", "arguments": {"command": "touch more.txt"}}]}
 ]}`)
-	stopA := w.startAgent(t, w.manager(recA, time.Hour))
+	mA := w.manager(recA, time.Hour)
+	stopA := w.startAgent(t, mA)
 	w.awaiting(t)
 	w.clock.Advance(2 * time.Hour) // nobody decides: blocked, origin policy
+	w.sweep(t, mA)
 	w.taskIn(t, brabo.TaskBlocked)
 	stopA()
 	w.checkHeld(t, w.agent, w.task)
@@ -309,7 +311,8 @@ func TestAReopenedTaskTakesItsWorktreeToTheAgentThatClaimsIt(t *testing.T) {
 }
 
 // A worktree deleted while its agent was stopped is made again, on the
-// task's branch, when the agent is restored.
+// task's branch, when the agent is restored (parked: the approved action
+// runs there before the agent is resumed).
 func TestARestoredAgentRemakesAWorktreeDeletedWhileItWasStopped(t *testing.T) {
 	w := newWorld(t)
 	rec := newRecorder(t, adrScript)
@@ -325,9 +328,9 @@ func TestARestoredAgentRemakesAWorktreeDeletedWhileItWasStopped(t *testing.T) {
 	if err := m2.Restore(ctx); err != nil {
 		t.Fatal(err)
 	}
-	run(t, func(ctx context.Context) { w.worker(m2).Run(ctx) })
-	waitFor(t, "the worktree to be made again", func() bool { return w.exists("README.md") })
+	must(t, w.exists("README.md"), "the worktree was not made again at Restore")
 	w.checkHeld(t, w.agent, w.task)
+	run(t, func(ctx context.Context) { w.worker(m2).Run(ctx) })
 	w.approve(t, r.AwaitingActionID)
 	w.taskIn(t, brabo.TaskDone)
 	must(t, w.exists("made.txt"), "the approved command did not run in the remade worktree")

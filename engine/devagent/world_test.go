@@ -167,6 +167,17 @@ func (w *world) manager(m model.Model, waitCap time.Duration) *devagent.Manager 
 		MaxIterations: 8, WaitCap: waitCap, Clock: w.clock, IdlePoll: 20 * time.Millisecond, Log: quiet}
 }
 
+// sweep runs the store's sweep of wait caps once, on the world's clock,
+// with mgr expiring the dev agents' runs; it returns how many it expired.
+func (w *world) sweep(t *testing.T, mgr *devagent.Manager) int {
+	t.Helper()
+	n, err := (&wake.Sweeper{Store: w.store, Expire: mgr, Now: w.clock.Now, Log: quiet}).Once(context.Background())
+	if err != nil {
+		t.Fatalf("the sweep: %v", err)
+	}
+	return n
+}
+
 // worker is a wake worker on the world's store that delivers to mgr.
 func (w *world) worker(mgr *devagent.Manager) *wake.Worker {
 	return &wake.Worker{Store: w.store, Owner: pipeline.NewID("proc"), Local: mgr, Resume: mgr,

@@ -52,6 +52,9 @@ import (
 const (
 	EventAgentStatus       = "agent.status"
 	StatusAwaitingApproval = "awaiting_approval"
+	// StatusBlocked: the turn stopped because nobody decided within the
+	// wait cap (origin policy).
+	StatusBlocked = "blocked"
 )
 
 // ErrAwaiting refuses a Post while the lead's turn waits for a decision.
@@ -79,10 +82,19 @@ type Lead struct {
 	// MaxIterations bounds the model calls of one turn (toolloop's default
 	// when zero).
 	MaxIterations int
+	// Starter starts the project's dev agents for the lead's parallelize
+	// when they fit within the project's cap (nil: every parallelize is
+	// proposed).
+	Starter *Starter
 	// OnTurn, when set, is told how a resumed turn ended.
 	OnTurn func(Turn)
-	Now    func() time.Time
-	Log    *slog.Logger
+	// WaitCap is the default inactivity cap of a suspended turn, for a
+	// project that sets none (Project.WaitCapSec); brabo.DefaultWaitCap
+	// when zero. The wait's deadline is stored with the run, and the
+	// store's sweep expires it (Expire).
+	WaitCap time.Duration
+	Now     func() time.Time
+	Log     *slog.Logger
 
 	mu sync.Mutex // one turn at a time
 	// hold is the turn this Lead suspended: run id and action id. Only
@@ -129,8 +141,8 @@ func (p prefixModel) Complete(ctx context.Context, req model.Request) (*model.Re
 
 func (l *Lead) loop(prefix []model.Message) *toolloop.Loop {
 	return &toolloop.Loop{Model: prefixModel{inner: l.Model, prefix: prefix}, Proposer: l.Proposer,
-		ProjectID: l.ProjectID, Actor: pipeline.Actor{Agent: l.Agent}, System: l.System, Tools: Tools(),
-		MaxIterations: l.MaxIterations}
+		ProjectID: l.ProjectID, Actor: pipeline.Actor{Agent: l.Agent}, System: l.System,
+		Tools: append(Tools(), ParallelizeTool(l.Starter, l.Agent)), MaxIterations: l.MaxIterations}
 }
 
 func (l *Lead) check() error {
@@ -204,7 +216,16 @@ func (l *Lead) Post(ctx context.Context, text string) (Turn, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.holdAction != "" {
-		return Turn{}, fmt.Errorf("%w (action %s)", ErrAwaiting, l.holdAction)
+		// The store is the truth: a turn expired by its wait cap (or
+		// closed elsewhere) is held here no more.
+		still, err := l.stillWaits(ctx)
+		if err != nil {
+			return Turn{}, fmt.Errorf("devlead: reading the held turn: %w", err)
+		}
+		if still {
+			return Turn{}, fmt.Errorf("%w (action %s)", ErrAwaiting, l.holdAction)
+		}
+		l.holdRun, l.holdAction = "", ""
 	}
 	prev, err := l.latestRun(ctx)
 	if err != nil {
@@ -217,12 +238,17 @@ func (l *Lead) Post(ctx context.Context, text string) (Turn, error) {
 			return Turn{}, err
 		}
 		history = s.Messages
-		if prev.State == brabo.RunAwaitingApproval || prev.State == brabo.RunAwaitingPR || prev.State == brabo.RunWorking {
+		switch {
+		case prev.State == brabo.RunAwaitingApproval || prev.State == brabo.RunAwaitingPR || prev.State == brabo.RunWorking:
 			// A turn no Lead here holds (declared gap): close it and go on
 			// from the turns that had ended.
 			if err := l.closeOrphan(ctx, prev); err != nil {
 				return Turn{}, err
 			}
+			history = s.Messages[:s.TurnStart]
+		case s.PendingToolCallID != "":
+			// A turn stopped while it waited (its wait cap ran out): its
+			// tool call has no result, so it is left out as an orphan is.
 			history = s.Messages[:s.TurnStart]
 		}
 	}
@@ -287,6 +313,14 @@ func (l *Lead) apply(ctx context.Context, run *brabo.Run, history []model.Messag
 	}
 	run.Ctx, run.UpdatedAt = raw, l.now()
 	err = l.Store.Update(ctx, func(tx brabo.Tx) error {
+		if turn.Awaiting != "" {
+			// The wait's deadline: the project's cap as it is now.
+			p, err := tx.Project(ctx, l.ProjectID)
+			if err != nil {
+				return err
+			}
+			run.Deadline = run.UpdatedAt.Add(p.WaitCap(l.waitCap()))
+		}
 		if err := tx.SaveRun(ctx, run); err != nil {
 			return err
 		}
@@ -305,6 +339,69 @@ func (l *Lead) apply(ctx context.Context, run *brabo.Run, history []model.Messag
 		l.holdRun, l.holdAction = run.ID, turn.Awaiting
 	}
 	return turn, nil
+}
+
+func (l *Lead) waitCap() time.Duration {
+	if l.WaitCap > 0 {
+		return l.WaitCap
+	}
+	return brabo.DefaultWaitCap
+}
+
+// stillWaits reports whether the turn this Lead holds still waits in the
+// store; l.mu is held.
+func (l *Lead) stillWaits(ctx context.Context) (bool, error) {
+	var r *brabo.Run
+	err := l.Store.View(ctx, func(tx brabo.Tx) error {
+		var err error
+		r, err = tx.Run(ctx, l.holdRun)
+		return err
+	})
+	if errors.Is(err, brabo.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return (r.State == brabo.RunAwaitingApproval || r.State == brabo.RunAwaitingPR) && r.AwaitingActionID == l.holdAction, nil
+}
+
+// Expire stops a turn whose wait ran past its cap (wake.Expirer): the run
+// is blocked, if it still waits on that action (a decision that resumed it
+// first wins), and agent.status {status: blocked, origin: policy, reason}
+// names the action nobody decided. Its conversation stays as it was; the
+// next Post goes on from the turns before it. Any Lead may expire any
+// turn: it is a write to the store, not to this Lead's turn.
+func (l *Lead) Expire(ctx context.Context, run *brabo.Run, why string) error {
+	if err := l.check(); err != nil {
+		return err
+	}
+	now := l.now()
+	left := false
+	err := l.Store.Update(ctx, func(tx brabo.Tx) error {
+		var err error
+		if left, err = tx.LeaveWait(ctx, run.ID, run.AwaitingActionID, brabo.RunBlocked, now); err != nil || !left {
+			return err
+		}
+		return tx.AppendEvent(ctx, &brabo.Event{ProjectID: run.ProjectID, Type: EventAgentStatus, ActorID: l.Agent.ID,
+			ActionID: run.AwaitingActionID, CreatedAt: now,
+			Payload: mustJSON(map[string]any{"status": StatusBlocked, "origin": brabo.OriginPolicy, "reason": why,
+				"actionId": run.AwaitingActionID})})
+	})
+	if err != nil {
+		return fmt.Errorf("devlead: expiring the turn of run %s: %w", run.ID, err)
+	}
+	if left {
+		l.log().Info("devlead: wait cap reached; the turn is stopped", "run", run.ID, "action", run.AwaitingActionID)
+		// A Post holding l.mu finds the turn gone by itself (stillWaits).
+		if l.mu.TryLock() {
+			if l.holdRun == run.ID {
+				l.holdRun, l.holdAction = "", ""
+			}
+			l.mu.Unlock()
+		}
+	}
+	return nil
 }
 
 // holds reports whether this Lead holds a turn waiting on the action.

@@ -68,7 +68,10 @@ func newWorld(t *testing.T) *world {
 	ctx := context.Background()
 	s := enginetest.Store(t)
 	ex := executor.New(executor.Options{})
-	ex.Register(brabo.ProposeExecutionPlan, devlead.RunPlan)
+	starter := &devlead.Starter{Store: s}
+	ex.Register(brabo.ProposeExecutionPlan, starter.RunPlan)
+	ex.Register(brabo.Parallelize, starter.RunParallelize)
+	ex.Register(brabo.RaiseMaxParallel, starter.RunRaiseMaxParallel)
 	ex.Register(brabo.AssessImplementability, devlead.RunAssessment)
 	now := time.Now().UTC()
 	w := &world{store: s, svc: &pipeline.Service{Store: s, Executor: ex, WorkspacesRoot: t.TempDir(), Log: quiet}}

@@ -20,11 +20,7 @@ const (
 
 // PlanArgs are propose_execution_plan's arguments, kept in the action's
 // Payload.Extra.
-type PlanArgs struct {
-	Plan string `json:"plan"`
-	// Agents is how many agents per module the plan asks for.
-	Agents map[string]int `json:"agents"`
-}
+type PlanArgs = brabo.ExecutionPlan
 
 // AssessArgs are assess_implementability's arguments, kept in the
 // action's Payload.Extra.
@@ -72,12 +68,10 @@ func ProposeExecutionPlanTool() toolloop.Tool {
 			if len(a.Agents) == 0 {
 				return "", brabo.Payload{}, fmt.Errorf("agents is required: at least one module with its number of agents")
 			}
-			for mod, n := range a.Agents {
-				if n < 1 {
-					return "", brabo.Payload{}, fmt.Errorf("agents[%q] must be at least 1", mod)
-				}
-			}
 			extra, _ := json.Marshal(a)
+			if _, err := brabo.ParseExecutionPlan(extra); err != nil {
+				return "", brabo.Payload{}, err
+			}
 			return brabo.ProposeExecutionPlan, brabo.Payload{Extra: extra}, nil
 		},
 	}
@@ -116,23 +110,11 @@ func Tools() []toolloop.Tool {
 	return []toolloop.Tool{ProposeExecutionPlanTool(), AssessImplementabilityTool()}
 }
 
-// RunPlan and RunAssessment are the executor runners of the lead's two
-// action types: executing one records the decision, nothing runs, and the
-// result says what was approved. The wiring registers them
-// (executor.Register); without them an approved plan fails with "no
-// executor is registered". An agent package never imports an adapter.
-
-// RunPlan executes an approved propose_execution_plan: it records the
-// decision, and the result says what was approved.
-func RunPlan(_ context.Context, req brabo.ExecRequest) (*brabo.Result, error) {
-	var a PlanArgs
-	if err := json.Unmarshal(req.Action.Payload.Extra, &a); err != nil {
-		return nil, fmt.Errorf("propose_execution_plan: unreadable plan: %v", err)
-	}
-	raw, _ := json.Marshal(a.Agents)
-	return &brabo.Result{Output: "the execution plan was approved: " + a.Plan,
-		Detail: map[string]string{"agents": string(raw)}}, nil
-}
+// RunAssessment is the executor runner of assess_implementability:
+// executing one records the decision, nothing runs, and the result says
+// what was approved. The wiring registers it (executor.Register), with
+// Starter's runners of propose_execution_plan, parallelize and
+// raise_max_parallel; an agent package never imports an adapter.
 
 // RunAssessment executes an approved assess_implementability.
 func RunAssessment(_ context.Context, req brabo.ExecRequest) (*brabo.Result, error) {

@@ -29,14 +29,17 @@ import (
 	"github.com/brabo-dev/brabo/executor"
 	"github.com/brabo-dev/brabo/model"
 	"github.com/brabo-dev/brabo/pipeline"
+	"github.com/brabo-dev/brabo/store/postgres"
 	"github.com/brabo-dev/brabo/store/sqlite"
+	"github.com/brabo-dev/brabo/store/storetest"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // stepper proposes `touch f<n>` (pending: nothing allows touch) on every
-// turn until it has done n of them, then finishes; it records when each
-// call arrives.
+// turn of a conversation until the conversation has done n of them, then
+// finishes; it records when each call arrives, in the order of all the
+// conversations' calls.
 type stepper struct {
 	n     int
 	mu    sync.Mutex
@@ -47,11 +50,16 @@ type stepper struct {
 func (m *stepper) Complete(ctx context.Context, req model.Request) (*model.Response, error) {
 	m.mu.Lock()
 	m.calls = append(m.calls, time.Now())
-	i := len(m.calls)
 	m.mu.Unlock()
 	select {
 	case m.next <- struct{}{}:
 	default:
+	}
+	i := 1
+	for _, msg := range req.Messages {
+		if msg.Role == model.Assistant {
+			i++
+		}
 	}
 	if i > m.n {
 		return &model.Response{Message: model.Message{Role: model.Assistant, Content: "done"}, StopReason: model.StopEnd}, nil
@@ -78,8 +86,19 @@ type world struct {
 }
 
 func newWorld(b *testing.B) *world {
-	ctx := context.Background()
 	dir := b.TempDir()
+	s, err := sqlite.Open(context.Background(), filepath.Join(dir, "brabo.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	return newWorldOn(b, s, dir)
+}
+
+// newWorldOn makes the project (a git repository with a commit, in dir)
+// and its owner on the store s.
+func newWorldOn(b *testing.B, s brabo.Store, dir string) *world {
+	ctx := context.Background()
 	root := filepath.Join(dir, "shop")
 	os.MkdirAll(root, 0o755)
 	// The dev agent works in a git worktree: the project is a repository
@@ -90,11 +109,6 @@ func newWorld(b *testing.B) *world {
 			b.Fatalf("git %v: %v %s", args, err, out)
 		}
 	}
-	s, err := sqlite.Open(ctx, filepath.Join(dir, "brabo.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { s.Close() })
 	w := &world{store: s, owner: &brabo.Member{ID: "mem_owner", Name: "owner", TokenHash: "h"},
 		project: &brabo.Project{ID: "prj_bench", Slug: "shop", Name: "shop", Mode: brabo.ModeLocal, Root: root, WorkspaceDir: "shop-bench", OwnerID: "mem_owner"}}
 	w.svc = &pipeline.Service{Store: s, Executor: executor.New(executor.Options{}), WorkspacesRoot: dir, Log: quiet}
@@ -122,83 +136,230 @@ func (w *world) agentWithTask(ctx context.Context, tx brabo.Tx, i int) (*brabo.A
 		Status: brabo.TaskTodo, CreatedAt: time.Now()})
 }
 
-// BenchmarkWakeLatency measures, over 1,000 approvals, the time from the
-// approve call returning to the dev agent's tool loop calling its model
-// again (DESIGN §7.3: the store signal, the wake worker, the mailbox,
-// toolloop.Resume). One process, SQLite. Run with -benchtime=1x.
+// Each wake benchmark runs 53 agents, one after the other, through 19
+// approvals each: 1,007 decisions, on conversations of the length the
+// tool loop allows by default (20 model calls), as a real agent's.
+const (
+	benchAgents    = 53
+	benchApprovals = 19
+)
+
+// BenchmarkWakeLatency measures, over 1,007 approvals each, the time from
+// the approve call returning to the dev agent's tool loop calling its
+// model again (DESIGN §7.3), for the two ways a decision reaches an agent,
+// in the same run: "live", where the waiting agent's actor is live (one
+// of the MaxLive most recent waits) and gets the decision in its mailbox,
+// and "parked", where the agent waits with no live actor (MaxLive
+// negative: a row, not a goroutine) and the wake worker rehydrates it from
+// the store. One process, SQLite. It reports both p99s and their ratio.
+// Run with -benchtime=1x.
 func BenchmarkWakeLatency(b *testing.B) {
-	const approvals = 1000
-	w := newWorld(b)
+	live, parked := newRig(b, newWorld(b), nil, 0), newRig(b, newWorld(b), nil, -1)
+	defer live.stop()
+	defer parked.stop()
+	var latLive, latParked []time.Duration
+	// One agent of each in turn, so that the machine's slow spells fall
+	// on both alike.
+	for k := 1; k <= benchAgents; k++ {
+		latLive = append(latLive, live.agent(b, k)...)
+		latParked = append(latParked, parked.agent(b, k)...)
+	}
+	slices.Sort(latLive)
+	slices.Sort(latParked)
+	report(b, "live", latLive)
+	report(b, "parked", latParked)
+	b.ReportMetric(float64(quantile(latParked, 0.99))/float64(quantile(latLive, 0.99)), "parked/live-p99")
+}
+
+// BenchmarkWakeLatencyTwoInstancesPostgres measures the same for agents
+// with no live actor on PostgreSQL across two instances, as two brabo
+// serve on one database: each instance has its own store (its own pool),
+// pipeline, wake worker and dev agents' manager in lease mode; the agents
+// run in the instance that holds their leases, and every decision is
+// taken through the other instance's pipeline, so it reaches the agent by
+// NOTIFY. Run with -benchtime=1x and BRABO_TEST_POSTGRES set.
+func BenchmarkWakeLatencyTwoInstancesPostgres(b *testing.B) {
+	url := storetest.PostgresURL(b)
+	open := func() brabo.Store {
+		s, err := postgres.Open(context.Background(), url)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { s.Close() })
+		return s
+	}
+	sa, sb := open(), open()
+	w := newWorldOn(b, sa, b.TempDir())
+	other := &pipeline.Service{Store: sb, Executor: executor.New(executor.Options{}), WorkspacesRoot: b.TempDir(), Log: quiet}
+	r := newRig(b, w, &instanceB{store: sb, svc: other}, -1)
+	defer r.stop()
+	var lat []time.Duration
+	for k := 1; k <= benchAgents; k++ {
+		lat = append(lat, r.agent(b, k)...)
+	}
+	slices.Sort(lat)
+	report(b, "parked", lat)
+}
+
+// instanceB is the second instance of the two-instance benchmark: the one
+// the decisions are taken through, which runs a manager and a wake worker
+// of its own.
+type instanceB struct {
+	store brabo.Store
+	svc   *pipeline.Service
+}
+
+func report(b *testing.B, name string, lat []time.Duration) {
+	b.ReportMetric(float64(quantile(lat, 0.50).Microseconds())/1000, name+"-p50-ms")
+	b.ReportMetric(float64(quantile(lat, 0.99).Microseconds())/1000, name+"-p99-ms")
+	b.ReportMetric(float64(lat[len(lat)-1].Microseconds())/1000, name+"-max-ms")
+}
+
+func quantile(sorted []time.Duration, q float64) time.Duration {
+	return sorted[int(q*float64(len(sorted)-1))]
+}
+
+// rig is one instance set up for a wake benchmark: a manager with its
+// MaxLive, its wake worker and, with two instances, the second one that
+// the decisions are taken through.
+type rig struct {
+	w       *world
+	mgr     *devagent.Manager
+	m       *stepper
+	decide  *pipeline.Service
+	maxLive int
+	two     bool
+	call    int // the model calls so far, of every agent
+	ctx     context.Context
+	stop    func()
+}
+
+// newRig starts the rig's manager and workers; stop ends them.
+func newRig(b *testing.B, w *world, two *instanceB, maxLive int) *rig {
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	m := &stepper{n: benchApprovals, next: make(chan struct{}, 1)}
+	r := &rig{w: w, m: m, maxLive: maxLive, two: two != nil, decide: w.svc, ctx: ctx}
+	r.mgr = &devagent.Manager{Store: w.store, Proposer: w.svc, Scoper: w.svc, Model: m, Log: quiet, MaxLive: maxLive,
+		Scan: 50 * time.Millisecond}
+	worker := &wake.Worker{Store: w.store, Owner: "bench-a", Local: r.mgr, Resume: r.mgr, Log: quiet}
+	runs := []func(context.Context){func(ctx context.Context) { worker.Run(ctx) }}
+	if two != nil {
+		r.mgr.Owner = "bench-a"
+		// B manages none of the bench's agents, so that A holds them all
+		// (which one wins a new agent's lease is otherwise a race).
+		mgrB := &devagent.Manager{Store: two.store, Proposer: two.svc, Scoper: two.svc, Model: m, Log: quiet,
+			MaxLive: maxLive, Owner: "bench-b", Scan: 50 * time.Millisecond, Manages: func(*brabo.Agent) bool { return false }}
+		workerB := &wake.Worker{Store: two.store, Owner: "bench-b", Local: mgrB, Resume: mgrB, Log: quiet}
+		runs = append(runs, func(ctx context.Context) { r.mgr.Run(ctx) }, func(ctx context.Context) { mgrB.Run(ctx) },
+			func(ctx context.Context) { workerB.Run(ctx) })
+		r.decide = two.svc
+	}
+	var done []chan struct{}
+	for _, run := range runs {
+		c := make(chan struct{})
+		done = append(done, c)
+		go func() { defer close(c); run(ctx) }()
+	}
+	r.stop = func() {
+		cancel()
+		r.mgr.Wait()
+		for _, c := range done {
+			<-c
+		}
+	}
+	return r
+}
+
+// agent runs the k-th agent through benchApprovals approvals and returns
+// the latencies.
+func (r *rig) agent(b *testing.B, k int) []time.Duration {
+	ctx := context.Background()
+	w := r.w
 	var agent *brabo.Agent
 	if err := w.store.Update(ctx, func(tx brabo.Tx) error {
 		var err error
-		agent, err = w.agentWithTask(ctx, tx, 1)
+		agent, err = w.agentWithTask(ctx, tx, k)
 		return err
 	}); err != nil {
 		b.Fatal(err)
 	}
-	m := &stepper{n: approvals, next: make(chan struct{}, 1)}
-	mgr := &devagent.Manager{Store: w.store, Proposer: w.svc, Scoper: w.svc, Model: m, Log: quiet, MaxIterations: approvals + 10}
-	worker := &wake.Worker{Store: w.store, Owner: "bench", Local: mgr, Resume: mgr, Log: quiet}
-	go worker.Run(ctx)
-	if err := mgr.Start(ctx, agent); err != nil {
-		b.Fatal(err)
+	if !r.two {
+		if err := r.mgr.Start(r.ctx, agent); err != nil {
+			b.Fatal(err)
+		}
+	} else {
+		// Instance A takes the new agent's lease: it runs there, and the
+		// decisions are taken in B.
+		waitTrue(b, "instance A to hold the agent", func() bool { return r.mgr.Live(agent.ID) })
 	}
-	lat := make([]time.Duration, 0, approvals)
-	b.ResetTimer()
-	for i := 1; i <= approvals; i++ {
-		// Wait until the i-th pending action exists and the agent waits.
+	var lat []time.Duration
+	r.call++ // the agent's first call
+	for i := 1; i <= benchApprovals; i++ {
+		// Wait until an agent waits on the i-th pending action of the
+		// task (an idle agent started before may have taken it).
 		var pending *brabo.ProposedAction
-		deadline := time.Now().Add(10 * time.Second)
-		for pending == nil {
-			if time.Now().After(deadline) {
-				b.Fatalf("approval %d: the agent never suspended", i)
-			}
+		waitTrue(b, fmt.Sprintf("agent %d to suspend on its action %d", k, i), func() bool {
 			w.store.View(ctx, func(tx brabo.Tx) error {
 				list, err := tx.Actions(ctx, brabo.ActionFilter{Status: brabo.StatusPending, Limit: 1})
 				if len(list) == 1 {
-					if _, err := tx.AwaitingRun(ctx, brabo.AgentKey(agent.ID), list[0].ID); err == nil {
+					if _, err := tx.AwaitingRun(ctx, brabo.AgentKey(list[0].ActorID), list[0].ID); err == nil {
 						pending = list[0]
 					}
 				}
 				return err
 			})
-			if pending == nil {
-				time.Sleep(200 * time.Microsecond)
-			}
+			return pending != nil
+		})
+		if r.maxLive < 0 {
+			// The agent waits as a row: no goroutine holds it.
+			waitTrue(b, "the waiting actor to park", func() bool { return !r.mgr.Running(pending.ActorID) })
 		}
-		if _, err := w.svc.Approve(ctx, pending.ID, w.owner); err != nil {
+		if _, err := r.decide.Approve(ctx, pending.ID, w.owner); err != nil {
 			b.Fatal(err)
 		}
 		t0 := time.Now()
 		for {
-			if at, ok := m.callAt(i); ok {
+			if at, ok := r.m.callAt(r.call); ok {
 				lat = append(lat, at.Sub(t0))
 				break
 			}
 			select {
-			case <-m.next:
-			case <-time.After(10 * time.Second):
-				b.Fatalf("approval %d: the loop never resumed", i)
+			case <-r.m.next:
+			case <-time.After(20 * time.Second):
+				b.Fatalf("agent %d, approval %d: the loop never resumed", k, i)
 			}
 		}
+		r.call++
 	}
-	b.StopTimer()
-	slices.Sort(lat)
-	p := func(q float64) time.Duration { return lat[int(q*float64(len(lat)-1))] }
-	b.ReportMetric(float64(p(0.50).Microseconds())/1000, "p50-ms")
-	b.ReportMetric(float64(p(0.99).Microseconds())/1000, "p99-ms")
-	b.ReportMetric(float64(lat[len(lat)-1].Microseconds())/1000, "max-ms")
+	waitTrue(b, "the agent's task to be done", func() bool {
+		var t *brabo.Task
+		w.store.View(ctx, func(tx brabo.Tx) error {
+			var err error
+			t, err = tx.Task(ctx, fmt.Sprintf("task_%05d", k))
+			return err
+		})
+		return t != nil && t.Status == brabo.TaskDone
+	})
+	return lat
 }
 
-// BenchmarkSuspendedAgentsMemory restores 10,000 dev agents whose runs
-// wait for approval, each holding a realistic suspended conversation, and
-// reports the process's resident memory and Go heap with all of them
-// live. Run with -benchtime=1x.
+// waitTrue waits, polling, until cond holds, for at most 20 seconds.
+func waitTrue(b *testing.B, what string, cond func() bool) {
+	for t0 := time.Now(); !cond(); time.Sleep(200 * time.Microsecond) {
+		if time.Since(t0) > 20*time.Second {
+			b.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// BenchmarkSuspendedAgentsMemory restores 100,000 dev agents whose runs
+// wait for approval, each holding a realistic suspended conversation in
+// the store, and reports the process's resident memory and Go heap with
+// all of them restored (Live: a decision on any of them resumes it; see
+// BenchmarkWakeLatency's "parked"). BRABO_BENCH_AGENTS sets another
+// number. Run with -benchtime=1x.
 func BenchmarkSuspendedAgentsMemory(b *testing.B) {
-	agents := 10000
+	agents := 100000
 	if n, err := strconv.Atoi(os.Getenv("BRABO_BENCH_AGENTS")); err == nil && n > 0 {
 		agents = n
 	}
@@ -292,6 +453,13 @@ func BenchmarkSuspendedAgentsMemory(b *testing.B) {
 	b.ReportMetric(float64(rssAfter-rssBefore)/(1<<20), "rss-added-MB")
 	b.ReportMetric(float64(after.HeapInuse)/(1<<20), "heap-MB")
 	b.ReportMetric(float64(runtime.NumGoroutine()), "goroutines")
+	running := 0
+	for i := 0; i < agents; i++ {
+		if mgr.Running(fmt.Sprintf("agt_%05d", i)) {
+			running++
+		}
+	}
+	b.ReportMetric(float64(running), "live-actors")
 	cancel()
 	mgr.Wait()
 }

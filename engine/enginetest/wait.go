@@ -2,6 +2,7 @@ package enginetest
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -63,4 +64,28 @@ func read[T any](t testing.TB, s brabo.Store, get func(context.Context, brabo.Tx
 		t.Fatal(err)
 	}
 	return v
+}
+
+// Clock is a fake clock for the wait caps: its time moves only when the
+// test says so (Advance). Now is its method value to hand to a Now field.
+type Clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// NewClock is a Clock at the real time now.
+func NewClock() *Clock { return &Clock{now: time.Now().UTC()} }
+
+// Now is the clock's time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Advance moves the clock by d.
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
 }

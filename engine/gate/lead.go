@@ -51,8 +51,13 @@ type Lead struct {
 	Systems       map[string]string
 	MaxIterations int
 	MailboxSize   int
-	Now           func() time.Time
-	Log           *slog.Logger
+	// WaitCap is the default inactivity cap of a waiting area, for a
+	// project that sets none (Project.WaitCapSec); brabo.DefaultWaitCap
+	// when zero. The wait's deadline is stored with its run, and the
+	// store's sweep expires it (Expire).
+	WaitCap time.Duration
+	Now     func() time.Time
+	Log     *slog.Logger
 
 	work    sync.Mutex // serialises the lead's areas: one actor per project
 	mu      sync.Mutex
@@ -393,6 +398,13 @@ func (l *Lead) settle(ctx context.Context, a *area, agent *brabo.Agent, rest []s
 		key := a.run.ActorKey
 		a.run.State, a.run.AwaitingActionID, a.run.Ctx, a.run.UpdatedAt = brabo.RunAwaitingApproval, o.ActionID, mustJSON(a.state), l.now()
 		err := l.Store.Update(ctx, func(tx brabo.Tx) error {
+			// The wait's deadline: the project's cap as it is now.
+			p, err := tx.Project(ctx, a.project.ID)
+			if err != nil {
+				return err
+			}
+			a.project = p
+			a.run.Deadline = a.run.UpdatedAt.Add(p.WaitCap(l.waitCap()))
 			if err := tx.SaveRun(ctx, a.run); err != nil {
 				return err
 			}
@@ -445,28 +457,7 @@ func (l *Lead) fail(ctx context.Context, a *area, name, agentID, why string, ori
 		actor = l.id()
 	}
 	now := l.now()
-	a.state.Loop = nil
-	a.run.State, a.run.AwaitingActionID, a.run.Ctx, a.run.UpdatedAt = brabo.RunBlocked, "", mustJSON(a.state), now
-	err := l.Store.Update(ctx, func(tx brabo.Tx) error {
-		if err := tx.SaveRun(ctx, a.run); err != nil {
-			return err
-		}
-		if err := tx.AppendEvent(ctx, l.event(a, EventDelegationFailed, actor, "",
-			map[string]any{"taskId": a.task.ID, "area": l.area(), "subAgent": name, "reason": why, "origin": origin})); err != nil {
-			return err
-		}
-		task, err := tx.Task(ctx, a.task.ID)
-		if err != nil {
-			return err
-		}
-		task.Status, task.BlockedReason, task.BlockedOrigin, task.UpdatedAt = brabo.TaskBlocked, why, origin, now
-		if err := tx.UpdateTask(ctx, task); err != nil {
-			return err
-		}
-		a.task = task
-		return tx.AppendEvent(ctx, l.event(a, EventTaskBlocked, actor, "",
-			map[string]any{"taskId": task.ID, "reason": why, "origin": origin}))
-	})
+	err := l.Store.Update(ctx, func(tx brabo.Tx) error { return l.failTx(ctx, tx, a, name, actor, why, origin, now) })
 	if err != nil {
 		return nil, fmt.Errorf("gate: recording %s's failure (%s): %w", name, why, err)
 	}

@@ -88,7 +88,8 @@ func terminal(cmd string) string {
 }
 
 // fakeProposer decides by the command's first word: "ok" executes with
-// the rest as output, "ask" is pending, "no" is denied, "bad" fails.
+// the rest as output, "ask" is pending, "no" is denied, "bad" fails, "odd"
+// comes back approved (a status Propose never answers).
 type fakeProposer struct {
 	mu       sync.Mutex
 	n        int
@@ -115,6 +116,9 @@ func (p *fakeProposer) Propose(ctx context.Context, req pipeline.ProposeRequest)
 		a.Status, a.Reason = brabo.StatusDenied, "permissions.json deny: Terminal(no)"
 	case "bad":
 		a.Status, a.Result = brabo.StatusFailed, &brabo.Result{ExitCode: -1, Error: "boom: " + rest}
+	case "odd":
+		// A status the pipeline never answers a proposal with.
+		a.Status = brabo.StatusApproved
 	case "infra":
 		return nil, fmt.Errorf("database is down")
 	case "invalid":

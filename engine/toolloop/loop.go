@@ -203,11 +203,15 @@ func Run(ctx context.Context, loop *Loop, task string) Outcome {
 // result (executed: the output; failed: the error; denied: "denied by a
 // human: <reason>") becomes the pending tool call's result, the calls queued
 // after it run, and the loop goes on. An event for another action, a second
-// delivery of the same one, an unsettled status or a Ctx of another version
-// is refused with Halted{Origin: infra, Refused: true}.
+// delivery of the same one or a Ctx of another version is refused with
+// Halted{Origin: infra, Refused: true}; an unsettled status, or a Ctx that
+// names no pending call, is a defect and is refused with origin code.
 func Resume(ctx context.Context, loop *Loop, c Ctx, settled brabo.Settled) Outcome {
 	refuse := func(format string, a ...any) Outcome {
 		return Halted{Why: "resume refused: " + fmt.Sprintf(format, a...), Origin: OriginInfra, Ctx: c, Refused: true}
+	}
+	refuseCode := func(format string, a ...any) Outcome {
+		return Halted{Why: "resume refused: " + fmt.Sprintf(format, a...), Origin: OriginCode, Ctx: c, Refused: true}
 	}
 	if c.Version != CtxVersion {
 		return refuse("the Ctx has version %d; this build reads version %d only", c.Version, CtxVersion)
@@ -225,11 +229,14 @@ func Resume(ctx context.Context, loop *Loop, c Ctx, settled brabo.Settled) Outco
 		}
 		return refuse("settled event for action %s, but the Ctx awaits action %s", settled.ActionID, c.AwaitingActionID)
 	}
+	// A status that is not settled, or a Ctx without its pending call,
+	// cannot come from the pipeline and the loop as built: a defect of
+	// this build, named so (ADR 0057: never infra by elimination).
 	if !settled.Status.Settled() {
-		return refuse("action %s has status %q, which is not settled", settled.ActionID, settled.Status)
+		return refuseCode("action %s has status %q, which is not settled", settled.ActionID, settled.Status)
 	}
 	if c.PendingToolCallID == "" {
-		return refuse("the Ctx awaits action %s but names no pending tool call", c.AwaitingActionID)
+		return refuseCode("the Ctx awaits action %s but names no pending tool call", c.AwaitingActionID)
 	}
 	if h := loop.check(c); h != nil {
 		return h
@@ -442,6 +449,15 @@ func (l *Loop) runOne(ctx context.Context, c Ctx, call model.ToolCall) (result, 
 	if err != nil {
 		return fail("error: bad arguments for %s: %v", call.Name, err), nil, nil
 	}
+	if t.Local != nil {
+		out, handled, err := runLocal(ctx, t, call.Arguments)
+		if err != nil {
+			return fail("error: %s: %v", call.Name, err), nil, nil
+		}
+		if handled {
+			return result{content: out}, nil, nil
+		}
+	}
 	a, err := l.Proposer.Propose(ctx, pipeline.ProposeRequest{ProjectID: l.ProjectID, Actor: l.Actor, Type: typ, Payload: payload})
 	if err != nil {
 		switch brabo.ErrorCode(err) {
@@ -461,12 +477,24 @@ func (l *Loop) runOne(ctx context.Context, c Ctx, call model.ToolCall) (result, 
 		}
 		return settledResult(brabo.Settled{ActionID: a.ID, Status: a.Status, Result: a.Result, Reason: a.Reason}), nil, nil
 	}
+	// The pipeline answers a proposal pending, settled or with an error:
+	// any other status is a defect of this build, not a failure of the
+	// infrastructure (ADR 0057: the origin is named, never inferred).
 	return result{}, nil, Halted{Why: fmt.Sprintf("pipeline: action %s came back %q from Propose, neither settled nor pending", a.ID, a.Status),
-		Origin: OriginInfra, Ctx: c}
+		Origin: OriginCode, Ctx: c}
 }
 
 func fail(format string, a ...any) result {
 	return result{content: fmt.Sprintf(format, a...), isError: true, failed: true}
+}
+
+func runLocal(ctx context.Context, t Tool, args json.RawMessage) (out string, handled bool, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, handled, err = "", false, fmt.Errorf("the tool panicked: %v", r)
+		}
+	}()
+	return t.Local(ctx, args)
 }
 
 func runDirect(ctx context.Context, t Tool, args json.RawMessage) (out string, err error) {

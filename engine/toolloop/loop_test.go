@@ -225,7 +225,7 @@ func TestResumeRefusals(t *testing.T) {
 	}
 
 	h = mustHalt(t, toolloop.Resume(context.Background(), l, aw.Ctx,
-		brabo.Settled{ActionID: aw.ActionID, Status: brabo.StatusApproved}), toolloop.OriginInfra)
+		brabo.Settled{ActionID: aw.ActionID, Status: brabo.StatusApproved}), toolloop.OriginCode)
 	if !h.Refused || !strings.Contains(h.Why, "not settled") {
 		t.Fatalf("unsettled = %+v", h)
 	}
@@ -391,6 +391,16 @@ func TestPipelineErrors(t *testing.T) {
 	res := h.Ctx.Messages[len(h.Ctx.Messages)-1]
 	if res.Role != model.ToolResult || !res.IsError || !strings.Contains(res.Content, "refused") {
 		t.Fatalf("the refused proposal's result = %+v", res)
+	}
+}
+
+// An unexpected status inside the loop is a defect of this build, named
+// origin code: never infra by elimination (ADR 0057).
+func TestAnUnexpectedStatusFromProposeHaltsWithOriginCode(t *testing.T) {
+	l, m, _ := newLoop(t, calls("terminal", terminal("odd x")), final("never"))
+	h := mustHalt(t, toolloop.Run(context.Background(), l, "t"), toolloop.OriginCode)
+	if !strings.Contains(h.Why, `"approved"`) || !strings.Contains(h.Why, "neither settled nor pending") || m.calls() != 1 {
+		t.Fatalf("halted %q after %d calls", h.Why, m.calls())
 	}
 }
 

@@ -34,6 +34,12 @@ type Tool struct {
 	// Action turns a Pipeline tool's arguments into the action to propose;
 	// its error becomes an error tool result (bad arguments).
 	Action func(args json.RawMessage) (brabo.ActionType, brabo.Payload, error)
+	// Local, when set on a Pipeline tool, runs before anything is
+	// proposed: when it reports handled, its output is the tool result
+	// and nothing is proposed, because the call needs no decision (the dev
+	// lead's parallelize within the project's cap, RN-083); otherwise the
+	// call is proposed as usual. Its error becomes an error tool result.
+	Local func(ctx context.Context, args json.RawMessage) (out string, handled bool, err error)
 }
 
 // decodeArgs decodes a tool call's arguments into v strictly: a JSON

@@ -9,11 +9,13 @@ import (
 	"github.com/brabo-dev/brabo"
 )
 
-// Receiver takes the settled messages of the actors routed to it: a Local
-// and a Resumer in one (devagent.Manager, gate.Lead, devlead.Lead).
+// Receiver takes the settled messages of the actors routed to it, and
+// blocks their runs whose wait cap ran out: a Local, a Resumer and an
+// Expirer in one (devagent.Manager, gate.Lead, devlead.Lead).
 type Receiver interface {
 	Local
 	Resumer
+	Expirer
 }
 
 // ErrNoRoute is returned by Router.Resume for a run whose actor has no
@@ -80,6 +82,31 @@ func (r *Router) Resume(ctx context.Context, run *brabo.Run, msg brabo.OutboxMes
 		return fmt.Errorf("%w: %s (run %s)", ErrNoRoute, run.ActorKey, run.ID)
 	}
 	return rc.Resume(ctx, run, msg)
+}
+
+// Expire blocks run, whose wait cap ran out, through the receiver of its
+// actor's kind (Sweeper). Without one it returns ErrNoRoute (wrapped): a
+// process that runs no agent of that kind leaves it to one that does.
+func (r *Router) Expire(ctx context.Context, run *brabo.Run, why string) error {
+	rc, err := r.receiver(ctx, run.ActorKey)
+	if err != nil {
+		return fmt.Errorf("wake: routing %s: %w", run.ActorKey, err)
+	}
+	if rc == nil {
+		return fmt.Errorf("%w: %s (run %s)", ErrNoRoute, run.ActorKey, run.ID)
+	}
+	return rc.Expire(ctx, run, why)
+}
+
+// ResumesOnce reports whether the receiver of run's actor resumes it at
+// most once by itself (OnceResumer), so the worker needs no run lease.
+func (r *Router) ResumesOnce(run *brabo.Run) bool {
+	rc, err := r.receiver(context.Background(), run.ActorKey)
+	if err != nil || rc == nil {
+		return false
+	}
+	o, ok := rc.(OnceResumer)
+	return ok && o.ResumesOnce(run)
 }
 
 // receiver returns the receiver of actorKey's messages in this process,

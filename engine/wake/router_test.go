@@ -40,6 +40,25 @@ func (r *receiver) Resume(ctx context.Context, run *brabo.Run, msg brabo.OutboxM
 	return r.store.Update(ctx, func(tx brabo.Tx) error { return tx.SaveRun(ctx, run) })
 }
 
+func (r *receiver) Expire(ctx context.Context, run *brabo.Run, why string) error {
+	r.mu.Lock()
+	r.got = append(r.got, "expire "+run.AwaitingActionID)
+	r.mu.Unlock()
+	_, err := leave(ctx, r.store, run)
+	return err
+}
+
+// leave moves a waiting run to blocked, if it still waits.
+func leave(ctx context.Context, s brabo.Store, run *brabo.Run) (bool, error) {
+	var ok bool
+	err := s.Update(ctx, func(tx brabo.Tx) error {
+		var err error
+		ok, err = tx.LeaveWait(ctx, run.ID, run.AwaitingActionID, brabo.RunBlocked, time.Now())
+		return err
+	})
+	return ok, err
+}
+
 func (r *receiver) calls() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()

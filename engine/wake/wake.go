@@ -34,6 +34,15 @@ type Resumer interface {
 	Resume(ctx context.Context, run *brabo.Run, msg brabo.OutboxMessage) error
 }
 
+// OnceResumer is a Resumer that resumes a run at most once by itself,
+// whoever else tries at the same time (the dev agents: leaving a wait is a
+// conditional update, Tx.LeaveWait): the worker then claims no run lease
+// before it resumes, a write less on the path of every decision that
+// reaches a waiting agent with no live actor.
+type OnceResumer interface {
+	ResumesOnce(run *brabo.Run) bool
+}
+
 // Worker routes settled messages to waiting runs.
 type Worker struct {
 	Store brabo.Store
@@ -153,6 +162,15 @@ func (w *Worker) deliver(ctx context.Context, m brabo.OutboxMessage) error {
 	if w.Local != nil && w.Local.Deliver(m.ActorKey, m) {
 		return w.delivered(ctx, m)
 	}
+	if w.Resume == nil {
+		return errors.New("no resumer is configured")
+	}
+	if o, ok := w.Resume.(OnceResumer); ok && o.ResumesOnce(run) {
+		if err := w.Resume.Resume(ctx, run, m); err != nil {
+			return fmt.Errorf("resuming run %s: %w", run.ID, err)
+		}
+		return w.delivered(ctx, m)
+	}
 	claimed := false
 	err = w.Store.Update(ctx, func(tx brabo.Tx) error {
 		var err error
@@ -171,9 +189,6 @@ func (w *Worker) deliver(ctx context.Context, m brabo.OutboxMessage) error {
 			w.log().Error("wake: releasing a run", "run", run.ID, "err", err)
 		}
 	}()
-	if w.Resume == nil {
-		return errors.New("no resumer is configured")
-	}
 	if err := w.Resume.Resume(ctx, run, m); err != nil {
 		return fmt.Errorf("resuming run %s: %w", run.ID, err)
 	}

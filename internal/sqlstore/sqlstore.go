@@ -144,14 +144,14 @@ func queryAll[T any](ctx context.Context, q Querier, scan func(Row) (T, error), 
 
 // Projects ---------------------------------------------------------------
 
-const projectCols = `id, slug, name, mode, root, workspace_dir, container_running, owner_id, created_at, git_hooks, max_timeout_sec, mcp_tools`
+const projectCols = `id, slug, name, mode, root, workspace_dir, container_running, owner_id, created_at, git_hooks, max_timeout_sec, mcp_tools, max_parallel, wait_cap_sec`
 
 func scanProject(r Row) (*brabo.Project, error) {
 	p := &brabo.Project{}
 	var created int64
 	var tools string
 	err := r.Scan(&p.ID, &p.Slug, &p.Name, &p.Mode, &p.Root, &p.WorkspaceDir, &p.ContainerRunning, &p.OwnerID, &created,
-		&p.GitHooks, &p.MaxTimeoutSec, &tools)
+		&p.GitHooks, &p.MaxTimeoutSec, &tools, &p.MaxParallel, &p.WaitCapSec)
 	p.CreatedAt = time.UnixMicro(created).UTC()
 	if err == nil {
 		p.McpTools, err = decodeTools(p.ID, tools)
@@ -164,9 +164,12 @@ func (t *Tx) CreateProject(ctx context.Context, p *brabo.Project) error {
 	if err != nil {
 		return err
 	}
-	_, err = t.q.Exec(ctx, `INSERT INTO projects (`+projectCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12)`,
+	if p.MaxParallel <= 0 {
+		p.MaxParallel = brabo.DefaultMaxParallel
+	}
+	_, err = t.q.Exec(ctx, `INSERT INTO projects (`+projectCols+`) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14)`,
 		p.ID, p.Slug, p.Name, string(p.Mode), p.Root, p.WorkspaceDir, p.ContainerRunning, p.OwnerID, p.CreatedAt.UnixMicro(),
-		p.GitHooks, p.MaxTimeoutSec, tools)
+		p.GitHooks, p.MaxTimeoutSec, tools, p.MaxParallel, p.WaitCapSec)
 	return t.conflict(err, "project "+p.Slug)
 }
 

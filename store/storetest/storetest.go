@@ -56,6 +56,10 @@ func Run(t *testing.T, open Opener) {
 		{"PreviewTextFilterActionEvents", testPreviewTextFilter},
 		{"Webhooks", testWebhooks},
 		{"ExecutorState", testExecutorState},
+		{"ProjectAgents", testProjectAgents},
+		{"ClaimTaskWithin", testClaimTaskWithin},
+		{"RunDeadlines", testRunDeadlines},
+		{"WaitingAgents", testWaitingAgents},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

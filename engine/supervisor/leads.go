@@ -1,4 +1,4 @@
-package main
+package supervisor
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/brabo-dev/brabo"
 	"github.com/brabo-dev/brabo/engine/devlead"
@@ -18,8 +19,8 @@ import (
 
 // leads holds, per project, the QA lead (engine/gate) and the dev lead
 // (engine/devlead) of this process, created when first needed; it is the
-// brabo.Conversations and brabo.Gates the API is given, and the wake
-// router asks it for a project's leads.
+// brabo.Conversations and brabo.Gates the API is given (Supervisor), and
+// the wake router asks it for a project's leads.
 //
 // The QA lead waits under its sub-agents' keys: a lead is created (and
 // its waiting areas restored) for every project at start-up, and for a
@@ -34,6 +35,13 @@ type leads struct {
 	svc   *pipeline.Service
 	model model.Model
 	log   *slog.Logger
+	// waitCap is the default inactivity cap of the leads' waits.
+	waitCap time.Duration
+	// starter starts a project's dev agents within its cap (the dev
+	// lead's parallelize).
+	starter *devlead.Starter
+	// now is the leads' clock (the real one when nil).
+	now func() time.Time
 
 	mu      sync.Mutex
 	gates   map[string]*gate.Lead    // project id → QA lead
@@ -50,10 +58,12 @@ var (
 // devLeadSystem is the dev lead's system prompt.
 const devLeadSystem = "You are the dev lead of this project. You talk with the team about the work, " +
 	"propose the execution plan (propose_execution_plan: how many agents per module and why) and assess " +
-	"whether stories can be implemented (assess_implementability). A human decides on both; you get the decision as the result."
+	"whether stories can be implemented (assess_implementability). A human decides on both; you get the decision as the result. " +
+	"The project has a cap on dev agents working at once: an approved plan starts its agents within it; " +
+	"for more agents on a module, call parallelize (within the cap the agents start at once; above it a human decides)."
 
-func newLeads(ctx context.Context, store brabo.Store, svc *pipeline.Service, m model.Model, log *slog.Logger) *leads {
-	return &leads{ctx: ctx, store: store, svc: svc, model: m, log: log,
+func newLeads(ctx context.Context, store brabo.Store, svc *pipeline.Service, m model.Model, waitCap time.Duration, starter *devlead.Starter, log *slog.Logger) *leads {
+	return &leads{ctx: ctx, store: store, svc: svc, model: m, log: log, waitCap: waitCap, starter: starter,
 		gates: map[string]*gate.Lead{}, devs: map[string]*devlead.Lead{}, running: map[string]bool{}}
 }
 
@@ -84,7 +94,8 @@ func (l *leads) gate(ctx context.Context, projectID string) (*gate.Lead, error) 
 	if g, ok := l.gates[projectID]; ok {
 		return g, nil
 	}
-	g := &gate.Lead{Store: l.store, Proposer: l.svc, Scoper: l.svc, ProjectID: projectID, Model: l.model, Log: l.log}
+	g := &gate.Lead{Store: l.store, Proposer: l.svc, Scoper: l.svc, ProjectID: projectID, Model: l.model, Log: l.log,
+		WaitCap: l.waitCap, Now: l.now}
 	if err := g.Restore(ctx); err != nil {
 		return nil, fmt.Errorf("restoring the QA lead of project %s: %w", projectID, err)
 	}
@@ -118,7 +129,7 @@ func (l *leads) dev(ctx context.Context, projectID string) (*devlead.Lead, error
 			"project %s has no dev lead: a maintainer creates it as an agent named %s", projectID, brabo.DevLeadName))
 	}
 	d := &devlead.Lead{Store: l.store, Proposer: l.svc, Model: l.model, ProjectID: projectID, Agent: agent,
-		System: devLeadSystem, Log: l.log,
+		System: devLeadSystem, Log: l.log, WaitCap: l.waitCap, Starter: l.starter, Now: l.now,
 		OnTurn: func(t devlead.Turn) {
 			l.log.Info("the dev lead's turn resumed", "project", projectID, "awaiting", t.Awaiting, "halted", t.Halted)
 		}}
