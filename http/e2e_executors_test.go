@@ -328,6 +328,13 @@ func TestInstructionPatchReplacesAnAgentsInstructions(t *testing.T) {
 		if str(p2, "payload", "previous") != "Write the test first." {
 			t.Fatalf("previous is brabo's, not the proposer's: %v", p2["payload"])
 		}
+		// The card shows the change: from the stored text (brabo's, not
+		// the proposer's "previous") to the new one.
+		diff, _ := p3["preview"].(map[string]any)["diff"].(map[string]any)
+		if diff == nil || diff["path"] != "the instructions of coder" ||
+			diff["unified"] != "@@ -1 +1 @@\n-Write the test first.\n+v3\n" || diff["added"] != 1.0 || diff["removed"] != 1.0 {
+			t.Fatalf("the preview of an instruction_patch: %v", p3["preview"])
+		}
 		if e.decide(p3["id"].(string), e.maintainer)["status"] != "executed" {
 			t.Fatal("the third patch did not execute")
 		}

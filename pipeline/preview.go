@@ -35,6 +35,17 @@ func (s *Service) Preview(ctx context.Context, a *brabo.ProposedAction, p *brabo
 			pv.Flags = brabo.AddFlag(pv.Flags, f)
 		}
 	}
+	if a.Type == brabo.InstructionPatch {
+		name := a.Payload.Agent
+		s.Store.View(ctx, func(tx brabo.Tx) error {
+			if ag, err := tx.Agent(ctx, a.Payload.Agent); err == nil {
+				name = ag.Name
+			}
+			return nil
+		})
+		pv.Diff = instructionsDiff(name, a.Payload)
+		return pv
+	}
 	scope, err := s.ScopeRoot(p)
 	if err != nil {
 		pv.Notes = append(pv.Notes, "the project folder is not valid: nothing on disk is shown")
@@ -139,7 +150,14 @@ func writeDiff(root, p, content string, protected func(abs, root string, write b
 		d.Identical = true
 		return d
 	}
-	text, added, removed := unified(lineDiff(splitLines(string(old)), splitLines(content)), 3)
+	fillDiff(d, string(old), content)
+	return d
+}
+
+// fillDiff puts the unified diff from old to new in d, cut at
+// brabo.MaxDiffLines.
+func fillDiff(d *brabo.FileDiff, old, new string) {
+	text, added, removed := unified(lineDiff(splitLines(old), splitLines(new)), 3)
 	d.Added, d.Removed = added, removed
 	lines := brabo.DiffLines(text)
 	if len(lines) > brabo.MaxDiffLines {
@@ -150,6 +168,23 @@ func writeDiff(root, p, content string, protected func(abs, root string, write b
 	if d.Unified != "" {
 		d.Unified += "\n"
 	}
+}
+
+// instructionsDiff is an instruction_patch's change: from the text it
+// replaces (Payload.Previous, which brabo filled in at the proposal, not
+// the proposer) to the new one. Its Path names whose instructions they
+// are; they live in the store, not in the project folder.
+func instructionsDiff(agent string, p brabo.Payload) *brabo.FileDiff {
+	d := &brabo.FileDiff{Path: "the instructions of " + agent}
+	if binary([]byte(p.Previous)) || binary([]byte(p.Content)) {
+		d.Hidden = "binary content: no diff is shown"
+		return d
+	}
+	if p.Previous == p.Content {
+		d.Identical = true
+		return d
+	}
+	fillDiff(d, p.Previous, p.Content)
 	return d
 }
 
