@@ -84,7 +84,9 @@ func startServeIn(t testing.TB, dir string, env []string, args ...string) *serve
 	t.Helper()
 	cmd := exec.Command(braboBin, append([]string{"serve", "--addr", "127.0.0.1:0", "--log-level", "warn"}, args...)...)
 	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), "BRABO_DB="), env...)
+	// A temp folder of the test's: a server the test kills leaves its
+	// actions' private temp folders there, not in the machine's /tmp.
+	cmd.Env = append(append(os.Environ(), "BRABO_DB=", "TMPDIR="+t.TempDir()), env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
