@@ -256,6 +256,11 @@ type Tx interface {
 	// or owner holds it already, which renews it; it reports whether owner
 	// holds it now. Of several owners claiming at once, at most one wins.
 	ClaimAgent(ctx context.Context, agentID, owner string, now time.Time, lease time.Duration) (bool, error)
+	// ClaimAgents is ClaimAgent for many agents at once, in a few
+	// statements rather than one per agent (a process renews every lease
+	// it holds at every tick): it returns the ids owner holds now. An id
+	// given twice counts once.
+	ClaimAgents(ctx context.Context, agentIDs []string, owner string, now time.Time, lease time.Duration) (map[string]bool, error)
 	// ReleaseAgent ends owner's lease of the agent, so another process may
 	// claim it at once; a lease another owner holds is left as it is.
 	ReleaseAgent(ctx context.Context, agentID, owner string) error

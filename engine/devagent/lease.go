@@ -109,19 +109,20 @@ func (m *Manager) renew(ctx context.Context, held map[string]time.Time) {
 		m.renewFailed(ctx, held, now, fmt.Errorf("listing the agents: %w", err))
 		return
 	}
-	won := make(map[string]bool, len(agents))
+	var won map[string]bool
+	ids := make([]string, len(agents))
+	for i, ag := range agents {
+		ids[i] = ag.ID
+	}
 	// A store that does not answer must not hold the renewal past the
-	// point where the leases could run out unnoticed.
+	// point where the leases could run out unnoticed. One bulk claim, not
+	// one statement per agent: with many agents the renewal would hold
+	// the store's writer, and every proposal waits on it.
 	tctx, cancel := context.WithTimeout(ctx, m.lease()/3)
 	err = m.Store.Update(tctx, func(tx brabo.Tx) error {
-		for _, ag := range agents {
-			ok, err := tx.ClaimAgent(tctx, ag.ID, m.Owner, now, m.lease())
-			if err != nil {
-				return err
-			}
-			won[ag.ID] = ok
-		}
-		return nil
+		var err error
+		won, err = tx.ClaimAgents(tctx, ids, m.Owner, now, m.lease())
+		return err
 	})
 	cancel()
 	if err != nil {

@@ -2,6 +2,8 @@ package sqlstore
 
 import (
 	"context"
+	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/brabo-dev/brabo"
@@ -23,6 +25,51 @@ func (t *Tx) ClaimAgent(ctx context.Context, agentID, owner string, now time.Tim
 		WHERE agent_leases.owner = excluded.owner OR agent_leases.lease_until < $4`,
 		agentID, owner, now.Add(lease).UnixMicro(), now.UnixMicro())
 	return n == 1, err
+}
+
+// claimChunk bounds the ids of one ClaimAgents statement.
+const claimChunk = 5000
+
+// ClaimAgents is ClaimAgent's upsert over a JSON array of ids (brabo.Tx):
+// one statement per claimChunk agents, returning the rows it took or
+// renewed. The ids are made unique first: PostgreSQL refuses an upsert
+// that would touch one row twice.
+func (t *Tx) ClaimAgents(ctx context.Context, agentIDs []string, owner string, now time.Time, lease time.Duration) (map[string]bool, error) {
+	won := make(map[string]bool, len(agentIDs))
+	ids := slices.Clone(agentIDs)
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	for len(ids) > 0 {
+		chunk := ids[:min(len(ids), claimChunk)]
+		ids = ids[len(chunk):]
+		list, err := json.Marshal(chunk)
+		if err != nil {
+			return nil, err
+		}
+		rows, err := t.q.Query(ctx, `INSERT INTO agent_leases (agent_id, owner, lease_until)
+			SELECT value, $1, $2 FROM `+t.d.JSONTextRows("$3")+` WHERE true
+			ON CONFLICT (agent_id) DO UPDATE SET owner = excluded.owner, lease_until = excluded.lease_until
+			WHERE agent_leases.owner = excluded.owner OR agent_leases.lease_until < $4
+			RETURNING agent_id`,
+			owner, now.Add(lease).UnixMicro(), string(list), now.UnixMicro())
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			won[id] = true
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	return won, nil
 }
 
 // ReleaseAgent deletes owner's lease of the agent; another owner's stays.

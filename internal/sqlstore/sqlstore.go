@@ -50,6 +50,10 @@ type Dialect struct {
 	// JSONAgg is the aggregate that gathers values into a JSON array
 	// (json_group_array, json_agg); it takes an ORDER BY.
 	JSONAgg string
+	// JSONTextRows is a FROM item that turns the JSON array of strings in
+	// the parameter param into rows of one column, value (json_each,
+	// jsonb_array_elements_text).
+	JSONTextRows func(param string) string
 	// Notify, if set, is called inside the transaction for each project
 	// that got events or outbox messages (PostgreSQL: pg_notify).
 	Notify func(ctx context.Context, q Querier, projectID string) error

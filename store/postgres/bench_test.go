@@ -47,3 +47,14 @@ func BenchmarkBareInsert(b *testing.B) {
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "inserts/s")
 	b.ReportMetric(cputime.PerOp(cpu, b.N), "cpu-us/op")
 }
+
+// BenchmarkLeaseRenewal: one renewal of 10,000 agents' leases, per agent
+// and in bulk (storetest.BenchLeaseRenewal).
+func BenchmarkLeaseRenewal(b *testing.B) {
+	s, err := Open(context.Background(), storetest.PostgresURL(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	storetest.BenchLeaseRenewal(b, s, 10000)
+}

@@ -57,6 +57,9 @@ var dialect = &sqlstore.Dialect{
 	},
 	IsNoRows: func(err error) bool { return errors.Is(err, pgx.ErrNoRows) },
 	JSONAgg:  "json_agg",
+	JSONTextRows: func(param string) string {
+		return "jsonb_array_elements_text(CAST(" + param + " AS jsonb)) AS ids(value)"
+	},
 	Notify: func(ctx context.Context, q sqlstore.Querier, projectID string) error {
 		_, err := q.Exec(ctx, `SELECT pg_notify('`+channel+`', $1)`, projectID)
 		return err

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/brabo-dev/brabo/internal/cputime"
+	"github.com/brabo-dev/brabo/store/storetest"
 )
 
 // BenchmarkBareInsert is the floor the pipeline is measured against: 16
@@ -46,4 +47,15 @@ func BenchmarkBareInsert(b *testing.B) {
 	})
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "inserts/s")
 	b.ReportMetric(cputime.PerOp(cpu, b.N), "cpu-us/op")
+}
+
+// BenchmarkLeaseRenewal: one renewal of 10,000 agents' leases, per agent
+// and in bulk (storetest.BenchLeaseRenewal).
+func BenchmarkLeaseRenewal(b *testing.B) {
+	s, err := Open(context.Background(), filepath.Join(b.TempDir(), "brabo.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	storetest.BenchLeaseRenewal(b, s, 10000)
 }

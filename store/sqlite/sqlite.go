@@ -107,8 +107,9 @@ var dialect = &sqlstore.Dialect{
 		var e *sqlite.Error
 		return errors.As(err, &e) && (e.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || e.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY)
 	},
-	IsNoRows: func(err error) bool { return errors.Is(err, sql.ErrNoRows) },
-	JSONAgg:  "json_group_array",
+	IsNoRows:     func(err error) bool { return errors.Is(err, sql.ErrNoRows) },
+	JSONAgg:      "json_group_array",
+	JSONTextRows: func(param string) string { return "json_each(" + param + ")" },
 }
 
 func dsn(path string, txlock string) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -146,5 +147,113 @@ func testOutboxForLeaseHolder(t *testing.T, s brabo.Store) {
 	// B dies: once its lease runs out, anyone takes the message.
 	if got := claim(a, now.Add(2*time.Minute)); len(got) != 3 {
 		t.Fatalf("after B's lease ran out A claimed %v, want all three messages", got)
+	}
+}
+
+// testAgentLeasesInBulk: ClaimAgents takes what ClaimAgent would take,
+// agent by agent (a free agent, a lease run out, one's own lease) and
+// leaves what it would leave (another owner's live lease), in one call
+// over more agents than one statement holds.
+func testAgentLeasesInBulk(t *testing.T, s brabo.Store) {
+	ctx := context.Background()
+	a, b := id("proc"), id("proc")
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	const n, mixed = 12000, 1200 // more than one statement's chunk
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = id("agt")
+	}
+	// In the first ones, by i%4: b holds a live lease, b's lease ran
+	// out, a holds it, free; the rest are free.
+	for i, ag := range ids[:mixed] {
+		switch i % 4 {
+		case 0:
+			claimAgent(t, s, ag, b, now, time.Minute)
+		case 1:
+			claimAgent(t, s, ag, b, now.Add(-2*time.Minute), time.Minute)
+		case 2:
+			claimAgent(t, s, ag, a, now.Add(-30*time.Second), time.Minute)
+		}
+	}
+	var won map[string]bool
+	must(t, s.Update(ctx, func(tx brabo.Tx) error {
+		var err error
+		won, err = tx.ClaimAgents(ctx, append(ids, ids[1], ids[2]), a, now, time.Minute)
+		return err
+	}))
+	for i, ag := range ids {
+		want := i >= mixed || i%4 != 0
+		if won[ag] != want {
+			t.Fatalf("agent %d (case %d): won %v, want %v", i, i%4, won[ag], want)
+		}
+		if want && i%97 != 0 {
+			continue // the leases are read for a sample, and every refused one
+		}
+		l := agentLease(t, s, ag)
+		switch {
+		case want && (l == nil || l.Owner != a || !l.Until.Equal(now.Add(time.Minute))):
+			t.Fatalf("agent %d won, but its lease is %+v", i, l)
+		case !want && (l == nil || l.Owner != b || !l.Until.Equal(now.Add(time.Minute))):
+			t.Fatalf("agent %d's live lease of another owner became %+v", i, l)
+		}
+	}
+	if len(won) != n-mixed/4 {
+		t.Fatalf("won %d agents, want %d", len(won), n-mixed/4)
+	}
+	// Nothing to claim is no statement and no error.
+	must(t, s.Update(ctx, func(tx brabo.Tx) error {
+		got, err := tx.ClaimAgents(ctx, nil, a, now, time.Minute)
+		if err == nil && len(got) != 0 {
+			t.Errorf("claiming nothing won %v", got)
+		}
+		return err
+	}))
+}
+
+// BenchLeaseRenewal measures one renewal of n agents' leases by one owner,
+// in one transaction, as devagent.Manager makes at every tick: one
+// ClaimAgent statement per agent ("per-agent"), and ClaimAgents
+// ("bulk"). It reports ms/renewal; ns/op is the same.
+func BenchLeaseRenewal(b *testing.B, s brabo.Store, n int) {
+	ctx := context.Background()
+	owner := id("proc")
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = id("agt")
+	}
+	now := time.Now()
+	if err := s.Update(ctx, func(tx brabo.Tx) error {
+		_, err := tx.ClaimAgents(ctx, ids, owner, now, time.Minute)
+		return err
+	}); err != nil {
+		b.Fatal(err)
+	}
+	renew := map[string]func(tx brabo.Tx) error{
+		"per-agent": func(tx brabo.Tx) error {
+			for _, ag := range ids {
+				if ok, err := tx.ClaimAgent(ctx, ag, owner, time.Now(), time.Minute); err != nil || !ok {
+					return fmt.Errorf("renewing %s: %v %w", ag, ok, err)
+				}
+			}
+			return nil
+		},
+		"bulk": func(tx brabo.Tx) error {
+			won, err := tx.ClaimAgents(ctx, ids, owner, time.Now(), time.Minute)
+			if err == nil && len(won) != len(ids) {
+				err = fmt.Errorf("renewed %d of %d", len(won), len(ids))
+			}
+			return err
+		},
+	}
+	for _, name := range []string{"per-agent", "bulk"} {
+		b.Run(name, func(b *testing.B) {
+			start := time.Now()
+			for b.Loop() {
+				if err := s.Update(ctx, renew[name]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(time.Since(start).Microseconds())/1000/float64(b.N), "ms/renewal")
+		})
 	}
 }

@@ -40,6 +40,7 @@ func Run(t *testing.T, open Opener) {
 		{"Tasks", testTasks},
 		{"RunsSuspendAndClaim", testRunsSuspendAndClaim},
 		{"AgentLeases", testAgentLeases},
+		{"AgentLeasesInBulk", testAgentLeasesInBulk},
 		{"OutboxForLeaseHolder", testOutboxForLeaseHolder},
 		{"ProjectProcesses", testProjectProcesses},
 		{"InstancesAndRunning", testInstancesAndRunning},
