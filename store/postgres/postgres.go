@@ -38,15 +38,9 @@ type Store struct {
 	cancel context.CancelFunc
 	done   sync.WaitGroup
 
-	writes chan *writeReq // Update calls for the writer (writer.go)
-	// sending is held (read) while a request is put on writes, and
-	// (write) by Close while it sets stopping: every request sent before
-	// that is in the channel when the writer drains it at quit.
-	sending  sync.RWMutex
-	stopping bool
-	quit     chan struct{}
-	closed   sync.Once
-	commits  atomic.Int64 // batches the writer committed (tests)
+	queue   *sqlstore.WriteQueue // Update calls for the writer (writer.go)
+	closed  sync.Once
+	commits atomic.Int64 // batches the writer committed (tests)
 }
 
 var dialect = &sqlstore.Dialect{
@@ -98,8 +92,7 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		pool.Close()
 		return nil, err
 	}
-	s.writes = make(chan *writeReq, 256)
-	s.quit = make(chan struct{})
+	s.queue = sqlstore.NewWriteQueue(ErrClosed)
 	s.done.Add(1)
 	go s.writer()
 	lctx, cancel := context.WithCancel(context.Background())
@@ -164,10 +157,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 // calls still queued are answered ErrClosed.
 func (s *Store) Close() error {
 	s.closed.Do(func() {
-		s.sending.Lock()
-		s.stopping = true
-		s.sending.Unlock()
-		close(s.quit)
+		s.queue.Stop()
 		if s.cancel != nil {
 			s.cancel()
 		}

@@ -32,15 +32,6 @@ const maxBatch = 64
 // ErrClosed answers an Update made once Close has begun.
 var ErrClosed = errors.New("postgres: the store is closed")
 
-// writeReq is one Update call waiting for the writer.
-type writeReq struct {
-	ctx     context.Context
-	fn      func(brabo.Tx) error
-	err     error
-	touched []string
-	done    chan struct{}
-}
-
 // batchDialect is the dialect of a batch's calls: their notifications are
 // sent once, for the whole batch, just before its COMMIT.
 var batchDialect = func() *sqlstore.Dialect {
@@ -55,74 +46,28 @@ var batchDialect = func() *sqlstore.Dialect {
 // every fn of the batch. It returns after the commit, even if ctx ends
 // first (fn may be running, and the caller must learn whether it
 // committed). The statements fn makes are not cancelled by ctx: they share
-// a connection with the rest of the batch.
+// a connection with the rest of the batch. After Close it returns
+// ErrClosed.
 func (s *Store) Update(ctx context.Context, fn func(brabo.Tx) error) error {
-	req := &writeReq{ctx: ctx, fn: fn, done: make(chan struct{})}
-	if err := s.send(req); err != nil {
-		return err
-	}
-	<-req.done
-	return req.err
-}
-
-// send queues req for the writer, which will answer it: run it, or refuse
-// it with ErrClosed if the store closes first.
-func (s *Store) send(req *writeReq) error {
-	s.sending.RLock()
-	defer s.sending.RUnlock()
-	if s.stopping {
-		return ErrClosed
-	}
-	s.writes <- req // the writer runs until stopping is set, so this ends
-	return nil
+	return s.queue.Update(ctx, fn)
 }
 
 // writer is the goroutine that runs every Update of this instance.
 func (s *Store) writer() {
 	defer s.done.Done()
 	for {
-		var first *writeReq
-		select {
-		case first = <-s.writes:
-		case <-s.quit:
-			for {
-				select {
-				case r := <-s.writes:
-					r.err = ErrClosed
-					close(r.done)
-				default:
-					return
-				}
-			}
-		}
-		batch := []*writeReq{first}
-	fill:
-		for len(batch) < maxBatch {
-			select {
-			case r := <-s.writes:
-				batch = append(batch, r)
-			default:
-				break fill
-			}
+		batch, _, ok := s.queue.Next(maxBatch) // this store sends no request of its own
+		if !ok {
+			return
 		}
 		s.runBatch(batch)
 	}
 }
 
 // runBatch runs a batch in one transaction and answers every call.
-func (s *Store) runBatch(batch []*writeReq) {
+func (s *Store) runBatch(batch []*sqlstore.WriteReq) {
 	ctx := context.Background()
-	answer := func(err error) {
-		for _, r := range batch {
-			if err != nil && r.err == nil {
-				r.err, r.touched = err, nil
-			}
-			if r.err == nil {
-				s.hub.Publish(r.touched...)
-			}
-			close(r.done)
-		}
-	}
+	answer := func(err error) { sqlstore.Answer(batch, err, &s.hub) }
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		answer(fmt.Errorf("postgres: %w", err))
@@ -139,8 +84,8 @@ func (s *Store) runBatch(batch []*writeReq) {
 	began := false // a statement has gone out: the transaction is open
 	var touched []string
 	for i, r := range batch {
-		if err := r.ctx.Err(); err != nil {
-			r.err = err
+		if err := r.Ctx.Err(); err != nil {
+			r.Err = err
 			continue
 		}
 		if savepoints && i > 0 && len(q.prefix) == 0 {
@@ -148,7 +93,7 @@ func (s *Store) runBatch(batch []*writeReq) {
 		}
 		sent := q.sent
 		st := sqlstore.NewTx(q, batchDialect)
-		r.err = r.fn(st)
+		r.Err = r.Fn(st)
 		if q.broken != nil {
 			q.rollback(ctx)
 			answer(q.broken)
@@ -157,7 +102,7 @@ func (s *Store) runBatch(batch []*writeReq) {
 		if q.sent > sent {
 			began = true
 		}
-		if r.err != nil {
+		if r.Err != nil {
 			if q.sent == sent {
 				continue // it sent nothing: there is nothing to undo
 			}
@@ -167,7 +112,7 @@ func (s *Store) runBatch(batch []*writeReq) {
 			}
 			if _, err := q.conn.Exec(ctx, undo); err != nil {
 				q.rollback(ctx)
-				answer(fmt.Errorf("postgres %s: %w (after: %v)", undo, err, r.err))
+				answer(fmt.Errorf("postgres %s: %w (after: %v)", undo, err, r.Err))
 				return
 			}
 			if !savepoints {
@@ -176,8 +121,8 @@ func (s *Store) runBatch(batch []*writeReq) {
 			}
 			continue
 		}
-		r.touched = st.Touched()
-		touched = append(touched, r.touched...)
+		r.Touched = st.Touched()
+		touched = append(touched, r.Touched...)
 	}
 	if !began {
 		answer(nil) // no call sent a statement: no transaction to end

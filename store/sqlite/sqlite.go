@@ -38,15 +38,9 @@ type Store struct {
 	// connection and reused.
 	writeStmts, readStmts stmtCache
 
-	writes chan *writeReq
-	// sending is held (read) while a request is put on writes, and
-	// (write) by Close while it sets stopping: every request sent before
-	// that is in the channel when the writer drains it at quit.
-	sending  sync.RWMutex
-	stopping bool
-	quit     chan struct{}
-	done     sync.WaitGroup
-	closed   sync.Once
+	queue  *sqlstore.WriteQueue // Update calls for the writer goroutine
+	done   sync.WaitGroup
+	closed sync.Once
 }
 
 // busyTimeout is how long a connection waits for a lock another process
@@ -55,17 +49,6 @@ const busyTimeout = 10 * time.Second
 
 // maxBatch bounds how many Update calls share one commit.
 const maxBatch = 64
-
-// writeReq is one Update call waiting for the writer.
-type writeReq struct {
-	ctx     context.Context
-	fn      func(brabo.Tx) error
-	err     error
-	touched []string
-	done    chan struct{}
-	// restartWAL asks the writer to run restartWAL instead of a function.
-	restartWAL bool
-}
 
 // ErrClosed is returned by Update after Close.
 var ErrClosed = errors.New("sqlite: the store is closed")
@@ -150,8 +133,8 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	read.SetMaxIdleConns(max(16, runtime.GOMAXPROCS(0)*4))
 	s.read = read
 	s.readStmts.db = read
-	s.writes = make(chan *writeReq, 256)
-	s.quit = make(chan struct{})
+	s.queue = sqlstore.NewWriteQueue(ErrClosed)
+	s.queue.YieldBeforeBatch = true // let callers about to write join a batch
 	s.done.Add(2)
 	go s.writer()
 	go s.checkpointer()
@@ -182,11 +165,8 @@ func (s *Store) Migrate(ctx context.Context) error {
 // queued are answered ErrClosed.
 func (s *Store) Close() error {
 	s.closed.Do(func() {
-		if s.quit != nil {
-			s.sending.Lock()
-			s.stopping = true
-			s.sending.Unlock()
-			close(s.quit)
+		if s.queue != nil {
+			s.queue.Stop()
 			s.done.Wait()
 			s.write.ExecContext(context.Background(), "PRAGMA wal_checkpoint(TRUNCATE)")
 		}
@@ -205,29 +185,10 @@ func (s *Store) Close() error {
 // own. Concurrent calls are grouped into one BEGIN IMMEDIATE transaction
 // (group commit): each fn runs in a savepoint, in arrival order, and sees
 // what the ones before it wrote; a fn that fails is rolled back alone; a
-// failing commit fails every fn of the batch. It returns after the commit.
+// failing commit fails every fn of the batch. It returns after the commit,
+// even if ctx ends first; after Close it returns ErrClosed.
 func (s *Store) Update(ctx context.Context, fn func(brabo.Tx) error) error {
-	req := &writeReq{ctx: ctx, fn: fn, done: make(chan struct{})}
-	if err := s.send(req); err != nil {
-		return err
-	}
-	// Wait even if ctx ends: once queued, fn may be running, and the
-	// caller must learn whether it committed.
-	<-req.done
-	return req.err
-}
-
-// send queues req for the writer, which will answer it: run it, or
-// refuse it with ErrClosed if the store closes first. It returns
-// ErrClosed, and queues nothing, once Close has begun.
-func (s *Store) send(req *writeReq) error {
-	s.sending.RLock()
-	defer s.sending.RUnlock()
-	if s.stopping {
-		return ErrClosed
-	}
-	s.writes <- req // the writer runs until stopping is set, so this ends
-	return nil
+	return s.queue.Update(ctx, fn)
 }
 
 // checkpointPeriod is how often the WAL is copied back into the database.
@@ -253,15 +214,13 @@ func (s *Store) checkpointer() {
 	for {
 		select {
 		case <-t.C:
-		case <-s.quit:
+		case <-s.queue.Quit():
 			return
 		}
 		s.read.ExecContext(context.Background(), "PRAGMA wal_checkpoint(PASSIVE)")
-		req := &writeReq{restartWAL: true, done: make(chan struct{})}
-		if s.send(req) != nil {
+		if s.queue.Own() != nil { // the writer runs restartWAL between batches
 			return
 		}
-		<-req.done
 	}
 }
 
@@ -279,66 +238,28 @@ func (s *Store) restartWAL() {
 	s.write.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", busyTimeout.Milliseconds()))
 }
 
-// writer is the single goroutine that owns the write connection.
+// writer is the single goroutine that owns the write connection. Its one
+// request of its own is restartWAL, run between two batches.
 func (s *Store) writer() {
 	defer s.done.Done()
 	for {
-		var first *writeReq
-		select {
-		case first = <-s.writes:
-		case <-s.quit:
-			for {
-				select {
-				case r := <-s.writes:
-					r.err = ErrClosed
-					close(r.done)
-				default:
-					return
-				}
-			}
+		batch, restart, ok := s.queue.Next(maxBatch)
+		if !ok {
+			return
 		}
-		if first.restartWAL {
-			s.restartWAL()
-			close(first.done)
-			continue
+		if len(batch) > 0 {
+			s.runBatch(batch)
 		}
-		batch := []*writeReq{first}
-		var restart *writeReq
-		runtime.Gosched() // let callers about to write join this batch
-	fill:
-		for len(batch) < maxBatch {
-			select {
-			case r := <-s.writes:
-				if r.restartWAL {
-					restart = r
-					break fill
-				}
-				batch = append(batch, r)
-			default:
-				break fill
-			}
-		}
-		s.runBatch(batch)
 		if restart != nil {
 			s.restartWAL()
-			close(restart.done)
+			restart.Done()
 		}
 	}
 }
 
-func (s *Store) runBatch(batch []*writeReq) {
+func (s *Store) runBatch(batch []*sqlstore.WriteReq) {
 	ctx := context.Background()
-	answer := func(err error) {
-		for _, r := range batch {
-			if err != nil && r.err == nil {
-				r.err, r.touched = err, nil
-			}
-			if r.err == nil {
-				s.hub.Publish(r.touched...)
-			}
-			close(r.done)
-		}
-	}
+	answer := func(err error) { sqlstore.Answer(batch, err, &s.hub) }
 	tx, err := s.write.BeginTx(ctx, nil)
 	if err != nil {
 		answer(fmt.Errorf("sqlite begin: %w", err))
@@ -349,15 +270,15 @@ func (s *Store) runBatch(batch []*writeReq) {
 	if len(batch) == 1 { // alone: the transaction itself is the unit
 		r := batch[0]
 		st := sqlstore.NewTx(q, dialect)
-		if r.err = r.ctx.Err(); r.err == nil {
-			r.err = r.fn(st)
+		if r.Err = r.Ctx.Err(); r.Err == nil {
+			r.Err = r.Fn(st)
 		}
-		if r.err != nil {
+		if r.Err != nil {
 			tx.Rollback()
 			answer(nil)
 			return
 		}
-		r.touched = st.Touched()
+		r.Touched = st.Touched()
 		if err := tx.Commit(); err != nil {
 			answer(fmt.Errorf("sqlite commit: %w", err))
 			return
@@ -366,8 +287,8 @@ func (s *Store) runBatch(batch []*writeReq) {
 		return
 	}
 	for _, r := range batch {
-		if err := r.ctx.Err(); err != nil {
-			r.err = err
+		if err := r.Ctx.Err(); err != nil {
+			r.Err = err
 			continue
 		}
 		if _, err := q.Exec(ctx, "SAVEPOINT brabo_update"); err != nil {
@@ -376,8 +297,8 @@ func (s *Store) runBatch(batch []*writeReq) {
 			return
 		}
 		st := sqlstore.NewTx(q, dialect)
-		if err := r.fn(st); err != nil {
-			r.err = err
+		if err := r.Fn(st); err != nil {
+			r.Err = err
 			_, rerr := q.Exec(ctx, "ROLLBACK TO brabo_update")
 			if rerr == nil {
 				_, rerr = q.Exec(ctx, "RELEASE brabo_update")
@@ -394,7 +315,7 @@ func (s *Store) runBatch(batch []*writeReq) {
 			answer(fmt.Errorf("sqlite release: %w", err))
 			return
 		}
-		r.touched = st.Touched()
+		r.Touched = st.Touched()
 	}
 	if err := tx.Commit(); err != nil {
 		answer(fmt.Errorf("sqlite commit: %w", err))
