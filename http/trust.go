@@ -18,9 +18,18 @@ type trustAnswer struct {
 	TrustedContent string `json:"trustedContent"`
 }
 
-func (s *Server) trustAnswer(r *http.Request, projectID string, st *pipeline.TrustState) (trustAnswer, error) {
+// writeTrust answers a trust operation's result (st, or its error err)
+// with the trusted version's content.
+func (s *Server) writeTrust(w http.ResponseWriter, r *http.Request, projectID string, st *pipeline.TrustState, err error) error {
+	if err != nil {
+		return err
+	}
 	content, err := s.Pipeline.TrustedContent(r.Context(), projectID, st.TrustedHash)
-	return trustAnswer{TrustState: st, TrustedContent: string(content)}, err
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, trustAnswer{TrustState: st, TrustedContent: string(content)})
+	return nil
 }
 
 // getTrust answers the trust state of the project's permissions.json: the
@@ -32,15 +41,7 @@ func (s *Server) getTrust(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	st, err := s.Pipeline.PermissionsTrust(r.Context(), p)
-	if err != nil {
-		return err
-	}
-	out, err := s.trustAnswer(r, p.ID, st)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
+	return s.writeTrust(w, r, p.ID, st, err)
 }
 
 // acceptPermissions makes the file on disk the trusted version
@@ -61,15 +62,7 @@ func (s *Server) acceptPermissions(w http.ResponseWriter, r *http.Request) error
 		return badRequest("hash: the hash of the version on disk you accept is required (diskHash of GET …/permissions/trust)")
 	}
 	st, err := s.Pipeline.AcceptPermissions(r.Context(), p.ID, m, in.Hash)
-	if err != nil {
-		return err
-	}
-	out, err := s.trustAnswer(r, p.ID, st)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
+	return s.writeTrust(w, r, p.ID, st, err)
 }
 
 // restorePermissions writes the trusted version back over the file on disk
@@ -88,13 +81,5 @@ func (s *Server) restorePermissions(w http.ResponseWriter, r *http.Request) erro
 		}
 	}
 	st, err := s.Pipeline.RestorePermissions(r.Context(), p.ID, m, in.Hash)
-	if err != nil {
-		return err
-	}
-	out, err := s.trustAnswer(r, p.ID, st)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
+	return s.writeTrust(w, r, p.ID, st, err)
 }
