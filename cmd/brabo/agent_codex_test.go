@@ -156,6 +156,11 @@ func TestCodexAsksBrabo(t *testing.T) {
 			t.Fatalf("no hook to kill\n%s", out)
 		}
 		t.Logf("Codex with its hook killed mid-wait: ran=%v, the model got %q", ap.exists("codex-killed"), codexOutput(model, 1))
+		// The README's table ("When the hook is missing or killed") says
+		// the command runs: a Codex that changes this changes the table.
+		if !ap.exists("codex-killed") {
+			t.Error("Codex no longer runs a command whose hook was killed: update the README's table")
+		}
 	})
 
 	t.Run("the hook binary missing", func(t *testing.T) {
@@ -166,6 +171,9 @@ func TestCodexAsksBrabo(t *testing.T) {
 		defer os.Rename(hook+".away", hook)
 		model, _ := codexRun(t, ap, codex, home, execCommand("mkdir codex-nohook"))
 		t.Logf("Codex with its hook missing: ran=%v, the model got %q", ap.exists("codex-nohook"), codexOutput(model, 1))
+		if !ap.exists("codex-nohook") {
+			t.Error("Codex no longer runs a command whose hook is missing: update the README's table")
+		}
 	})
 
 	t.Run("a killed brabo serve makes the hook deny", func(t *testing.T) {

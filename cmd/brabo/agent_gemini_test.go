@@ -102,6 +102,11 @@ func TestGeminiCLIAsksBrabo(t *testing.T) {
 			t.Fatalf("no hook to kill\n%s", out)
 		}
 		t.Logf("Gemini CLI with its hook killed mid-wait: ran=%v, the model got %q", ap.exists("gemini-killed"), geminiResponse(model, 1))
+		// The README's table ("When the hook is missing or killed") says
+		// the command runs: a Gemini CLI that changes this changes the table.
+		if !ap.exists("gemini-killed") {
+			t.Error("Gemini CLI no longer runs a command whose hook was killed: update the README's table")
+		}
 	})
 
 	t.Run("the hook binary missing", func(t *testing.T) {
@@ -112,6 +117,11 @@ func TestGeminiCLIAsksBrabo(t *testing.T) {
 		defer os.Rename(hook+".away", hook)
 		model, _ := geminiRun(t, ap, gemini, home, shellCall("mkdir gemini-nohook"))
 		t.Logf("Gemini CLI with its hook missing: ran=%v, the model got %q", ap.exists("gemini-nohook"), geminiResponse(model, 1))
+		// Blocked, with the hook's error as the tool's (the README's table).
+		if got := geminiResponse(model, 1); ap.exists("gemini-nohook") || !strings.Contains(got, "No such file or directory") {
+			t.Errorf("Gemini CLI with its hook missing: ran=%v, the model got %q; the README's table says blocked, with the hook's error",
+				ap.exists("gemini-nohook"), got)
+		}
 	})
 
 	t.Run("a killed brabo serve makes the hook deny", func(t *testing.T) {
