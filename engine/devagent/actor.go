@@ -113,6 +113,17 @@ func (a *actor) loop(ctx context.Context) {
 	}
 }
 
+// logEnded says that the agent's run on its task ended, how and (pr, when
+// not 0) with which pull request: the same line whether a live actor or
+// the store's path (Resume) ended it.
+func (m *Manager) logEnded(st *state, pr int64) {
+	args := []any{"agent", st.agent.ID, "task", st.task.ID, "status", st.task.Status}
+	if pr != 0 {
+		args = append(args, "pr", pr)
+	}
+	m.log().Info("devagent: task ended", append(args, "reason", st.task.BlockedReason)...)
+}
+
 func (a *actor) log(msg string, args ...any) {
 	a.m.log().Info("devagent: "+msg, append([]any{"agent", a.agent.ID}, args...)...)
 }
@@ -277,7 +288,7 @@ func (a *actor) outcome(ctx context.Context, out toolloop.Outcome) {
 		return
 	}
 	if aw == nil {
-		a.log("task ended", "task", a.st.task.ID, "status", a.st.task.Status, "reason", a.st.task.BlockedReason)
+		a.m.logEnded(a.st, 0)
 		a.idle()
 		return
 	}
@@ -332,7 +343,7 @@ func (a *actor) finishPR(ctx context.Context, p prSettled) {
 		// restart finishes it.
 		a.m.log().Error("devagent: finishing a pull request wait", "run", a.st.run.ID, "err", err)
 	default:
-		a.log("task ended", "task", a.st.task.ID, "status", a.st.task.Status, "pr", p.PR, "reason", a.st.task.BlockedReason)
+		a.m.logEnded(a.st, p.PR)
 	}
 	a.idle()
 }

@@ -49,10 +49,7 @@ func (m *Manager) Resume(ctx context.Context, run *brabo.Run, msg brabo.OutboxMe
 			err := m.finishPR(ctx, st, step.pr)
 			if err == nil {
 				m.unpark(run.ActorKey)
-				// The same line as a live actor's (actor.finishPR): the log
-				// reads alike whichever way the decision came.
-				m.log().Info("devagent: task ended", "agent", st.agent.ID, "task", st.task.ID, "status", st.task.Status,
-					"pr", step.pr.PR, "reason", st.task.BlockedReason)
+				m.logEnded(st, step.pr.PR)
 			}
 			return err
 		}
@@ -99,8 +96,7 @@ func (m *Manager) resumeStored(ctx context.Context, st *state, settled brabo.Set
 		return err
 	}
 	if next == nil {
-		m.log().Info("devagent: task ended", "agent", st.agent.ID, "task", st.task.ID, "status", st.task.Status,
-			"reason", st.task.BlockedReason)
+		m.logEnded(st, 0)
 	}
 	if next != nil && (wasParked || m.holds(st.agent.ID)) {
 		m.park(st.run.ActorKey) // waits again, in the store
