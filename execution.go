@@ -3,6 +3,7 @@ package brabo
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -297,6 +298,32 @@ type ContainerEngine interface {
 
 // ErrNoContainer is the engine's "no such container".
 var ErrNoContainer = Errorf(CodeNotFound, "no such container")
+
+// RemoteNameProblem returns why name cannot be the name of a configured
+// git remote, or "" when it can: letters, digits, '.', '_' and '-', not
+// starting with '.' or '-', at most 100 bytes, not ending in ".lock". A
+// URL or a path is refused: pushing to wherever a payload points is not
+// what approving a push means.
+func RemoteNameProblem(name string) string {
+	if !remoteNameRE.MatchString(name) || strings.HasSuffix(name, ".lock") {
+		return "is not the name of a configured remote (letters, digits, '.', '_', '-')"
+	}
+	return ""
+}
+
+var remoteNameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,99}$`)
+
+// RevisionProblem returns why rev cannot be read as a revision (a start
+// point), or "" when it can: git would read a leading '-' as an option,
+// and spaces or control characters are never part of one.
+func RevisionProblem(rev string) string {
+	if strings.HasPrefix(rev, "-") || strings.ContainsFunc(rev, func(r rune) bool {
+		return r <= ' ' || r == 0x7f
+	}) || len(rev) > 255 {
+		return "is not a revision (no leading '-', spaces or control characters)"
+	}
+	return ""
+}
 
 // BranchNameProblem returns why name cannot be a branch name, or "" when it
 // can.

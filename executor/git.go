@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 
@@ -203,8 +202,6 @@ func checkBranch(t brabo.ActionType, field, name string) error {
 	return nil
 }
 
-var remoteNameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,99}$`)
-
 // remoteName returns the payload's remote, origin when it names none. It
 // must be the name of a configured remote, not a URL or a path: pushing to
 // wherever a payload points is not what approving a push means.
@@ -212,9 +209,8 @@ func remoteName(t brabo.ActionType, remote string) (string, error) {
 	if remote == "" {
 		return "origin", nil
 	}
-	if !remoteNameRE.MatchString(remote) || strings.HasSuffix(remote, ".lock") {
-		return "", &PayloadError{Type: t, Field: "remote", Value: remote,
-			Reason: "is not the name of a configured remote (letters, digits, '.', '_', '-')"}
+	if why := brabo.RemoteNameProblem(remote); why != "" {
+		return "", &PayloadError{Type: t, Field: "remote", Value: remote, Reason: why}
 	}
 	return remote, nil
 }

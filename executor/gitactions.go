@@ -98,11 +98,8 @@ func (e *Executor) runGitBranchCreate(ctx context.Context, req brabo.ExecRequest
 		return nil, err
 	}
 	if p.From != "" {
-		if strings.HasPrefix(p.From, "-") || strings.ContainsFunc(p.From, func(r rune) bool {
-			return r <= ' ' || r == 0x7f
-		}) || len(p.From) > 255 {
-			return nil, &PayloadError{Type: t, Field: "from", Value: p.From,
-				Reason: "is not a revision (no leading '-', spaces or control characters)"}
+		if why := brabo.RevisionProblem(p.From); why != "" {
+			return nil, &PayloadError{Type: t, Field: "from", Value: p.From, Reason: why}
 		}
 	}
 	g, err := e.rootGit(ctx, t, req, false)

@@ -141,19 +141,28 @@ func TestGitBranchCreateMakesTheBranchInTheProjectsRepository(t *testing.T) {
 		}
 		// A branch name git would misread is refused before anything.
 		before := e.written()
-		// The same rule holds for every type that names a branch: what
-		// the executor would refuse after approval is refused at once.
-		for typ, p := range map[string]map[string]any{
-			"git_branch_create": {"branch": "-f"},
-			"git_push":          {"branch": "main..x"},
-			"pr_open":           {"branch": "feat/ok", "base": "--upload-pack=x", "title": "t"},
+		// The same rule holds for every type that names a branch, a remote
+		// or a start point: what the executor would refuse after approval
+		// is refused at once.
+		for _, c := range []struct {
+			typ     string
+			payload map[string]any
+			why     string
+		}{
+			{"git_branch_create", map[string]any{"branch": "-f"}, "is not a valid branch name"},
+			{"git_push", map[string]any{"branch": "main..x"}, "is not a valid branch name"},
+			{"pr_open", map[string]any{"branch": "feat/ok", "base": "--upload-pack=x", "title": "t"}, "is not a valid branch name"},
+			{"git_branch_create", map[string]any{"branch": "ok", "from": "--orphan"}, "is not a revision"},
+			{"git_push", map[string]any{"branch": "feat/ok", "remote": "https://evil.example/x.git"}, "is not the name of a configured remote"},
+			{"pr_open", map[string]any{"branch": "feat/ok", "base": "main", "title": "t", "remote": "../other.git"}, "is not the name of a configured remote"},
+			{"git_merge", map[string]any{"pr": 1, "remote": "--mirror"}, "is not the name of a configured remote"},
 		} {
-			r := e.refused("POST", e.pp("/actions"), e.agent, map[string]any{"type": typ, "payload": p}, 400, "invalid_action")
-			if msg, _ := r["message"].(string); !strings.Contains(msg, "is not a valid branch name") {
-				t.Errorf("%s %v: %v", typ, p, r)
+			r := e.refused("POST", e.pp("/actions"), e.agent, map[string]any{"type": c.typ, "payload": c.payload}, 400, "invalid_action")
+			if msg, _ := r["message"].(string); !strings.Contains(msg, c.why) {
+				t.Errorf("%s %v: %v, want %q", c.typ, c.payload, r, c.why)
 			}
 		}
-		e.unchanged(before, "bad branch names")
+		e.unchanged(before, "bad branch names, remotes and start points")
 	})
 }
 

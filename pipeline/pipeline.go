@@ -387,6 +387,18 @@ func validatePayload(t brabo.ActionType, p *brabo.Payload) error {
 	if !t.Valid() {
 		return invalid("unknown action type %q", t)
 	}
+	// What the executor would refuse after approval is refused here, for
+	// every type that names it.
+	if p.Remote != "" {
+		if why := brabo.RemoteNameProblem(p.Remote); why != "" {
+			return invalid("%s: remote %q %s", t, p.Remote, why)
+		}
+	}
+	if p.From != "" {
+		if why := brabo.RevisionProblem(p.From); why != "" {
+			return invalid("%s: from %q %s", t, p.From, why)
+		}
+	}
 	switch t {
 	case brabo.Terminal:
 		if strings.TrimSpace(p.Command) == "" {
