@@ -30,6 +30,20 @@ type Store interface {
 	Close() error
 }
 
+// LatestViewer is a Store that offers a second way to read, for the short
+// read each proposal makes (its ProposalFacts).
+type LatestViewer interface {
+	// ViewLatest runs fn as View does, read-only and seeing every write
+	// committed before the call, but on the store's writer: what fn
+	// writes is rolled back, and it returns once the transaction it ran
+	// in committed. The SQLite store offers it because SQLite empties a
+	// read connection's page cache whenever another connection committed
+	// since that connection's last read, so under load every View starts
+	// cold, while the writer's cache stays warm (docs/PERFORMANCE.md,
+	// "Issue 16").
+	ViewLatest(ctx context.Context, fn func(Tx) error) error
+}
+
 // ActionFilter selects actions for a queue listing. Empty fields match all.
 type ActionFilter struct {
 	ProjectIDs []string

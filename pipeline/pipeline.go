@@ -87,6 +87,16 @@ func (s *Service) now() time.Time {
 	return time.Now().UTC()
 }
 
+// viewLatest is the proposal's facts read: on the store's writer where the
+// store offers it (brabo.LatestViewer: SQLite, whose read connections start
+// every read cold under load), else an ordinary View.
+func (s *Service) viewLatest(ctx context.Context, fn func(brabo.Tx) error) error {
+	if lv, ok := s.Store.(brabo.LatestViewer); ok {
+		return lv.ViewLatest(ctx, fn)
+	}
+	return s.Store.View(ctx, fn)
+}
+
 func (s *Service) log() *slog.Logger {
 	if s.Log != nil {
 		return s.Log
@@ -220,7 +230,7 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 		pr        *brabo.PullRequest
 		trust     *brabo.PermissionsTrust
 	)
-	err := s.Store.View(ctx, func(tx brabo.Tx) error {
+	err := s.viewLatest(ctx, func(tx brabo.Tx) error {
 		agentID := ""
 		switch {
 		case req.Actor.Agent != nil:

@@ -324,6 +324,29 @@ func (s *Store) runBatch(batch []*sqlstore.WriteReq) {
 	answer(nil)
 }
 
+// errViewed ends a ViewLatest call's function, so that the writer rolls
+// back its savepoint; ViewLatest answers nil for it.
+var errViewed = errors.New("sqlite: view on the writer done")
+
+// ViewLatest runs fn on the writer connection, in the next batch: in a
+// savepoint that is always rolled back, so that nothing fn writes stays,
+// and it returns after the batch committed, so that fn never answers with
+// what an earlier call of its batch wrote and a failed commit then undid.
+// Its page cache is warm, where a read connection's is emptied by every
+// commit (brabo.LatestViewer).
+func (s *Store) ViewLatest(ctx context.Context, fn func(brabo.Tx) error) error {
+	err := s.queue.Update(ctx, func(tx brabo.Tx) error {
+		if err := fn(tx); err != nil {
+			return err
+		}
+		return errViewed
+	})
+	if err == errViewed {
+		return nil
+	}
+	return err
+}
+
 // View runs fn in a read transaction.
 func (s *Store) View(ctx context.Context, fn func(brabo.Tx) error) error {
 	tx, err := s.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
@@ -397,4 +420,7 @@ type rows struct{ *sql.Rows }
 
 func (r rows) Close() { r.Rows.Close() }
 
-var _ brabo.Store = (*Store)(nil)
+var (
+	_ brabo.Store        = (*Store)(nil)
+	_ brabo.LatestViewer = (*Store)(nil)
+)

@@ -61,6 +61,7 @@ func Run(t *testing.T, open Opener) {
 		{"ClaimTaskWithin", testClaimTaskWithin},
 		{"RunDeadlines", testRunDeadlines},
 		{"WaitingAgents", testWaitingAgents},
+		{"ViewLatest", testViewLatest},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
