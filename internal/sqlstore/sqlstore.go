@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/brabo-dev/brabo"
@@ -197,6 +198,27 @@ func (t *Tx) SetContainerRunning(ctx context.Context, projectID string, running 
 	return err
 }
 
+// factsQueries are the ProposalFacts statements by JSON aggregate, each
+// built once: the statement runs on every proposal.
+var factsQueries sync.Map
+
+func factsQuery(agg string) string {
+	if q, ok := factsQueries.Load(agg); ok {
+		return q.(string)
+	}
+	q := `SELECT p.id, p.slug, p.name, p.mode, p.root, p.workspace_dir, p.container_running,
+			p.owner_id, p.created_at, p.git_hooks, p.max_timeout_sec, p.mcp_tools, m.id, m.name, m.admin, m.token_hash, m.created_at,
+			COALESCE((SELECT role FROM memberships WHERE project_id = p.id AND member_id = $2), ''),
+			COALESCE((SELECT mode FROM agent_autonomy WHERE agent_id = $3 AND action_type = $4), ''),
+			COALESCE((SELECT mode FROM agent_autonomy WHERE agent_id = $3 AND action_type = '*'), ''),
+			COALESCE((SELECT CAST(` + agg + `(pattern ORDER BY id) AS TEXT) FROM agent_patterns WHERE agent_id = $3), '[]'),
+			tr.current_hash, tr.updated_at
+		FROM projects p JOIN members m ON m.id = p.owner_id LEFT JOIN permissions_trust tr ON tr.project_id = p.id
+		WHERE p.id = $1`
+	factsQueries.Store(agg, q)
+	return q
+}
+
 func (t *Tx) ProposalFacts(ctx context.Context, projectID, principalID, agentID string, at brabo.ActionType) (*brabo.ProposalFacts, error) {
 	f := &brabo.ProposalFacts{Project: &brabo.Project{}, Owner: &brabo.Member{}}
 	p, m := f.Project, f.Owner
@@ -204,15 +226,7 @@ func (t *Tx) ProposalFacts(ctx context.Context, projectID, principalID, agentID 
 	var patterns, tools string
 	var trustHash sql.NullString
 	var trustAt sql.NullInt64
-	err := t.q.QueryRow(ctx, `SELECT p.id, p.slug, p.name, p.mode, p.root, p.workspace_dir, p.container_running,
-			p.owner_id, p.created_at, p.git_hooks, p.max_timeout_sec, p.mcp_tools, m.id, m.name, m.admin, m.token_hash, m.created_at,
-			COALESCE((SELECT role FROM memberships WHERE project_id = p.id AND member_id = $2), ''),
-			COALESCE((SELECT mode FROM agent_autonomy WHERE agent_id = $3 AND action_type = $4), ''),
-			COALESCE((SELECT mode FROM agent_autonomy WHERE agent_id = $3 AND action_type = '*'), ''),
-			COALESCE((SELECT CAST(`+t.d.JSONAgg+`(pattern ORDER BY id) AS TEXT) FROM agent_patterns WHERE agent_id = $3), '[]'),
-			tr.current_hash, tr.updated_at
-		FROM projects p JOIN members m ON m.id = p.owner_id LEFT JOIN permissions_trust tr ON tr.project_id = p.id
-		WHERE p.id = $1`,
+	err := t.q.QueryRow(ctx, factsQuery(t.d.JSONAgg),
 		projectID, principalID, agentID, string(at)).Scan(
 		&p.ID, &p.Slug, &p.Name, &p.Mode, &p.Root, &p.WorkspaceDir, &p.ContainerRunning, &p.OwnerID, &pCreated,
 		&p.GitHooks, &p.MaxTimeoutSec, &tools, &m.ID, &m.Name, &m.Admin, &m.TokenHash, &mCreated, &f.Role, &f.Specific, &f.Wildcard,
