@@ -54,38 +54,13 @@ func BenchmarkProposalWrites(b *testing.B) {
 	forEachStore(b, func(b *testing.B, s brabo.Store) {
 		ctx := context.Background()
 		bs := benchServer(b, s)
-		tmpl, created, settled := bs.first, bs.created, bs.settled
 		b.SetParallelism(max(1, 16/runtime.GOMAXPROCS(0)))
 		b.ReportAllocs()
 		b.ResetTimer()
 		start, cpu := time.Now(), cputime.Used()
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
-				a := *tmpl
-				a.ID, a.Status, a.Result, a.CreatedAt, a.SettledAt = pipeline.NewID("act"), brabo.StatusAutoApproved, nil, time.Now(), time.Time{}
-				err := s.Update(ctx, func(tx brabo.Tx) error {
-					if err := tx.InsertAction(ctx, &a); err != nil {
-						return err
-					}
-					return tx.AppendEvent(ctx, &brabo.Event{ProjectID: a.ProjectID, Type: brabo.EventActionCreated,
-						ActorID: a.ActorID, ActionID: a.ID, Payload: created, CreatedAt: a.CreatedAt})
-				})
-				if err == nil {
-					now := time.Now()
-					err = s.Update(ctx, func(tx brabo.Tx) error {
-						ok, err := tx.TransitionAction(ctx, a.ID, []brabo.ActionStatus{brabo.StatusAutoApproved},
-							brabo.ActionUpdate{Status: brabo.StatusExecuted, Result: &brabo.Result{}, SettledAt: now})
-						if err != nil || !ok {
-							return fmt.Errorf("settle %s: %v %v", a.ID, ok, err)
-						}
-						if err := tx.FinishRunning(ctx, a.ID); err != nil { // as settle does
-							return err
-						}
-						return tx.AppendEvent(ctx, &brabo.Event{ProjectID: a.ProjectID, Type: brabo.EventActionExecuted,
-							ActorID: brabo.SystemActor, ActionID: a.ID, Payload: settled, CreatedAt: now})
-					})
-				}
-				if err != nil {
+				if err := bs.proposalWrites(ctx, s); err != nil {
 					b.Error(err)
 					return
 				}
@@ -93,6 +68,66 @@ func BenchmarkProposalWrites(b *testing.B) {
 		})
 		b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "proposals/s")
 		b.ReportMetric(cputime.PerOp(cpu, b.N), "cpu-us/op")
+	})
+}
+
+// BenchmarkProposalWritesHTTP is BenchmarkProposalWrites behind the same
+// HTTP exchange as BenchmarkProposeHTTP: the same 16 clients post the same
+// body to a handler that reads it, makes the proposal's two transactions
+// and answers a body of the size a proposal's answer has. It is the floor
+// of BenchmarkProposeHTTP made of only what a proposal cannot go without
+// (its HTTP exchange and its writes), running on the same cores in the
+// same way, so ProposeHTTP over it is what the pipeline's own work
+// (authentication, the facts read, the policy, permissions.json, the
+// integrity snapshot, JSON, logging) costs (docs/PERFORMANCE.md).
+func BenchmarkProposalWritesHTTP(b *testing.B) {
+	forEachStore(b, func(b *testing.B, s brabo.Store) {
+		bs := benchServer(b, s)
+		answer := bytes.Repeat([]byte("x"), 971) // a proposal's answer in BenchmarkProposeHTTP
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			if err := bs.proposalWrites(r.Context(), s); err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusCreated)
+			w.Write(answer)
+		}))
+		defer srv.Close()
+		b.ReportAllocs()
+		post16(b, bs.client, srv.URL+"/v1/projects/p/actions", bs.agent, benchBody, "proposals/s")
+	})
+}
+
+// proposalWrites makes, for one new action copied from the first
+// proposal, the two Update transactions a proposal makes: the action and
+// its created event; the settlement and its executed event.
+func (bs *benchSetup) proposalWrites(ctx context.Context, s brabo.Store) error {
+	a := *bs.first
+	a.ID, a.Status, a.Result, a.CreatedAt, a.SettledAt = pipeline.NewID("act"), brabo.StatusAutoApproved, nil, time.Now(), time.Time{}
+	err := s.Update(ctx, func(tx brabo.Tx) error {
+		if err := tx.InsertAction(ctx, &a); err != nil {
+			return err
+		}
+		return tx.AppendEvent(ctx, &brabo.Event{ProjectID: a.ProjectID, Type: brabo.EventActionCreated,
+			ActorID: a.ActorID, ActionID: a.ID, Payload: bs.created, CreatedAt: a.CreatedAt})
+	})
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	return s.Update(ctx, func(tx brabo.Tx) error {
+		ok, err := tx.TransitionAction(ctx, a.ID, []brabo.ActionStatus{brabo.StatusAutoApproved},
+			brabo.ActionUpdate{Status: brabo.StatusExecuted, Result: &brabo.Result{}, SettledAt: now})
+		if err != nil || !ok {
+			return fmt.Errorf("settle %s: %v %v", a.ID, ok, err)
+		}
+		if err := tx.FinishRunning(ctx, a.ID); err != nil { // as settle does
+			return err
+		}
+		return tx.AppendEvent(ctx, &brabo.Event{ProjectID: a.ProjectID, Type: brabo.EventActionExecuted,
+			ActorID: brabo.SystemActor, ActionID: a.ID, Payload: bs.settled, CreatedAt: now})
 	})
 }
 
