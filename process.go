@@ -69,7 +69,9 @@ type Processes interface {
 	// those carrying BRABO_ACTION_ID=<id> in their environment and those of
 	// its recorded process group (when its leader is the one recorded, or
 	// gone). It sends SIGTERM, then SIGKILL after grace, and returns how
-	// many processes it signalled. It touches nothing when r names another
-	// host or boot.
+	// many processes it signalled. It signals nothing when r names another
+	// host or boot. For a record of this host (any boot) it then removes
+	// the private temp folders the action's commands had, in this
+	// process's temp folder.
 	StopAction(ctx context.Context, r *RunningAction, grace time.Duration) (int, error)
 }

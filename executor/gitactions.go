@@ -10,6 +10,7 @@ import (
 
 	"github.com/brabo-dev/brabo"
 	"github.com/brabo-dev/brabo/internal/procenv"
+	"github.com/brabo-dev/brabo/internal/procs"
 )
 
 // rootGit opens a git session in the scope root, or in the payload's Cwd
@@ -290,7 +291,9 @@ func (e *Executor) remoteClone(ctx context.Context, t brabo.ActionType, req brab
 	if isLocalPath(url) && !filepath.IsAbs(url) {
 		url = filepath.Join(root.dir, url)
 	}
-	tmp, err := os.MkdirTemp("", "brabo-"+string(t)+"-*")
+	// Named by the action, as a command's temp folder is: a restart removes
+	// what a killed server left (procs.Host.StopAction).
+	tmp, err := os.MkdirTemp("", procs.TempPattern(req.Action.ID))
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("%s: %w", t, err)
 	}

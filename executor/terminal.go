@@ -12,6 +12,7 @@ import (
 	"github.com/brabo-dev/brabo"
 	"github.com/brabo-dev/brabo/internal/confine"
 	"github.com/brabo-dev/brabo/internal/procenv"
+	"github.com/brabo-dev/brabo/internal/procs"
 )
 
 // timeout is a terminal command's timeout: the payload's, or
@@ -91,7 +92,9 @@ func (e *Executor) runTerminal(ctx context.Context, req brabo.ExecRequest) (*bra
 	}
 	// A private temp folder per action: nothing of another action's is
 	// in it, and confinement lets the command write there.
-	tmp, err := os.MkdirTemp("", "brabo-action-")
+	// Named by the action, so that a restart can remove what a killed
+	// server left (procs.Host.StopAction).
+	tmp, err := os.MkdirTemp("", procs.TempPattern(req.Action.ID))
 	if err != nil {
 		return nil, fmt.Errorf("terminal: private temp folder: %w", err)
 	}

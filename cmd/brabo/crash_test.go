@@ -211,7 +211,11 @@ func crashSafety(t *testing.T, data string, args []string, open func() brabo.Sto
 	ranLog := filepath.Join(root, "ran.log")
 	os.WriteFile(filepath.Join(root, "permissions.json"), []byte(`{"allow": ["Terminal(echo)", "Terminal(setsid)", "Terminal(sleep)"]}`), 0o644)
 
-	srv := startServe(t, data, args...)
+	// One temp folder for every start: what a killed server's commands
+	// left there, the next start must remove.
+	tmp := t.TempDir()
+	env := []string{"TMPDIR=" + tmp}
+	srv := startServeEnv(t, data, env, args...)
 	admin := srv.token
 	if admin == "" {
 		t.Fatal("the first start printed no token")
@@ -279,7 +283,10 @@ func crashSafety(t *testing.T, data string, args []string, open func() brabo.Sto
 		srv.cmd.Wait()
 		close(stop)
 		wg.Wait()
-		srv = startServe(t, data, args...) // Recover runs at start-up
+		if n := len(actionTemps(t, tmp)); n == 0 {
+			t.Fatalf("round %d: the killed server left no temp folder, though its long command ran", round)
+		}
+		srv = startServeEnv(t, data, env, args...) // Recover runs at start-up
 		// No command of a settled action is still running: the restart
 		// stopped what the killed server left.
 		list := srv.must(t, "GET", "/v1/projects/"+project+"/actions?actor="+lingerID+"&limit=1000", admin, nil, 200)
@@ -293,6 +300,10 @@ func crashSafety(t *testing.T, data string, args []string, open func() brabo.Sto
 				t.Errorf("round %d: the long action %s is %v after the restart", round, a["id"], st)
 			}
 			noneLeft(t, a["id"].(string), fmt.Sprintf("round %d, after the restart", round))
+		}
+		// Nothing runs now, so every action temp folder is a dead one's.
+		if left := actionTemps(t, tmp); len(left) != 0 {
+			t.Errorf("round %d: the restart left the killed server's temp folders: %v", round, left)
 		}
 	}
 	srv.cmd.Process.Signal(syscall.SIGTERM)
@@ -386,4 +397,14 @@ func crashSafety(t *testing.T, data string, args []string, open func() brabo.Sto
 		t.Fatalf("ran %v: every path (auto, manual, always) must have run for the test to prove anything", kinds)
 	}
 	t.Logf("%d actions, %d events, commands ran %v across 3 SIGKILLs", len(actions), len(events), kinds)
+}
+
+// actionTemps are the actions' private temp folders in tmp.
+func actionTemps(t *testing.T, tmp string) []string {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join(tmp, "brabo-action-*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return names
 }

@@ -2,7 +2,10 @@ package procs
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -65,10 +68,69 @@ func (h *Host) Alive(in *brabo.Instance, now time.Time) bool {
 
 // StopAction stops the action's processes left on this host (Stop: TERM,
 // then KILL after grace), and nothing when the record names another host
-// or boot, where its pids would name unrelated processes.
+// or boot, where its pids would name unrelated processes. Then, for a
+// record of this host (any boot: a temp folder on disk outlives a
+// reboot), it removes the private temp folders its commands had
+// (RemoveTemp), which a server killed while they ran left behind.
 func (h *Host) StopAction(ctx context.Context, r *brabo.RunningAction, grace time.Duration) (int, error) {
-	if !h.local(r.Host, r.BootID) {
+	n := 0
+	if h.local(r.Host, r.BootID) {
+		var err error
+		if n, err = Stop(ctx, Target{ActionID: r.ActionID, PGID: r.PGID, LeaderStart: r.LeaderStart}, grace); err != nil {
+			return n, err
+		}
+	}
+	if r.Host == h.Self().Host {
+		if _, err := RemoveTemp(r.ActionID); err != nil {
+			return n, fmt.Errorf("the temp folders of action %s: %w", r.ActionID, err)
+		}
+	}
+	return n, nil
+}
+
+// tempPrefix starts the name of every private temp folder an action's
+// command gets (executor: its TMPDIR), followed by the action's id when
+// that id is a plain name, so that what a dead server left can be found
+// by the action.
+const tempPrefix = "brabo-action-"
+
+// TempPattern is the os.MkdirTemp pattern of the private temp folder of
+// action id's command: "brabo-action-<id>-*", or "brabo-action-*" for an
+// id that is not made only of letters, digits and '_' (brabo's ids are;
+// with no '-' in an id, one id's pattern never matches another's folder).
+func TempPattern(id string) string {
+	if id == "" || strings.IndexFunc(id, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_')
+	}) >= 0 {
+		return tempPrefix + "*"
+	}
+	return tempPrefix + id + "-*"
+}
+
+// RemoveTemp removes the private temp folders of action id's commands
+// left in this process's temp folder (os.TempDir) and returns how many it
+// removed. Only a folder named by TempPattern(id) is touched, and only
+// when the id is a plain name.
+func RemoveTemp(id string) (int, error) {
+	pattern := TempPattern(id)
+	if pattern == tempPrefix+"*" {
 		return 0, nil
 	}
-	return Stop(ctx, Target{ActionID: r.ActionID, PGID: r.PGID, LeaderStart: r.LeaderStart}, grace)
+	dirs, err := filepath.Glob(filepath.Join(os.TempDir(), pattern))
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	var errs []error
+	for _, d := range dirs {
+		if fi, err := os.Lstat(d); err != nil || !fi.IsDir() {
+			continue // not a folder MkdirTemp made: leave it
+		}
+		if err := os.RemoveAll(d); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		n++
+	}
+	return n, errors.Join(errs...)
 }
