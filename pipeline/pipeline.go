@@ -89,7 +89,8 @@ func (s *Service) now() time.Time {
 
 // viewLatest is the proposal's facts read: on the store's writer where the
 // store offers it (brabo.LatestViewer: SQLite, whose read connections start
-// every read cold under load), else an ordinary View.
+// every read cold under load), else an ordinary View. Only short reads go
+// there: every write waits while it runs.
 func (s *Service) viewLatest(ctx context.Context, fn func(brabo.Tx) error) error {
 	if lv, ok := s.Store.(brabo.LatestViewer); ok {
 		return lv.ViewLatest(ctx, fn)
@@ -230,7 +231,13 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 		pr        *brabo.PullRequest
 		trust     *brabo.PermissionsTrust
 	)
-	err := s.viewLatest(ctx, func(tx brabo.Tx) error {
+	read := s.viewLatest
+	if req.Type == brabo.GitMerge || req.Type == brabo.InstructionPatch {
+		// Their reads list rows (a PR's merge proposals, the project's
+		// agents), which must not hold up the writer: a read connection.
+		read = s.Store.View
+	}
+	err := read(ctx, func(tx brabo.Tx) error {
 		agentID := ""
 		switch {
 		case req.Actor.Agent != nil:
