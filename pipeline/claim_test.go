@@ -37,26 +37,7 @@ func (d *dying) Update(ctx context.Context, fn func(brabo.Tx) error) error {
 // settles (RecoverDead), never an action claimed forever.
 func TestAClaimIsRecordedRunningInItsOwnTransaction(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "brabo.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	now := time.Now().UTC()
-	m := &brabo.Member{ID: "mem_1", Name: "ana", TokenHash: "h", CreatedAt: now}
-	p := &brabo.Project{ID: "prj_1", Slug: "shop", Name: "Shop", Mode: brabo.ModeLocal, Root: t.TempDir(),
-		WorkspaceDir: "shop-12345678", OwnerID: m.ID, CreatedAt: now}
-	if err := st.Update(ctx, func(tx brabo.Tx) error {
-		if err := tx.CreateMember(ctx, m); err != nil {
-			return err
-		}
-		if err := tx.CreateProject(ctx, p); err != nil {
-			return err
-		}
-		return tx.SetRole(ctx, brabo.Membership{ProjectID: p.ID, MemberID: m.ID, Role: brabo.Owner})
-	}); err != nil {
-		t.Fatal(err)
-	}
+	st, m, p := ownedProject(t)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	svc := &pipeline.Service{Store: st, Processes: &procs.Host{}, InstanceID: "inst_here", Executor: executor.New(executor.Options{}),
 		WorkspacesRoot: t.TempDir(), Log: quiet}
@@ -87,4 +68,40 @@ func TestAClaimIsRecordedRunningInItsOwnTransaction(t *testing.T) {
 	if got.Status != brabo.StatusApproved || len(runs) != 1 || runs[0].ActionID != a.ID || runs[0].InstanceID != "inst_here" {
 		t.Fatalf("after the claim: the action is %s, running records %+v", got.Status, runs)
 	}
+}
+
+// ownedProject opens a SQLite store in a temporary folder (closed at the
+// end of the test) with one member who owns one local project.
+func ownedProject(t *testing.T, more ...func(ctx context.Context, tx brabo.Tx, m *brabo.Member, p *brabo.Project) error) (*sqlite.Store, *brabo.Member, *brabo.Project) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "brabo.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	now := time.Now().UTC()
+	m := &brabo.Member{ID: "mem_1", Name: "ana", TokenHash: "h", CreatedAt: now}
+	p := &brabo.Project{ID: "prj_1", Slug: "shop", Name: "Shop", Mode: brabo.ModeLocal, Root: t.TempDir(),
+		WorkspaceDir: "shop-12345678", OwnerID: m.ID, CreatedAt: now}
+	if err := st.Update(ctx, func(tx brabo.Tx) error {
+		if err := tx.CreateMember(ctx, m); err != nil {
+			return err
+		}
+		if err := tx.CreateProject(ctx, p); err != nil {
+			return err
+		}
+		if err := tx.SetRole(ctx, brabo.Membership{ProjectID: p.ID, MemberID: m.ID, Role: brabo.Owner}); err != nil {
+			return err
+		}
+		for _, f := range more {
+			if err := f(ctx, tx, m, p); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return st, m, p
 }

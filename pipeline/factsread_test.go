@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -31,30 +30,11 @@ func (c *counting) ViewLatest(ctx context.Context, fn func(brabo.Tx) error) erro
 // write would wait behind them, so they stay on a read connection.
 func TestTheFactsReadRunsOnTheWriterOnlyWhenItIsShort(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "brabo.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	now := time.Now().UTC()
-	m := &brabo.Member{ID: "mem_1", Name: "ana", TokenHash: "h", CreatedAt: now}
-	p := &brabo.Project{ID: "prj_1", Slug: "shop", Name: "Shop", Mode: brabo.ModeLocal, Root: t.TempDir(),
-		WorkspaceDir: "shop-12345678", OwnerID: m.ID, CreatedAt: now}
-	agent := &brabo.Agent{ID: "agt_1", ProjectID: p.ID, Name: "dev-api", PrincipalID: m.ID, TokenHash: "ha", CreatedAt: now}
-	if err := st.Update(ctx, func(tx brabo.Tx) error {
-		if err := tx.CreateMember(ctx, m); err != nil {
-			return err
-		}
-		if err := tx.CreateProject(ctx, p); err != nil {
-			return err
-		}
-		if err := tx.CreateAgent(ctx, agent); err != nil {
-			return err
-		}
-		return tx.SetRole(ctx, brabo.Membership{ProjectID: p.ID, MemberID: m.ID, Role: brabo.Owner})
-	}); err != nil {
-		t.Fatal(err)
-	}
+	agent := &brabo.Agent{ID: "agt_1", ProjectID: "prj_1", Name: "dev-api", PrincipalID: "mem_1", TokenHash: "ha",
+		CreatedAt: time.Now().UTC()}
+	st, m, p := ownedProject(t, func(ctx context.Context, tx brabo.Tx, _ *brabo.Member, _ *brabo.Project) error {
+		return tx.CreateAgent(ctx, agent)
+	})
 	c := &counting{Store: st}
 	svc := &pipeline.Service{Store: c, WorkspacesRoot: t.TempDir(), Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	propose := func(typ brabo.ActionType, pl brabo.Payload) {

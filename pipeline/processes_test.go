@@ -186,11 +186,6 @@ func (e *blockingExecutor) Execute(ctx context.Context, req brabo.ExecRequest) (
 // share, the action would stay approved for ever: nothing says whose it is.
 func TestAClaimedActionOfADeadInstanceIsRecovered(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "brabo.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	host := &procs.Host{}
 	self := host.Self()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -198,22 +193,11 @@ func TestAClaimedActionOfADeadInstanceIsRecovered(t *testing.T) {
 	if err := procs.Run(gone); err != nil {
 		t.Fatal(err)
 	}
-	now := time.Now().UTC()
-	m := &brabo.Member{ID: "mem_1", Name: "ana", TokenHash: "h", CreatedAt: now}
-	p := &brabo.Project{ID: "prj_1", Slug: "shop", Name: "Shop", Mode: brabo.ModeLocal, Root: t.TempDir(),
-		WorkspaceDir: "shop-12345678", OwnerID: m.ID, CreatedAt: now}
-	a := &brabo.ProposedAction{ID: "act_1", ProjectID: p.ID, Type: brabo.Terminal, Payload: brabo.Payload{Command: "true"},
-		ActorID: m.ID, ActorKind: "member", PrincipalID: m.ID, Status: brabo.StatusPending, CreatedAt: now}
-	if err := st.Update(ctx, func(tx brabo.Tx) error {
-		if err := tx.CreateMember(ctx, m); err != nil {
-			return err
-		}
-		if err := tx.CreateProject(ctx, p); err != nil {
-			return err
-		}
-		if err := tx.SetRole(ctx, brabo.Membership{ProjectID: p.ID, MemberID: m.ID, Role: brabo.Owner}); err != nil {
-			return err
-		}
+	var a *brabo.ProposedAction
+	st, m, _ := ownedProject(t, func(ctx context.Context, tx brabo.Tx, m *brabo.Member, p *brabo.Project) error {
+		now := time.Now().UTC()
+		a = &brabo.ProposedAction{ID: "act_1", ProjectID: p.ID, Type: brabo.Terminal, Payload: brabo.Payload{Command: "true"},
+			ActorID: m.ID, ActorKind: "member", PrincipalID: m.ID, Status: brabo.StatusPending, CreatedAt: now}
 		// The instance that will die: its pid names nothing by the time
 		// the other one looks.
 		if err := tx.PutInstance(ctx, &brabo.Instance{ID: "inst_dying", Host: self.Host, BootID: self.BootID,
@@ -221,9 +205,7 @@ func TestAClaimedActionOfADeadInstanceIsRecovered(t *testing.T) {
 			return err
 		}
 		return tx.InsertAction(ctx, a)
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 	ex := &blockingExecutor{entered: make(chan struct{}), release: make(chan struct{})}
 	dying := &pipeline.Service{Store: st, Processes: host, InstanceID: "inst_dying", Executor: ex, Log: quiet}
 	approved := make(chan struct{})
