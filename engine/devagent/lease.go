@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/brabo-dev/brabo"
@@ -97,6 +98,9 @@ func (m *Manager) Run(ctx context.Context) error {
 	}
 }
 
+// renewChunk is how many agents one renewal transaction claims.
+var renewChunk = 2000
+
 // renew claims the managed agents, starts the actors of the agents won
 // and stops those of the agents lost.
 func (m *Manager) renew(ctx context.Context, held map[string]time.Time) {
@@ -109,21 +113,31 @@ func (m *Manager) renew(ctx context.Context, held map[string]time.Time) {
 		m.renewFailed(ctx, held, now, fmt.Errorf("listing the agents: %w", err))
 		return
 	}
-	var won map[string]bool
 	ids := make([]string, len(agents))
 	for i, ag := range agents {
 		ids[i] = ag.ID
 	}
+	// The same order in every process: two renewals lock rows alike.
+	slices.Sort(ids)
 	// A store that does not answer must not hold the renewal past the
-	// point where the leases could run out unnoticed. One bulk claim, not
-	// one statement per agent: with many agents the renewal would hold
-	// the store's writer, and every proposal waits on it.
+	// point where the leases could run out unnoticed. Bulk claims, not one
+	// statement per agent, and one transaction per renewChunk agents: the
+	// renewal goes through the store's writer, and every proposal waits
+	// behind a transaction it is in (100,000 agents in one took 0.7 s on
+	// PostgreSQL; in chunks, proposals go in between).
+	won := make(map[string]bool, len(ids))
 	tctx, cancel := context.WithTimeout(ctx, m.lease()/3)
-	err = m.Store.Update(tctx, func(tx brabo.Tx) error {
-		var err error
-		won, err = tx.ClaimAgents(tctx, ids, m.Owner, now, m.lease())
-		return err
-	})
+	for rest := ids; len(rest) > 0 && err == nil; {
+		chunk := rest[:min(len(rest), renewChunk)]
+		rest = rest[len(chunk):]
+		err = m.Store.Update(tctx, func(tx brabo.Tx) error {
+			got, err := tx.ClaimAgents(tctx, chunk, m.Owner, now, m.lease())
+			for id := range got {
+				won[id] = true
+			}
+			return err
+		})
+	}
 	cancel()
 	if err != nil {
 		m.renewFailed(ctx, held, now, fmt.Errorf("claiming the agents' leases: %w", err))

@@ -3,6 +3,7 @@ package devagent_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -277,4 +278,66 @@ func TestLeasesTheActorResyncsWithTheStore(t *testing.T) {
 		})
 		must(t, w.getTask(t).BlockedReason == "blocked elsewhere", "the first task changed: %+v", w.getTask(t))
 	})
+}
+
+// claimsRecorded is a store that records, for each Update, how many agents
+// each ClaimAgents call in it claimed.
+type claimsRecorded struct {
+	brabo.Store
+	mu      sync.Mutex
+	updates [][]int // per Update that claimed: the size of each claim
+}
+
+type claimTx struct {
+	brabo.Tx
+	sizes *[]int
+}
+
+func (t claimTx) ClaimAgents(ctx context.Context, ids []string, owner string, now time.Time, lease time.Duration) (map[string]bool, error) {
+	*t.sizes = append(*t.sizes, len(ids))
+	return t.Tx.ClaimAgents(ctx, ids, owner, now, lease)
+}
+
+func (c *claimsRecorded) Update(ctx context.Context, fn func(brabo.Tx) error) error {
+	var sizes []int
+	err := c.Store.Update(ctx, func(tx brabo.Tx) error { return fn(claimTx{Tx: tx, sizes: &sizes}) })
+	if len(sizes) > 0 {
+		c.mu.Lock()
+		c.updates = append(c.updates, sizes)
+		c.mu.Unlock()
+	}
+	return err
+}
+
+// A renewal claims its agents in transactions of renewChunk agents each,
+// so that the store's writer serves proposals between them, and still
+// holds every agent's lease.
+func TestLeasesARenewalClaimsInChunks(t *testing.T) {
+	defer devagent.SetRenewChunk(2)()
+	w := newWorld(t)
+	rec := &claimsRecorded{Store: w.store}
+	w.store = rec
+	agents := []string{w.agent.ID}
+	for _, name := range []string{"api", "web", "db", "docs"} {
+		agents = append(agents, w.newAgent(t, name, true).ID)
+	}
+	w.instance(t, "proc_a", time.Minute)
+	waitFor(t, "every agent's lease to be proc_a's", func() bool {
+		for _, id := range agents {
+			if l := w.lease(t, id); l == nil || l.Owner != "proc_a" {
+				return false
+			}
+		}
+		return true
+	})
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	claimed := 0
+	for _, sizes := range rec.updates {
+		must(t, len(sizes) == 1, "one transaction made %d claims (%v); want one", len(sizes), sizes)
+		must(t, sizes[0] <= 2, "one transaction claimed %d agents; want at most 2", sizes[0])
+		claimed += sizes[0]
+	}
+	must(t, claimed >= len(agents) && len(rec.updates) >= 3,
+		"%d transactions claimed %d agents in all; want the 5 agents in at least 3", len(rec.updates), claimed)
 }
