@@ -281,6 +281,10 @@ type Tx interface {
 	// AgentLease reads the agent's lease, or ErrNotFound when nobody ever
 	// claimed it or its holder released it.
 	AgentLease(ctx context.Context, agentID string) (*AgentLease, error)
+	// AgentLeases reads every agent's lease, by agent id (a process that
+	// renews its leases reads them first, to leave out the agents another
+	// owner holds).
+	AgentLeases(ctx context.Context) (map[string]*AgentLease, error)
 	// ClaimOutboxFor is ClaimOutbox for the process owner: it leaves out
 	// the messages whose actor key ("agent:<id>") names an agent that
 	// another owner holds a lease of that has not run out at now, so they

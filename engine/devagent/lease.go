@@ -108,14 +108,21 @@ func (m *Manager) renew(ctx context.Context, held map[string]time.Time) {
 		return
 	}
 	now := time.Now()
-	agents, err := m.managedAgents(ctx)
+	agents, leases, err := m.managedAgents(ctx)
 	if err != nil {
 		m.renewFailed(ctx, held, now, fmt.Errorf("listing the agents: %w", err))
 		return
 	}
-	ids := make([]string, len(agents))
-	for i, ag := range agents {
-		ids[i] = ag.ID
+	// An agent another process holds a lease of that has not run out is
+	// left out: its claim could not win (ClaimAgents takes a lease only
+	// once it ran out), and with several processes most agents are
+	// another's. It is claimed at the first tick that reads it run out.
+	ids := make([]string, 0, len(agents))
+	for _, ag := range agents {
+		if l := leases[ag.ID]; l != nil && l.Owner != m.Owner && !l.Until.Before(now) {
+			continue
+		}
+		ids = append(ids, ag.ID)
 	}
 	// The same order in every process: two renewals lock rows alike.
 	slices.Sort(ids)
@@ -301,12 +308,17 @@ func (m *Manager) release(held map[string]time.Time) {
 	}
 }
 
-// managedAgents lists the agents of every project that Manages selects.
-func (m *Manager) managedAgents(ctx context.Context) ([]*brabo.Agent, error) {
+// managedAgents lists the agents of every project that Manages selects,
+// and every agent's lease, in one read.
+func (m *Manager) managedAgents(ctx context.Context) ([]*brabo.Agent, map[string]*brabo.AgentLease, error) {
 	var list []*brabo.Agent
+	var leases map[string]*brabo.AgentLease
 	err := m.Store.View(ctx, func(tx brabo.Tx) error {
 		ps, err := tx.Projects(ctx)
 		if err != nil {
+			return err
+		}
+		if leases, err = tx.AgentLeases(ctx); err != nil {
 			return err
 		}
 		for _, p := range ps {
@@ -322,7 +334,7 @@ func (m *Manager) managedAgents(ctx context.Context) ([]*brabo.Agent, error) {
 		}
 		return nil
 	})
-	return list, err
+	return list, leases, err
 }
 
 // actorOf is the agent's live actor here, nil for none.

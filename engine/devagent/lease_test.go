@@ -285,25 +285,35 @@ func TestLeasesTheActorResyncsWithTheStore(t *testing.T) {
 type claimsRecorded struct {
 	brabo.Store
 	mu      sync.Mutex
-	updates [][]int // per Update that claimed: the size of each claim
+	updates [][]int         // per Update that claimed: the size of each claim
+	claimed map[string]bool // every agent id a claim named
 }
 
 type claimTx struct {
 	brabo.Tx
 	sizes *[]int
+	ids   *[]string
 }
 
 func (t claimTx) ClaimAgents(ctx context.Context, ids []string, owner string, now time.Time, lease time.Duration) (map[string]bool, error) {
 	*t.sizes = append(*t.sizes, len(ids))
+	*t.ids = append(*t.ids, ids...)
 	return t.Tx.ClaimAgents(ctx, ids, owner, now, lease)
 }
 
 func (c *claimsRecorded) Update(ctx context.Context, fn func(brabo.Tx) error) error {
 	var sizes []int
-	err := c.Store.Update(ctx, func(tx brabo.Tx) error { return fn(claimTx{Tx: tx, sizes: &sizes}) })
+	var ids []string
+	err := c.Store.Update(ctx, func(tx brabo.Tx) error { return fn(claimTx{Tx: tx, sizes: &sizes, ids: &ids}) })
 	if len(sizes) > 0 {
 		c.mu.Lock()
 		c.updates = append(c.updates, sizes)
+		if c.claimed == nil {
+			c.claimed = map[string]bool{}
+		}
+		for _, id := range ids {
+			c.claimed[id] = true
+		}
 		c.mu.Unlock()
 	}
 	return err
@@ -340,4 +350,32 @@ func TestLeasesARenewalClaimsInChunks(t *testing.T) {
 	}
 	must(t, claimed >= len(agents) && len(rec.updates) >= 3,
 		"%d transactions claimed %d agents in all; want the 5 agents in at least 3", len(rec.updates), claimed)
+}
+
+// A process does not claim the agents whose lease another process holds
+// and has not let run out: those claims could not win, and with several
+// processes they would be most of every renewal's writes. It takes such
+// an agent over once the lease runs out.
+func TestLeasesARenewalLeavesOutAnotherProcesssLiveLeases(t *testing.T) {
+	w := newWorld(t)
+	const lease = 600 * time.Millisecond
+	a := w.instance(t, "proc_a", lease)
+	waitFor(t, "A to hold the agent", func() bool { return a.mgr.Live(w.agent.ID) })
+	base := w.store
+	rec := &claimsRecorded{Store: base}
+	w.store = rec
+	b := w.instance(t, "proc_b", lease)
+	w.store = base
+	time.Sleep(3 * lease) // B's ticks (20 ms) over several of A's renewals
+	rec.mu.Lock()
+	named := rec.claimed[w.agent.ID]
+	rec.mu.Unlock()
+	must(t, !named, "B claimed an agent whose lease A held and renewed")
+	must(t, !b.mgr.Live(w.agent.ID), "B runs the agent A holds")
+	// A is cut off: its lease runs out, and B takes the agent.
+	a.store.down.Store(true)
+	a.stop()
+	waitFor(t, "B to take the agent over", func() bool { return b.mgr.Live(w.agent.ID) })
+	l := w.lease(t, w.agent.ID)
+	must(t, l != nil && l.Owner == "proc_b", "the agent runs in B, its lease is %+v", l)
 }

@@ -91,6 +91,25 @@ func (t *Tx) AgentLease(ctx context.Context, agentID string) (*brabo.AgentLease,
 	return l, nil
 }
 
+func (t *Tx) AgentLeases(ctx context.Context) (map[string]*brabo.AgentLease, error) {
+	rows, err := t.q.Query(ctx, `SELECT agent_id, owner, lease_until FROM agent_leases`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]*brabo.AgentLease{}
+	for rows.Next() {
+		l := &brabo.AgentLease{}
+		var until int64
+		if err := rows.Scan(&l.AgentID, &l.Owner, &until); err != nil {
+			return nil, err
+		}
+		l.Until = time.UnixMicro(until).UTC()
+		out[l.AgentID] = l
+	}
+	return out, rows.Err()
+}
+
 // ClaimOutboxFor is ClaimOutbox leaving out the messages whose actor key
 // ("agent:<id>") names an agent another owner holds a live lease of.
 func (t *Tx) ClaimOutboxFor(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]brabo.OutboxMessage, error) {

@@ -89,6 +89,26 @@ func testAgentLeases(t *testing.T, s brabo.Store) {
 	if !claimAgent(t, s, agent, a, now.Add(2*time.Minute), time.Minute) {
 		t.Fatal("a released agent was not claimable at once")
 	}
+	// AgentLeases lists what AgentLease reads, agent by agent.
+	other := id("agt")
+	if !claimAgent(t, s, other, b, now, time.Hour) {
+		t.Fatal("a free agent was not claimed")
+	}
+	var all map[string]*brabo.AgentLease
+	must(t, s.View(ctx, func(tx brabo.Tx) error {
+		var err error
+		all, err = tx.AgentLeases(ctx)
+		return err
+	}))
+	for _, ag := range []string{agent, other} {
+		one := agentLease(t, s, ag)
+		if l := all[ag]; l == nil || one == nil || l.AgentID != one.AgentID || l.Owner != one.Owner || !l.Until.Equal(one.Until) {
+			t.Fatalf("AgentLeases has %+v for %s, AgentLease %+v", l, ag, one)
+		}
+	}
+	if l, ok := all[id("agt")]; ok {
+		t.Fatalf("AgentLeases has a lease nobody claimed: %+v", l)
+	}
 	// Racing owners: exactly one wins a free agent.
 	raced := id("agt")
 	var wins atomic.Int32
