@@ -23,6 +23,10 @@ type WriteReq struct {
 	// events or outbox messages for, published once it committed.
 	Err     error
 	Touched []string
+	// ReadOnly marks a read (View): the writer runs Fn like a write's and
+	// then rolls its savepoint back, whatever Fn did; the call is
+	// answered with the rest of its batch, a failed commit included.
+	ReadOnly bool
 	// Own marks a request of the store itself, which the writer runs
 	// between two batches rather than as a function in one (SQLite's WAL
 	// restart); it is answered with Done.
@@ -62,6 +66,13 @@ func NewWriteQueue(closed error) *WriteQueue {
 // learn whether it committed.
 func (q *WriteQueue) Update(ctx context.Context, fn func(brabo.Tx) error) error {
 	return q.send(&WriteReq{Ctx: ctx, Fn: fn})
+}
+
+// View sends fn to the writer as a read (WriteReq.ReadOnly) and returns
+// its answer, as Update does. Only a store whose writer rolls a read back
+// offers it (SQLite's ViewLatest).
+func (q *WriteQueue) View(ctx context.Context, fn func(brabo.Tx) error) error {
+	return q.send(&WriteReq{Ctx: ctx, Fn: fn, ReadOnly: true})
 }
 
 // Own sends the writer a request of the store's own (WriteReq.Own) and

@@ -273,7 +273,7 @@ func (s *Store) runBatch(batch []*sqlstore.WriteReq) {
 		if r.Err = r.Ctx.Err(); r.Err == nil {
 			r.Err = r.Fn(st)
 		}
-		if r.Err != nil {
+		if r.Err != nil || r.ReadOnly { // a read alone has nothing to commit
 			tx.Rollback()
 			answer(nil)
 			return
@@ -297,15 +297,14 @@ func (s *Store) runBatch(batch []*sqlstore.WriteReq) {
 			return
 		}
 		st := sqlstore.NewTx(q, dialect)
-		if err := r.Fn(st); err != nil {
-			r.Err = err
+		if r.Err = r.Fn(st); r.Err != nil || r.ReadOnly {
 			_, rerr := q.Exec(ctx, "ROLLBACK TO brabo_update")
 			if rerr == nil {
 				_, rerr = q.Exec(ctx, "RELEASE brabo_update")
 			}
 			if rerr != nil { // the transaction itself is gone: nothing of the batch holds
 				tx.Rollback()
-				answer(fmt.Errorf("sqlite rollback to savepoint: %w (after: %v)", rerr, err))
+				answer(fmt.Errorf("sqlite rollback to savepoint: %w (after: %v)", rerr, r.Err))
 				return
 			}
 			continue
@@ -324,27 +323,14 @@ func (s *Store) runBatch(batch []*sqlstore.WriteReq) {
 	answer(nil)
 }
 
-// errViewed ends a ViewLatest call's function, so that the writer rolls
-// back its savepoint; ViewLatest answers nil for it.
-var errViewed = errors.New("sqlite: view on the writer done")
-
-// ViewLatest runs fn on the writer connection, in the next batch: in a
-// savepoint that is always rolled back, so that nothing fn writes stays,
-// and it returns after the batch committed, so that fn never answers with
-// what an earlier call of its batch wrote and a failed commit then undid.
-// Its page cache is warm, where a read connection's is emptied by every
-// commit (brabo.LatestViewer).
+// ViewLatest runs fn on the writer connection, in the next batch, as a
+// read (sqlstore.WriteQueue.View): its savepoint is always rolled back, so
+// that nothing fn writes stays, and it is answered with the batch, so that
+// a read that saw an earlier call's write gets the batch's failed commit
+// rather than what it read. Its page cache is warm, where a read
+// connection's is emptied by every commit (brabo.LatestViewer).
 func (s *Store) ViewLatest(ctx context.Context, fn func(brabo.Tx) error) error {
-	err := s.queue.Update(ctx, func(tx brabo.Tx) error {
-		if err := fn(tx); err != nil {
-			return err
-		}
-		return errViewed
-	})
-	if err == errViewed {
-		return nil
-	}
-	return err
+	return s.queue.View(ctx, fn)
 }
 
 // View runs fn in a read transaction.
