@@ -36,7 +36,7 @@ type LatestViewer interface {
 	// ViewLatest runs fn as View does, read-only and seeing every write
 	// committed before the call, but on the store's writer: what fn
 	// writes is rolled back, and it returns once the transaction it ran
-	// in committed. The SQLite store offers it because SQLite empties a
+	// in committed, with that commit's error when it failed. The SQLite store offers it because SQLite empties a
 	// read connection's page cache whenever another connection committed
 	// since that connection's last read, so under load every View starts
 	// cold, while the writer's cache stays warm (docs/PERFORMANCE.md,

@@ -89,8 +89,8 @@ func (s *Service) now() time.Time {
 
 // viewLatest is the proposal's facts read: on the store's writer where the
 // store offers it (brabo.LatestViewer: SQLite, whose read connections start
-// every read cold under load), else an ordinary View. Only short reads go
-// there: every write waits while it runs.
+// every read cold under load), else an ordinary View. Only that short read
+// goes there: every write waits while it runs.
 func (s *Service) viewLatest(ctx context.Context, fn func(brabo.Tx) error) error {
 	if lv, ok := s.Store.(brabo.LatestViewer); ok {
 		return lv.ViewLatest(ctx, fn)
@@ -231,13 +231,9 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 		pr        *brabo.PullRequest
 		trust     *brabo.PermissionsTrust
 	)
-	read := s.viewLatest
-	if req.Type == brabo.GitMerge || req.Type == brabo.InstructionPatch {
-		// Their reads list rows (a PR's merge proposals, the project's
-		// agents), which must not hold up the writer: a read connection.
-		read = s.Store.View
-	}
-	err := read(ctx, func(tx brabo.Tx) error {
+	// The facts, on the store's writer where it offers that (viewLatest):
+	// one short read every proposal makes.
+	err := s.viewLatest(ctx, func(tx brabo.Tx) error {
 		agentID := ""
 		switch {
 		case req.Actor.Agent != nil:
@@ -263,22 +259,27 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 		if req.Actor.Member != nil && role == "" {
 			return fmt.Errorf("project %s: %w", project.ID, brabo.ErrNotFound)
 		}
-		if req.Type == brabo.GitMerge {
+		return nil
+	})
+	if err == nil && (req.Type == brabo.GitMerge || req.Type == brabo.InstructionPatch) {
+		// What these types read besides lists rows (a PR's merge
+		// proposals, the project's agents): a read connection, never the
+		// writer, which every write waits for.
+		err = s.Store.View(ctx, func(tx brabo.Tx) error {
+			var err error
+			if req.Type == brabo.InstructionPatch {
+				// The card shows the difference from the text it replaces,
+				// and execution refuses instructions that changed since.
+				return instructionTarget(ctx, tx, project.ID, &req.Payload)
+			}
 			if pr, err = s.checkMerge(ctx, tx, project.ID, req.Payload.PR, ""); err != nil {
 				return err
 			}
 			req.Payload.TargetBranch = pr.Base
-			if protected, err = protectedList(ctx, tx, project.ID); err != nil {
-				return err
-			}
-		}
-		if req.Type == brabo.InstructionPatch {
-			// The card shows the difference from the text it replaces, and
-			// execution refuses instructions that changed since.
-			return instructionTarget(ctx, tx, project.ID, &req.Payload)
-		}
-		return nil
-	})
+			protected, err = protectedList(ctx, tx, project.ID)
+			return err
+		})
+	}
 	if err != nil {
 		return nil, err
 	}
