@@ -48,8 +48,9 @@ func BenchmarkProposeHTTP(b *testing.B) {
 // Update transactions the pipeline makes (the action and its created
 // event; the settlement and its executed event), with rows copied from a
 // real proposal, but no HTTP, no authentication, no policy and no JSON
-// answer. ProposeHTTP's rate over this one is what the pipeline keeps of
-// what its own writes allow (docs/PERFORMANCE.md).
+// answer: what the proposal's writes alone allow. The like-for-like floor
+// of ProposeHTTP is BenchmarkProposalWritesHTTP, which adds the HTTP
+// exchange a proposal cannot go without (docs/PERFORMANCE.md, "Issue 16").
 func BenchmarkProposalWrites(b *testing.B) {
 	forEachStore(b, func(b *testing.B, s brabo.Store) {
 		ctx := context.Background()
