@@ -49,13 +49,13 @@ func BenchmarkBareInsert(b *testing.B) {
 	b.ReportMetric(cputime.PerOp(cpu, b.N), "cpu-us/op")
 }
 
-// BenchmarkLeaseRenewal: one renewal of 10,000 agents' leases, per agent
-// and in bulk (storetest.BenchLeaseRenewal).
+// BenchmarkLeaseRenewal: one renewal of n agents' leases, per agent and
+// in bulk (storetest.BenchLeaseRenewal, BRABO_BENCH_LEASES).
 func BenchmarkLeaseRenewal(b *testing.B) {
 	s, err := Open(context.Background(), filepath.Join(b.TempDir(), "brabo.db"))
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	storetest.BenchLeaseRenewal(b, s, 10000)
+	storetest.BenchLeaseRenewal(b, s)
 }

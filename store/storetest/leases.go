@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -231,11 +234,30 @@ func testAgentLeasesInBulk(t *testing.T, s brabo.Store) {
 }
 
 // BenchLeaseRenewal measures one renewal of n agents' leases by one owner
-// in one transaction: one ClaimAgent statement per agent ("per-agent"),
-// and ClaimAgents ("bulk"). devagent.Manager renews in transactions of
-// 2,000 agents, so n = 2,000 is what one of its transactions holds the
-// writer for. It reports ms/renewal; ns/op is the same.
-func BenchLeaseRenewal(b *testing.B, s brabo.Store, n int) {
+// in one transaction, for each n of BRABO_BENCH_LEASES (a comma-separated
+// list; 2,000 and 10,000 by default), as sub-benchmarks "<n>-agents": one
+// ClaimAgent statement per agent ("per-agent"), and ClaimAgents ("bulk").
+// devagent.Manager renews in transactions of 2,000 agents, so 2,000 is
+// what one of its transactions holds the writer for. It reports
+// ms/renewal; ns/op is the same.
+func BenchLeaseRenewal(b *testing.B, s brabo.Store) {
+	sizes := []int{2000, 10000}
+	if env := os.Getenv("BRABO_BENCH_LEASES"); env != "" {
+		sizes = nil
+		for _, f := range strings.Split(env, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n <= 0 {
+				b.Fatalf("BRABO_BENCH_LEASES=%q: %q is not a number of agents", env, f)
+			}
+			sizes = append(sizes, n)
+		}
+	}
+	for _, n := range sizes {
+		b.Run(fmt.Sprintf("%d-agents", n), func(b *testing.B) { benchLeaseRenewal(b, s, n) })
+	}
+}
+
+func benchLeaseRenewal(b *testing.B, s brabo.Store, n int) {
 	ctx := context.Background()
 	owner := id("proc")
 	ids := make([]string, n)
