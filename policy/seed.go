@@ -176,3 +176,14 @@ func gitReadOnlyViolation(s *segment) string {
 	}
 	return ""
 }
+
+// SeedReadOnly returns the seeded patterns that only read (the worktree,
+// git history, remotes and config): the starting allow list brabo init
+// writes, which runs nothing the agent wrote.
+func SeedReadOnly() []string {
+	out := make([]string, 0, len(seededReadOnly))
+	for _, c := range seededReadOnly {
+		out = append(out, "Terminal("+c+")")
+	}
+	return out
+}

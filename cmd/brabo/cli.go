@@ -84,6 +84,27 @@ func init() {
 			usage: "brabo project activate --project P [--addr 127.0.0.1:8080]",
 			verbs: true, more: projectMore,
 			run: func(a []string, _ io.Reader, o, e io.Writer) int { return runProject(a, o, e) }},
+		{name: "init", summary: "make this folder a project of the brabo serve on this machine (with --agent, install its hook)",
+			usage: "brabo init [--slug S] [--agent claude|codex|gemini] [--dir DIR]", more: clientMore,
+			run: func(a []string, _ io.Reader, o, e io.Writer) int { return runInit(a, o, e) }},
+		{name: "queue", summary: "list the actions waiting for a decision, one line each (a client of brabo serve)",
+			usage: "brabo queue [--project P] [--json]", more: clientMore,
+			run: func(a []string, _ io.Reader, o, e io.Writer) int { return runQueue(a, o, e) }},
+		{name: "show", summary: "show one action: what it is, what was decided and why, what it did",
+			usage: "brabo show [--json] ACTION", more: clientMore,
+			run: func(a []string, _ io.Reader, o, e io.Writer) int { return runShow(a, o, e) }},
+		{name: "approve", summary: "approve a pending action (with --always, also what it is from now on)",
+			usage: "brabo approve [--always] [--json] ACTION", more: clientMore,
+			run: func(a []string, _ io.Reader, o, e io.Writer) int { return runApprove(a, o, e) }},
+		{name: "deny", summary: "deny a pending action; the agent reads the reason",
+			usage: "brabo deny --reason \"…\" [--json] ACTION", more: clientMore,
+			run: func(a []string, _ io.Reader, o, e io.Writer) int { return runDeny(a, o, e) }},
+		{name: "log", summary: "print a project's event log, oldest first",
+			usage: "brabo log --project P [--json]", more: clientMore,
+			run: func(a []string, _ io.Reader, o, e io.Writer) int { return runLog(a, o, e) }},
+		{name: "agents", summary: "create an agent in a project and print its token once",
+			usage: "brabo agents create NAME --project P [--hook] [--json]", verbs: true, more: clientMore,
+			run: func(a []string, _ io.Reader, o, e io.Writer) int { return runAgents(a, o, e) }},
 		{name: "install", summary: "make brabo the approver of Claude Code, Codex or Gemini CLI",
 			usage: "brabo install claude|codex|gemini [--user] [--uninstall] [flags]", verbs: true,
 			more: "It creates a hook agent in brabo (BRABO_URL, BRABO_TOKEN: a maintainer's, BRABO_PROJECT)\n" +
@@ -105,6 +126,12 @@ func init() {
 			run:   runHelp},
 	}
 }
+
+// clientMore is what the client commands' help says after the usage.
+const clientMore = `It is a client of a running brabo serve: the server is --url (BRABO_URL,
+` + defaultURL + ` when unset), the member's token BRABO_TOKEN or --token-file FILE
+(never a flag: other processes can read a command line), a project its slug
+or its id (--project, BRABO_PROJECT). --json prints the API's own answer.`
 
 // lookup returns the command named name, or nil.
 func lookup(name string) *command {

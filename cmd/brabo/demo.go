@@ -135,6 +135,10 @@ func demo(ctx context.Context, addr string, autoApprove, keep bool, out io.Write
 		return err
 	}
 	ln, err := net.Listen("tcp", addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		// The usual case: the walkthrough's brabo serve still holds 8080.
+		return fmt.Errorf("%s is taken (a brabo serve still running?): stop it, or give the demo another port with --addr 127.0.0.1:8081", addr)
+	}
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -294,5 +295,20 @@ func TestDemoKeptIsRevived(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), "level=ERROR") {
 		t.Errorf("the revived demo logged an error:\n%s", logs.String())
+	}
+}
+
+// A demo whose port is taken (the walkthrough's brabo serve still holds
+// it) says so and names --addr, in one line.
+func TestDemoOnATakenPortNamesAddr(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	r := runBraboEnv(t, t.TempDir(), []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "XDG_CACHE_HOME=" + t.TempDir()}, "demo", "--addr", ln.Addr().String())
+	if r.code != exitFailure || !strings.Contains(r.stderr, ln.Addr().String()+" is taken") || !strings.Contains(r.stderr, "--addr 127.0.0.1:8081") ||
+		strings.Count(r.stderr, "\n") != 1 {
+		t.Fatalf("demo on a taken port:\n%s", r)
 	}
 }

@@ -1,0 +1,334 @@
+package main
+
+// The approval queue from the terminal: brabo queue, show, approve, deny,
+// log and agents create, each a client of a running brabo serve that does
+// exactly what the web page's buttons do, through the same API.
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/brabo-dev/brabo"
+)
+
+// runQueue is `brabo queue`: the pending actions of every project the
+// member belongs to (or of --project), one line each.
+func runQueue(args []string, stdout, stderr io.Writer) int {
+	fl := newFlags("queue")
+	cf := addClientFlags(fl, true)
+	if code, done := parseNoArgs(fl, args, stdout, stderr); done {
+		return code
+	}
+	api, err := cf.client(stderr)
+	if err != nil {
+		return fail(stderr, "queue", "%v", err)
+	}
+	ps, err := api.projects()
+	if err != nil {
+		return fail(stderr, "queue", "%v", reachError(api.base, err))
+	}
+	slugs := map[string]string{}
+	for _, p := range ps {
+		slugs[p.ID] = p.Slug
+	}
+	path := "/v1/queue?limit=1000"
+	if *cf.project != "" {
+		p, err := cf.resolveProject(api)
+		if err != nil {
+			return fail(stderr, "queue", "%v", err)
+		}
+		path = "/v1/projects/" + pathEscape(p.ID) + "/actions?status=pending&limit=1000"
+	}
+	var raw json.RawMessage
+	if err := api.do("GET", path, nil, &raw); err != nil {
+		return fail(stderr, "queue", "%v", err)
+	}
+	if *cf.json {
+		return printJSON(stdout, raw)
+	}
+	var ans struct {
+		Actions []*brabo.ProposedAction `json:"actions"`
+		Total   int                     `json:"total"`
+	}
+	if err := json.Unmarshal(raw, &ans); err != nil {
+		return fail(stderr, "queue", "the server's answer: %v", err)
+	}
+	if len(ans.Actions) == 0 {
+		fmt.Fprintln(stdout, "nothing waits for a decision")
+		return 0
+	}
+	for _, a := range ans.Actions {
+		fmt.Fprintf(stdout, "%s  %s  %s\n", a.ID, slugs[a.ProjectID], brabo.Printable(brabo.Summary(a)))
+	}
+	fmt.Fprintf(stdout, "%d pending: brabo show ID, brabo approve ID, brabo deny ID --reason \"…\"\n", ans.Total)
+	return 0
+}
+
+// parseInterspersed parses flags before and after the positional
+// arguments (brabo approve act_… --always), which the flag package alone
+// stops at; the positionals are returned in order.
+func parseInterspersed(fl *flag.FlagSet, args []string, stdout, stderr io.Writer) (pos []string, code int, done bool) {
+	for {
+		if code, done := parseFlags(fl, args, stdout, stderr); done {
+			return nil, code, true
+		}
+		rest := fl.Args()
+		if len(rest) == 0 {
+			return pos, 0, false
+		}
+		if rest[0] == "--" {
+			return append(pos, rest[1:]...), 0, false
+		}
+		pos, args = append(pos, rest[0]), rest[1:]
+	}
+}
+
+// actionArg is the one argument of show, approve and deny: the action's id.
+func actionArg(rest []string, cmd string, stderr io.Writer) (string, bool) {
+	if len(rest) != 1 || !strings.HasPrefix(rest[0], "act_") {
+		usageError(stderr, cmd, "give one action id (act_…; brabo queue lists them)")
+		return "", false
+	}
+	return rest[0], true
+}
+
+// runShow is `brabo show ACTION`: the action as its card says it.
+func runShow(args []string, stdout, stderr io.Writer) int {
+	fl := newFlags("show")
+	cf := addClientFlags(fl, false)
+	pos, code, done := parseInterspersed(fl, args, stdout, stderr)
+	if done {
+		return code
+	}
+	id, ok := actionArg(pos, "show", stderr)
+	if !ok {
+		return exitUsage
+	}
+	api, err := cf.client(stderr)
+	if err != nil {
+		return fail(stderr, "show", "%v", err)
+	}
+	var raw json.RawMessage
+	if err := api.do("GET", "/v1/actions/"+pathEscape(id), nil, &raw); err != nil {
+		return fail(stderr, "show", "%v", reachError(api.base, err))
+	}
+	if *cf.json {
+		return printJSON(stdout, raw)
+	}
+	var a brabo.ProposedAction
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return fail(stderr, "show", "the server's answer: %v", err)
+	}
+	printAction(stdout, &a)
+	return 0
+}
+
+// printAction prints an action for people: what it is, what was decided
+// and why, what it did.
+func printAction(w io.Writer, a *brabo.ProposedAction) {
+	fmt.Fprintf(w, "%s  %s\n", a.ID, brabo.Printable(brabo.Summary(a)))
+	fmt.Fprintf(w, "  status    %s\n", a.Status)
+	fmt.Fprintf(w, "  proposed  by %s %s, %s\n", a.ActorKind, a.ActorID, a.CreatedAt.Local().Format(time.DateTime))
+	if a.Reason != "" {
+		fmt.Fprintf(w, "  why       %s\n", brabo.Printable(a.Reason))
+	}
+	if a.DecidedBy != "" {
+		fmt.Fprintf(w, "  decided   by %s\n", a.DecidedBy)
+	}
+	if a.Type == brabo.Terminal && a.Payload.Command != "" {
+		fmt.Fprintf(w, "  command   %s\n", brabo.Printable(a.Payload.Command))
+	}
+	if r := a.Result; r != nil {
+		fmt.Fprintf(w, "  exit      %d\n", r.ExitCode)
+		if r.Error != "" {
+			fmt.Fprintf(w, "  error     %s\n", brabo.Printable(r.Error))
+		}
+		if out := strings.TrimRight(r.Output, "\n"); out != "" {
+			for _, l := range strings.Split(out, "\n") {
+				fmt.Fprintf(w, "  | %s\n", brabo.Printable(l))
+			}
+		}
+	}
+}
+
+// runApprove is `brabo approve ACTION [--always]`.
+func runApprove(args []string, stdout, stderr io.Writer) int {
+	fl := newFlags("approve")
+	cf := addClientFlags(fl, false)
+	always := fl.Bool("always", false, "also allow what this action is from now on (the card's Always allow)")
+	pos, code, done := parseInterspersed(fl, args, stdout, stderr)
+	if done {
+		return code
+	}
+	id, ok := actionArg(pos, "approve", stderr)
+	if !ok {
+		return exitUsage
+	}
+	api, err := cf.client(stderr)
+	if err != nil {
+		return fail(stderr, "approve", "%v", err)
+	}
+	path := "/v1/actions/" + pathEscape(id) + "/approve"
+	if *always {
+		path += "-always"
+	}
+	var raw json.RawMessage
+	if err := api.do("POST", path, map[string]string{}, &raw); err != nil {
+		return fail(stderr, "approve", "%v", reachError(api.base, err))
+	}
+	if *cf.json {
+		return printJSON(stdout, raw)
+	}
+	var d struct {
+		Action   *brabo.ProposedAction `json:"action"`
+		Outcome  string                `json:"outcome"`
+		Patterns []string              `json:"patterns"`
+	}
+	if err := json.Unmarshal(raw, &d); err != nil || d.Action == nil {
+		return fail(stderr, "approve", "the server's answer: %v", err)
+	}
+	fmt.Fprintf(stdout, "approved %s: %s\n", id, d.Action.Status)
+	for _, p := range d.Patterns {
+		fmt.Fprintf(stdout, "  allowed from now on: %s\n", brabo.Printable(p))
+	}
+	printAction(stdout, d.Action)
+	return 0
+}
+
+// runDeny is `brabo deny ACTION --reason "…"`: the reason is what the
+// agent reads, so it is required.
+func runDeny(args []string, stdout, stderr io.Writer) int {
+	fl := newFlags("deny")
+	cf := addClientFlags(fl, false)
+	reason := fl.String("reason", "", "why: the agent reads it as the tool's answer (required)")
+	pos, code, done := parseInterspersed(fl, args, stdout, stderr)
+	if done {
+		return code
+	}
+	id, ok := actionArg(pos, "deny", stderr)
+	if !ok {
+		return exitUsage
+	}
+	if strings.TrimSpace(*reason) == "" {
+		return usageError(stderr, "deny", "--reason is required: the agent reads it")
+	}
+	api, err := cf.client(stderr)
+	if err != nil {
+		return fail(stderr, "deny", "%v", err)
+	}
+	var raw json.RawMessage
+	if err := api.do("POST", "/v1/actions/"+pathEscape(id)+"/deny", map[string]string{"reason": *reason}, &raw); err != nil {
+		return fail(stderr, "deny", "%v", reachError(api.base, err))
+	}
+	if *cf.json {
+		return printJSON(stdout, raw)
+	}
+	var d struct {
+		Action *brabo.ProposedAction `json:"action"`
+	}
+	if err := json.Unmarshal(raw, &d); err != nil || d.Action == nil {
+		return fail(stderr, "deny", "the server's answer: %v", err)
+	}
+	fmt.Fprintf(stdout, "denied %s: the agent reads %q\n", id, *reason)
+	return 0
+}
+
+// runLog is `brabo log --project P`: the project's event log, oldest
+// first, one event a line.
+func runLog(args []string, stdout, stderr io.Writer) int {
+	fl := newFlags("log")
+	cf := addClientFlags(fl, true)
+	if code, done := parseNoArgs(fl, args, stdout, stderr); done {
+		return code
+	}
+	api, err := cf.client(stderr)
+	if err != nil {
+		return fail(stderr, "log", "%v", err)
+	}
+	p, err := cf.resolveProject(api)
+	if err != nil {
+		return fail(stderr, "log", "%v", reachError(api.base, err))
+	}
+	var raw json.RawMessage
+	if err := api.do("GET", "/v1/projects/"+pathEscape(p.ID)+"/events?limit=1000", nil, &raw); err != nil {
+		return fail(stderr, "log", "%v", err)
+	}
+	if *cf.json {
+		return printJSON(stdout, raw)
+	}
+	var ans struct {
+		Events []brabo.Event `json:"events"`
+	}
+	if err := json.Unmarshal(raw, &ans); err != nil {
+		return fail(stderr, "log", "the server's answer: %v", err)
+	}
+	for _, e := range ans.Events {
+		fmt.Fprintf(stdout, "%4d  %s  %-24s %s %s\n", e.Seq, e.CreatedAt.Local().Format(time.DateTime), e.Type, e.ActorID, e.ActionID)
+	}
+	return 0
+}
+
+// runAgents is `brabo agents create NAME --project P`: a new agent and its
+// token, printed once.
+func runAgents(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] != "create" {
+		return usageError(stderr, "agents", "which? create")
+	}
+	fl := newFlags("agents create")
+	cf := addClientFlags(fl, true)
+	hook := fl.Bool("hook", false, "an agent that runs its tools itself through brabo hook (Claude Code, Codex, Gemini CLI)")
+	pos, code, done := parseInterspersed(fl, args[1:], stdout, stderr)
+	if done {
+		return code
+	}
+	if len(pos) != 1 {
+		return usageError(stderr, "agents create", "give the agent's name (dev-<module> for a dev agent brabo runs)")
+	}
+	api, err := cf.client(stderr)
+	if err != nil {
+		return fail(stderr, "agents create", "%v", err)
+	}
+	p, err := cf.resolveProject(api)
+	if err != nil {
+		return fail(stderr, "agents create", "%v", reachError(api.base, err))
+	}
+	body := map[string]string{"name": pos[0]}
+	if *hook {
+		body["kind"] = brabo.AgentKindHook
+	}
+	var raw json.RawMessage
+	if err := api.do("POST", "/v1/projects/"+pathEscape(p.ID)+"/agents", body, &raw); err != nil {
+		return fail(stderr, "agents create", "%v", err)
+	}
+	if *cf.json {
+		return printJSON(stdout, raw)
+	}
+	var a struct {
+		Agent struct {
+			ID string `json:"id"`
+		} `json:"agent"`
+		Token string `json:"token"`
+	}
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return fail(stderr, "agents create", "the server's answer: %v", err)
+	}
+	fmt.Fprintf(stdout, "agent %s created in %s (%s); its token, shown once:\n%s\n", pos[0], p.Slug, a.Agent.ID, a.Token)
+	return 0
+}
+
+// printJSON prints the API's answer as it came, indented.
+func printJSON(w io.Writer, raw json.RawMessage) int {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		fmt.Fprintln(os.Stderr, "brabo: the server's answer is not JSON:", err)
+		return exitFailure
+	}
+	b, _ := json.MarshalIndent(v, "", "  ")
+	fmt.Fprintf(w, "%s\n", b)
+	return 0
+}
