@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 
@@ -25,8 +24,9 @@ const permissionsMore = `  show      the trust state of the project's permission
   restore   write the trusted version back over the file on disk
             (maintainer); --hash, if given, is the file on disk you saw
 
-It is a client of a running brabo serve: the member token is BRABO_TOKEN,
-the server --addr (or BRABO_ADDR). It never writes the store itself.`
+It is a client of a running brabo serve: the server is --url (BRABO_URL),
+the member's token BRABO_TOKEN or --token-file, the project its slug or id.
+It never writes the store itself.`
 
 // trustAnswer is the API's answer on a project's trust state.
 type trustAnswer struct {
@@ -50,23 +50,25 @@ func runPermissions(args []string, stdout, stderr io.Writer) int {
 		return usageError(stderr, "permissions", "unknown subcommand %q: want show, accept or restore", verb)
 	}
 	fl := newFlags("permissions " + verb)
-	addr := fl.String("addr", envOr("BRABO_ADDR", "127.0.0.1:8080"), "the address of brabo serve (BRABO_ADDR)")
-	project := fl.String("project", "", "the project's id (prj_…)")
+	cf := addClientFlags(fl, true)
 	hash := fl.String("hash", "", "the hash of the file on disk you saw (diskHash)")
 	if code, done := parseNoArgs(fl, args[1:], stdout, stderr); done {
 		return code
 	}
-	if *project == "" {
+	if *cf.project == "" {
 		return usageError(stderr, "permissions "+verb, "--project is required")
 	}
-	token := os.Getenv("BRABO_TOKEN")
-	if token == "" {
-		return usageError(stderr, "permissions "+verb, "set BRABO_TOKEN to a member's token")
+	c, err := cf.client(stderr)
+	if err != nil {
+		return fail(stderr, "permissions "+verb, "%v", err)
 	}
-	c := &apiClient{base: baseURL(*addr), token: token}
-	path := "/v1/projects/" + url.PathEscape(*project) + "/permissions/"
+	p, err := cf.resolveProject(c)
+	if err != nil {
+		return fail(stderr, "permissions "+verb, "%v", reachError(c.base, err))
+	}
+	project := &p.ID
+	path := "/v1/projects/" + url.PathEscape(p.ID) + "/permissions/"
 	var st trustAnswer
-	var err error
 	switch {
 	case verb == "show", verb == "accept" && *hash == "":
 		if err = c.do("GET", path+"trust", nil, &st); err != nil {

@@ -80,8 +80,8 @@ func TestPermissionsAcceptThroughTheAPI(t *testing.T) {
 	if _, st, _ := srv.call("GET", "/v1/projects/"+project+"/permissions/trust", admin, nil); st["status"] != "trusted" || st["trustedHash"] != policy.ContentHash([]byte(loose)) {
 		t.Fatalf("after accept: %v", st)
 	}
-	// Usage: no token, no project.
-	if r := runBraboAs(t, "", args("show")...); r.code != exitUsage || !strings.Contains(r.stderr, "BRABO_TOKEN") {
+	// No token is one line and exit 1; no project is bad usage.
+	if r := runBraboAs(t, "", args("show")...); r.code != exitFailure || !strings.Contains(r.stderr, "no token: export BRABO_TOKEN") {
 		t.Errorf("no token:\n%s", r)
 	}
 	if r := runBraboAs(t, admin, "permissions", "show", "--addr", srv.url); r.code != exitUsage || !strings.Contains(r.stderr, "--project") {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"os"
 	"strings"
 )
 
@@ -13,8 +12,8 @@ const projectMore = `  activate  activate execution (maintainer): add the seeded
             dev-<module> agent git_commit: auto_approve. Running it again
             changes nothing.
 
-It is a client of a running brabo serve: the member token is BRABO_TOKEN,
-the server --addr (or BRABO_ADDR).`
+It is a client of a running brabo serve: the server is --url (BRABO_URL),
+the member's token BRABO_TOKEN or --token-file, the project its slug or id.`
 
 // activation is the API's answer to POST …/activate.
 type activation struct {
@@ -34,21 +33,23 @@ func runProject(args []string, stdout, stderr io.Writer) int {
 		return usageError(stderr, "project", "unknown subcommand %q: want activate", args[0])
 	}
 	fl := newFlags("project activate")
-	addr := fl.String("addr", envOr("BRABO_ADDR", "127.0.0.1:8080"), "the address of brabo serve (BRABO_ADDR)")
-	project := fl.String("project", os.Getenv("BRABO_PROJECT"), "the project's id (prj_…; BRABO_PROJECT)")
+	cf := addClientFlags(fl, true)
 	if code, done := parseNoArgs(fl, args[1:], stdout, stderr); done {
 		return code
 	}
-	if *project == "" {
+	if *cf.project == "" {
 		return usageError(stderr, "project activate", "--project is required")
 	}
-	token := os.Getenv("BRABO_TOKEN")
-	if token == "" {
-		return usageError(stderr, "project activate", "set BRABO_TOKEN to a maintainer's token")
+	c, err := cf.client(stderr)
+	if err != nil {
+		return fail(stderr, "project activate", "%v", err)
 	}
-	c := &apiClient{base: baseURL(*addr), token: token}
+	p, err := cf.resolveProject(c)
+	if err != nil {
+		return fail(stderr, "project activate", "%v", reachError(c.base, err))
+	}
 	var act activation
-	if err := c.do("POST", "/v1/projects/"+url.PathEscape(*project)+"/activate", map[string]string{}, &act); err != nil {
+	if err := c.do("POST", "/v1/projects/"+url.PathEscape(p.ID)+"/activate", map[string]string{}, &act); err != nil {
 		return fail(stderr, "project activate", "%v", err)
 	}
 	if !act.Changed {
