@@ -138,24 +138,18 @@ func (s *Service) trust(ctx context.Context, tx brabo.Tx, projectID string, cont
 
 // checkBase refuses to build a new trusted version (always-allow) on a
 // file on disk that is held back: the result would launder the change no
-// maintainer accepted. A trusted file, or one as strict or stricter than
-// the trusted version, is a fine base. It locks the trust row.
+// maintainer accepted. The current trusted file, or one as strict or
+// stricter than it, is a fine base. It locks the trust row.
 func (s *Service) checkBase(ctx context.Context, tx brabo.Tx, projectID string, data []byte) error {
 	current, err := lockTrust(ctx, tx, projectID)
 	if err != nil || current == "" {
 		return err
 	}
-	hash := policy.ContentHash(data)
-	if hash == current {
+	if policy.ContentHash(data) == current {
 		return nil
 	}
-	v, err := tx.PermissionsVersion(ctx, projectID, hash)
-	if err == nil && v.Trusted {
-		return nil
-	}
-	if err != nil && !errors.Is(err, brabo.ErrNotFound) {
-		return err
-	}
+	// An older accepted version is no base of its own: only the current
+	// one is trusted, so it is compared like any other content.
 	trusted, err := s.compiledTrusted(ctx, tx, projectID, current)
 	if err != nil {
 		return err
