@@ -432,10 +432,10 @@ func samePath(a, b string) bool {
 }
 
 // approvedChange says which protected changes an action may make: those a
-// maintainer approved knowing them — the file a write_file names, or any
-// protected file for a terminal command whose decision named a protected
-// write — when the human who approved it is a maintainer or above. An
-// auto-approved action may change none.
+// maintainer approved knowing them — the file a write_file names, or the
+// protected paths a terminal line visibly writes (its segments'
+// ProtectedWrites), and nothing else — when the human who approved it is a
+// maintainer or above. An auto-approved action may change none.
 func (s *Service) approvedChange(ctx context.Context, a *brabo.ProposedAction, root string, decider *brabo.Member, from brabo.ActionStatus) func(string) bool {
 	none := func(string) bool { return false }
 	if a.Type == brabo.GitRepoCreate {
@@ -464,13 +464,44 @@ func (s *Service) approvedChange(ctx context.Context, a *brabo.ProposedAction, r
 		}
 		return func(p string) bool { return samePath(p, target) }
 	case brabo.Terminal:
+		// Only the paths the approved line visibly writes: a maintainer who
+		// approved `echo … >> .git/config && make` approved that write, not
+		// what make changes elsewhere (issue 31 item 1).
+		var approved []string
 		for _, seg := range a.Decision.Segments {
-			for _, n := range seg.Notes {
-				if strings.HasPrefix(n, "protected: writes ") {
-					return func(string) bool { return true }
+			for _, rel := range seg.ProtectedWrites {
+				approved = append(approved, filepath.Join(root, filepath.FromSlash(rel)))
+			}
+		}
+		if len(approved) == 0 {
+			return none
+		}
+		return func(p string) bool {
+			for _, w := range approved {
+				if writesPath(w, p) {
+					return true
 				}
 			}
+			return false
 		}
 	}
 	return none
+}
+
+// writesPath reports whether a visible write of w accounts for a change of
+// p: p is w, lies in w (a folder written whole), or is a folder w lies in
+// that the write made (a new parent).
+func writesPath(w, p string) bool {
+	if samePath(w, p) {
+		return true
+	}
+	sep := string(filepath.Separator)
+	if strings.HasPrefix(p, w+sep) {
+		return true
+	}
+	if strings.HasPrefix(w, p+sep) {
+		info, err := os.Lstat(p)
+		return err == nil && info.IsDir()
+	}
+	return false
 }
