@@ -44,6 +44,23 @@ func (s *Service) EffectiveRules(ctx context.Context, p *brabo.Project) (*policy
 	return st.use, st, nil
 }
 
+// DecidingPermissions returns the trust state and the bytes of the content
+// decisions use now (DecidedWith): the file on disk as read when it is
+// trusted or applied, the trusted version while the file is held. A
+// project whose file cannot be read and has no trusted version yet has
+// none: its hash is "" and its content nil.
+func (s *Service) DecidingPermissions(ctx context.Context, p *brabo.Project) (*TrustState, []byte, error) {
+	st, err := s.PermissionsTrust(ctx, p)
+	if err != nil || st.DecidedWith == "" {
+		return st, nil, err
+	}
+	if st.disk != nil && st.disk.hash == st.DecidedWith {
+		return st, st.disk.data, nil
+	}
+	content, err := s.TrustedContent(ctx, p.ID, st.DecidedWith)
+	return st, content, err
+}
+
 // TrustedContent returns the bytes of the project's current trusted
 // version.
 func (s *Service) TrustedContent(ctx context.Context, projectID, hash string) ([]byte, error) {
