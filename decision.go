@@ -68,6 +68,11 @@ type Segment struct {
 	// Flags say in plain words what the segment touches, whatever the
 	// verdict: the home folder, the network, a deletion (DESIGN §6.4).
 	Flags []Flag `json:"flags,omitempty"`
+	// ProtectedWrites are the protected paths the segment visibly writes,
+	// relative to the project folder: the only protected changes a
+	// maintainer's approval of the line lets the action make (the
+	// integrity check puts every other one back).
+	ProtectedWrites []string `json:"protectedWrites,omitempty"`
 }
 
 // ScopeRoot names the folder a terminal action was scoped to, as the mode

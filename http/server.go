@@ -94,6 +94,7 @@ var routes = []route{
 	{"GET", "/v1/projects/{project}/permissions", (*Server).getPermissions},
 	{"PUT", "/v1/projects/{project}/permissions", (*Server).putPermissions},
 	{"GET", "/v1/projects/{project}/permissions/trust", (*Server).getTrust},
+	{"GET", "/v1/projects/{project}/permissions/effective", (*Server).getEffectivePermissions},
 	{"POST", "/v1/projects/{project}/permissions/accept", (*Server).acceptPermissions},
 	{"POST", "/v1/projects/{project}/permissions/restore", (*Server).restorePermissions},
 	{"POST", "/v1/projects/{project}/actions", (*Server).propose},

@@ -38,6 +38,9 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	if err := lim.checkWaitCap(); err != nil {
 		return usageError(stderr, "agent", "%v", err)
 	}
+	if err := checkPassEnv(*passEnv, sf); err != nil {
+		return usageError(stderr, "agent", "%v", err)
+	}
 	if *modelSpec == "" {
 		return usageError(stderr, "agent", "no model: set --model or BRABO_MODEL (e.g. openai:gpt-4.1 with OPENAI_API_KEY)")
 	}

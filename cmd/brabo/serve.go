@@ -188,6 +188,9 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
 		return usageError(stderr, "serve", "--log-level: %v", err)
 	}
+	if err := checkPassEnv(*passEnv, sf); err != nil {
+		return usageError(stderr, "serve", "%v", err)
+	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	env := procenv.Filter(os.Environ(), strings.Split(*passEnv, ","))
 	var m model.Model
@@ -203,6 +206,14 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "serve", "%v", err)
 	}
 	return 0
+}
+
+// checkPassEnv refuses a --pass-env that names a variable brabo holds a
+// secret in, or one holding the value of one: the database URL (--db or
+// BRABO_DB), the models' keys, the admin token of brabo's own commands.
+func checkPassEnv(passEnv string, sf storeFlags) error {
+	return procenv.CheckPass(os.Environ(), strings.Split(passEnv, ","),
+		sf.db, os.Getenv("BRABO_DB"), os.Getenv("OPENAI_API_KEY"), os.Getenv("ANTHROPIC_API_KEY"), os.Getenv("BRABO_TOKEN"))
 }
 
 // warnAllInterfaces says so when the address listens on every interface
