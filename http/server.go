@@ -199,6 +199,11 @@ var codeStatus = map[brabo.Code]int{
 	brabo.CodeInvalidProject:       http.StatusBadRequest,
 	brabo.CodeNeedsApproval:        http.StatusConflict,
 	"conflict":                     http.StatusConflict,
+
+	// The container path (container.go).
+	brabo.CodeNotContainerProject:     http.StatusConflict,
+	brabo.CodeContainerAlreadyRunning: http.StatusConflict,
+	brabo.CodeNoContainerEngine:       http.StatusConflict,
 }
 
 // writeError answers {code, message}; an unexpected error is a 500 whose
