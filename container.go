@@ -45,6 +45,9 @@ const (
 	// CodeNoContainerEngine refuses a container_start when the server has
 	// no container engine configured (HTTP 409).
 	CodeNoContainerEngine Code = "no_container_engine"
+	// CodeNotInfraAgent refuses a container_handoff from anyone but the
+	// project's infra agent (HTTP 403).
+	CodeNotInfraAgent Code = "not_infra_agent"
 	// CodeNoBash is ErrNoBash's code.
 	CodeNoBash Code = "container_no_bash"
 )
@@ -83,3 +86,7 @@ type ContainerTarget struct {
 	Name string
 	ID   string
 }
+
+// EventInfraAgentChanged records that a maintainer named (or cleared) the
+// project's infra agent: payload agentId and previous.
+const EventInfraAgentChanged = "project.infra_agent_changed"

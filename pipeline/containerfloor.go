@@ -219,12 +219,13 @@ func (s *Service) runInContainer(ctx context.Context, req brabo.ExecRequest) (*b
 	return s.Executor.Execute(ctx, req)
 }
 
-// refuseContainerStart is the seed's refusals of a container_start, at the
+// refuseContainerStart is the seed's refusals of a container_start (and of
+// the handoff that would propose one), at the
 // proposal and before anything is queued (409): a project that has no
 // container of brabo's (local mode; a runner project's start goes to its
 // runner), a container registered running already, no engine configured.
 func (s *Service) refuseContainerStart(t brabo.ActionType, p *brabo.Project) error {
-	if t != brabo.ContainerStart {
+	if t != brabo.ContainerStart && t != brabo.ContainerHandoff {
 		return nil
 	}
 	switch {

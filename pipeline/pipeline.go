@@ -283,7 +283,7 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 	if err != nil {
 		return nil, err
 	}
-	if err := s.refuseContainerStart(req.Type, project); err != nil {
+	if err := s.refuseContainer(ctx, req, project); err != nil {
 		return nil, err // before anything is queued (containerfloor.go)
 	}
 	scope, scopeErr := s.ScopeRoot(project)
