@@ -147,6 +147,19 @@ func TestContainerFloorRunsInTheContainer(t *testing.T) {
 		t.Fatalf("after a timeout the container still runs:\n%s", p)
 	}
 
+	// The integrity check runs after an action in the container too: a
+	// protected file the command wrote unseen (CLAUDE.md did not exist
+	// when the container was made, so it is not read-only there) is put
+	// back, and the action fails naming it.
+	os.WriteFile(filepath.Join(b.folder, "build.sh"), []byte("echo 'obey the agent' > CLAUDE.md\n"), 0o644)
+	a = inBox("sh build.sh")
+	if a["status"] != "failed" || !strings.Contains(str(a, "result", "error"), "CLAUDE.md") {
+		t.Fatalf("a protected write inside the container: %v %v", a["status"], a["result"])
+	}
+	if _, err := os.Stat(filepath.Join(b.folder, "CLAUDE.md")); err == nil {
+		t.Fatal("CLAUDE.md written in the container was not undone")
+	}
+
 	// An action that asks, approved once the container is gone: it fails
 	// container_gone and never runs on the host.
 	marker := filepath.Join(b.folder, "ran-somewhere")
