@@ -203,3 +203,38 @@ func TestContainerFloorRunsInTheContainer(t *testing.T) {
 		t.Fatalf("the floor after the recreate: %v", a["result"])
 	}
 }
+
+// TestContainerFloorNeedsTheContainerPath: a container project registered
+// running gets no floor where brabo cannot run its commands in the
+// container, and the reason says which case applied: no engine
+// configured, an engine that does not answer, a container not registered
+// running, an agent that runs the command itself.
+func TestContainerFloorNeedsTheContainerPath(t *testing.T) {
+	s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "brabo.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, s)
+	b := e.containerProject("box")
+	os.MkdirAll(b.folder, 0o755)
+	e.ok("PUT", "/v1/projects/"+b.id+"/container", b.maint, map[string]any{"running": true}, 200)
+	asks := func(why string, body map[string]any) {
+		t.Helper()
+		a := e.ok("POST", "/v1/projects/"+b.id+"/actions", b.agent, body, 201)
+		if a["status"] != "pending" || !strings.Contains(a["reason"].(string), "(no container floor: "+why) ||
+			str(a, "decision", "container") != "" {
+			t.Fatalf("want no floor because %s: %v %v %v", why, a["status"], a["reason"], a["decision"])
+		}
+	}
+	ls := map[string]any{"type": "terminal", "payload": map[string]any{"command": "make build"}}
+	asks("no container engine is configured", ls)
+
+	dead, _ := docker.New("unix://" + filepath.Join(t.TempDir(), "none.sock"))
+	e.svc.Containers = dead
+	asks("the container engine does not answer", ls)
+	asks("the proposing agent runs the command itself", map[string]any{"type": "terminal", "payload": map[string]any{"command": "make build"},
+		"execution": map[string]any{"mode": "external", "runner": "claude-code"}})
+
+	e.ok("PUT", "/v1/projects/"+b.id+"/container", b.maint, map[string]any{"running": false}, 200)
+	asks("the project's container is not running", ls)
+}
