@@ -285,6 +285,18 @@ type ContainerInfo struct {
 	State string `json:"state"` // the engine's words: created, running, exited, …
 	// Labels are the container's labels (LabelSettings among them).
 	Labels map[string]string `json:"-"`
+	// Mounts, Network and Privileged are how the engine says the
+	// container was made: the floor checks them, not only the label a
+	// hand-made container could copy.
+	Mounts     []ContainerMount `json:"-"`
+	Network    string           `json:"-"`
+	Privileged bool             `json:"-"`
+}
+
+// ContainerMount is one mount of a container as the engine reports it.
+type ContainerMount struct {
+	Source, Target string
+	ReadOnly       bool
 }
 
 // ContainerEngine runs projects' containers: the Docker Engine API of

@@ -79,9 +79,10 @@ func (e *Engine) Ping(ctx context.Context) error {
 // resources are the spec's.
 //
 // A container of that name created with other settings (its
-// brabo.LabelSettings differs from the spec's: a hand-made one, an older
-// brabo's) is removed and created again: a container is never reused on
-// the strength of its name alone.
+// brabo.LabelSettings differs from the spec's, or whose mounts, network
+// or privileges are not the spec's: a hand-made one, an older brabo's) is
+// removed and created again: a container is never reused on the strength
+// of its name, or of a label, alone.
 func (e *Engine) Start(ctx context.Context, spec brabo.ContainerSpec) (*brabo.ContainerInfo, error) {
 	if spec.Name == "" || spec.Image == "" || spec.Mount == "" {
 		return nil, errors.New("docker: a container needs a name, an image and a folder to mount")
@@ -97,7 +98,7 @@ func (e *Engine) Start(ctx context.Context, spec brabo.ContainerSpec) (*brabo.Co
 		if got.Container.Config != nil {
 			have = got.Container.Config.Labels
 		}
-		if have[brabo.LabelSettings] != spec.Labels[brabo.LabelSettings] {
+		if have[brabo.LabelSettings] != spec.Labels[brabo.LabelSettings] || !sameSetup(got.Container, spec, mounts) {
 			if _, err := e.c.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true}); err != nil && !cerrdefs.IsNotFound(err) {
 				return nil, fmt.Errorf("removing %s, created with other settings: %w", spec.Name, err)
 			}
@@ -107,17 +108,13 @@ func (e *Engine) Start(ctx context.Context, spec brabo.ContainerSpec) (*brabo.Co
 		return nil, fmt.Errorf("inspecting %s: %w", spec.Name, err)
 	}
 	if id == "" {
-		network := spec.Network
-		if network == "" {
-			network = "none"
-		}
 		created, err := e.c.ContainerCreate(ctx, client.ContainerCreateOptions{
 			Name: spec.Name,
 			Config: &container.Config{Image: spec.Image, Cmd: spec.Args, WorkingDir: brabo.ContainerWork, Labels: spec.Labels,
 				Tty: false, AttachStdout: false, AttachStderr: false},
 			HostConfig: &container.HostConfig{
 				Mounts:      mounts,
-				NetworkMode: container.NetworkMode(network),
+				NetworkMode: container.NetworkMode(specNetwork(spec)),
 				SecurityOpt: []string{"no-new-privileges"},
 				Resources: container.Resources{
 					NanoCPUs: int64(spec.Resources.CPUs * 1e9),
@@ -134,6 +131,38 @@ func (e *Engine) Start(ctx context.Context, spec brabo.ContainerSpec) (*brabo.Co
 		return nil, fmt.Errorf("starting %s: %w", spec.Name, err)
 	}
 	return e.Inspect(ctx, id)
+}
+
+// specNetwork is the spec's network mode, "none" when it names none.
+func specNetwork(spec brabo.ContainerSpec) string {
+	if spec.Network == "" {
+		return "none"
+	}
+	return spec.Network
+}
+
+// sameSetup reports whether an existing container is made as spec says:
+// exactly its mounts (source, target, read-only), its network, nothing
+// privileged.
+func sameSetup(c container.InspectResponse, spec brabo.ContainerSpec, mounts []mount.Mount) bool {
+	if hc := c.HostConfig; hc == nil || hc.Privileged || len(hc.CapAdd) > 0 || len(hc.Devices) > 0 ||
+		string(hc.NetworkMode) != specNetwork(spec) {
+		return false
+	}
+	if len(c.Mounts) != len(mounts) {
+		return false
+	}
+	want := map[string]mount.Mount{}
+	for _, m := range mounts {
+		want[m.Target] = m
+	}
+	for _, m := range c.Mounts {
+		w, ok := want[path.Clean(m.Destination)]
+		if !ok || filepath.Clean(m.Source) != w.Source || m.RW == w.ReadOnly {
+			return false
+		}
+	}
+	return true
 }
 
 // specMounts are the project folder at /work and its read-only paths over
@@ -178,6 +207,12 @@ func (e *Engine) Inspect(ctx context.Context, name string) (*brabo.ContainerInfo
 	info := &brabo.ContainerInfo{ID: got.Container.ID, Name: strings.TrimPrefix(got.Container.Name, "/")}
 	if got.Container.Config != nil {
 		info.Labels = got.Container.Config.Labels
+	}
+	if hc := got.Container.HostConfig; hc != nil {
+		info.Network, info.Privileged = string(hc.NetworkMode), hc.Privileged || len(hc.CapAdd) > 0 || len(hc.Devices) > 0
+	}
+	for _, m := range got.Container.Mounts {
+		info.Mounts = append(info.Mounts, brabo.ContainerMount{Source: m.Source, Target: m.Destination, ReadOnly: !m.RW})
 	}
 	if got.Container.State != nil {
 		info.State = string(got.Container.State.Status)

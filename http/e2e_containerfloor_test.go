@@ -167,6 +167,10 @@ func TestContainerFloorRunsInTheContainer(t *testing.T) {
 	if pending["status"] != "pending" || str(pending, "decision", "container") != name {
 		t.Fatalf("touch under an ask rule: %v %v %v", pending["status"], pending["reason"], pending["decision"])
 	}
+	real, err := eng.Inspect(t.Context(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := eng.Remove(t.Context(), name); err != nil {
 		t.Fatal(err)
 	}
@@ -183,8 +187,11 @@ func TestContainerFloorRunsInTheContainer(t *testing.T) {
 		t.Fatalf("with the container gone: %v %v", a["status"], a["reason"])
 	}
 
-	// A container made by hand under the same name, running: no floor.
-	if _, err := eng.Start(t.Context(), brabo.ContainerSpec{Name: name, Image: image, Mount: b.folder, Args: []string{"sleep", "3600"}}); err != nil {
+	// A container made by hand under the same name, running, with brabo's
+	// label copied but without the read-only paths: no floor (the engine's
+	// mounts are checked, not only the label).
+	if _, err := eng.Start(t.Context(), brabo.ContainerSpec{Name: name, Image: image, Mount: b.folder, Args: []string{"sleep", "3600"},
+		Labels: map[string]string{brabo.LabelSettings: real.Labels[brabo.LabelSettings]}}); err != nil {
 		t.Fatal(err)
 	}
 	if a := term(map[string]any{"command": "ls"}); a["status"] != "pending" ||

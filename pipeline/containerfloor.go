@@ -56,6 +56,30 @@ func settingsFor(mount string) containerSettings {
 	return cs
 }
 
+// matches reports whether the engine's account of the container is these
+// settings: exactly the project folder at /work, writable, and each
+// read-only path over it, nothing else mounted; the network; nothing
+// privileged. A label can be copied; the mounts cannot be wished away.
+func (cs containerSettings) matches(info *brabo.ContainerInfo) bool {
+	if info.Privileged || (info.Network != "" && info.Network != cs.Network) {
+		return false
+	}
+	want := map[string]brabo.ContainerMount{brabo.ContainerWork: {Source: cs.Mount, Target: brabo.ContainerWork}}
+	for _, rel := range cs.ReadOnly {
+		target := brabo.ContainerWork + "/" + rel
+		want[target] = brabo.ContainerMount{Source: filepath.Join(cs.Mount, filepath.FromSlash(rel)), Target: target, ReadOnly: true}
+	}
+	if len(info.Mounts) != len(want) {
+		return false
+	}
+	for _, m := range info.Mounts {
+		if w, ok := want[filepath.Clean(m.Target)]; !ok || filepath.Clean(m.Source) != w.Source || m.ReadOnly != w.ReadOnly {
+			return false
+		}
+	}
+	return true
+}
+
 // readOnlyPaths are the protected paths (integrity.go's lists, and the
 // hook folders .git/config names) that exist under root and in its
 // worktrees, relative to root, sorted; a path inside another on the list
@@ -145,7 +169,7 @@ func (s *Service) floorFor(ctx context.Context, p *brabo.Project, root string, e
 	if err != nil {
 		return no("the project folder cannot be resolved (%v)", err)
 	}
-	if want := settingsFor(mount); info.Labels[brabo.LabelSettings] != want.Digest {
+	if want := settingsFor(mount); info.Labels[brabo.LabelSettings] != want.Digest || !want.matches(info) {
 		return no("the container %s was not created with brabo's current settings (another brabo, made by hand, or a protected path appeared since); stop it and start it again to recreate it", name)
 	}
 	if has, ok := bashProbes.Load(info.ID); !ok || !has.(bool) {
@@ -212,7 +236,7 @@ func (s *Service) runInContainer(ctx context.Context, req brabo.ExecRequest) (*b
 	if err != nil {
 		return nil, fmt.Errorf("the project folder: %w", err)
 	}
-	if info.Labels[brabo.LabelSettings] != settingsFor(mount).Digest {
+	if want := settingsFor(mount); info.Labels[brabo.LabelSettings] != want.Digest || !want.matches(info) {
 		return gone("it no longer runs with brabo's current settings")
 	}
 	req.Container = &brabo.ContainerTarget{Engine: s.Containers, Name: d.Container, ID: info.ID}
