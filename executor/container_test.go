@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -231,5 +232,21 @@ func TestContainerTerminalGone(t *testing.T) {
 	}
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatal("the command ran on the host")
+	}
+}
+
+// TestContainerTerminalRunsAsTheFolderOwner: the command runs as the user
+// who owns the project folder, not as the container's root.
+func TestContainerTerminalRunsAsTheFolderOwner(t *testing.T) {
+	b := newBox(t, executor.Options{})
+	if err := os.Chown(b.root, 1000, 1000); err != nil {
+		t.Fatal(err)
+	}
+	res := b.must("id -u; id -g; touch mine; stat -c %u mine")
+	if res.ExitCode != 0 || res.Output != "1000\n1000\n1000\n" || res.Detail["user"] != "1000:1000" {
+		t.Fatalf("as the folder's owner: %+v", res)
+	}
+	if fi, err := os.Stat(filepath.Join(b.root, "mine")); err != nil || fi.Sys().(*syscall.Stat_t).Uid != 1000 {
+		t.Fatalf("the file it made, on the host: %v", err)
 	}
 }
