@@ -26,8 +26,8 @@ import (
 // control) and end that group when it returns. Whatever the outcome (the
 // end, a timeout, a cancellation), a second exec runs stopScript, which
 // kills every process of the action: those carrying its BRABO_ACTION_ID,
-// their descendants and their process groups; it reports how many are
-// left, which must be none.
+// their descendants, their process groups and the orphans it left; it
+// reports how many are left, which must be none.
 
 // runWrapper runs $1 with bash in a process group of its own, waits for
 // it, kills what it left in its group and exits with its status. Its own
@@ -43,28 +43,41 @@ kill -9 -- "-$j" 2>/dev/null
 exit "$s"`
 
 // stopScript kills, inside the container, every process of the action $1
-// and prints "brabo-left=N", the number still there after it tried. It is
-// bash with builtins only (the image may have nothing else): it reads
-// /proc, never PID 1 or itself.
+// and prints "brabo-left=N", the number still there after it tried. Its
+// processes are those carrying BRABO_ACTION_ID=$1, their descendants and
+// their process groups, and the orphans it left that also cleared their
+// environment: children of PID 1 outside PID 1's group and session that
+// started within the last $2 clock ticks (the action's time) and carry no
+// other action's id. It is bash with builtins only (the image may have
+// nothing else): it reads /proc, never kills PID 1 or itself.
 const stopScript = `id=$1
 self=$$
+read -r up _ < /proc/uptime; up=${up/./}; since=$(( 10#$up - $2 ))
+read -r line < /proc/1/stat; rest=${line##*) }; read -r _ _ init isid _ <<< "$rest"
+read -r line < /proc/$self/stat; rest=${line##*) }; read -r _ _ mine _ <<< "$rest"
 declare -A pp pg st
 A=()
 scan() {
   pp=(); pg=(); st=(); A=()
-  local d p line rest kv
+  local d p line rest kv other
+  local -a f
   declare -A in=()
   for d in /proc/[0-9]*; do
     p=${d#/proc/}
     [[ $p == "$self" ]] && continue
     read -r line 2>/dev/null < "$d/stat" || continue
     rest=${line##*) }
-    read -r s1 s2 s3 _ <<< "$rest"
-    st[$p]=$s1; pp[$p]=$s2; pg[$p]=$s3
-    [[ $p == 1 || $s1 == Z || $s1 == X ]] && continue
+    read -r -a f <<< "$rest"
+    st[$p]=${f[0]}; pp[$p]=${f[1]}; pg[$p]=${f[2]}
+    [[ $p == 1 || ${f[0]} == Z || ${f[0]} == X ]] && continue
+    other=
     while IFS= read -r -d '' kv; do
       if [[ $kv == "BRABO_ACTION_ID=$id" ]]; then in[$p]=1; break; fi
+      if [[ $kv == BRABO_ACTION_ID=* ]]; then other=1; break; fi
     done 2>/dev/null < "$d/environ"
+    if [[ -z ${in[$p]} && -z $other && ${f[1]} == 1 && ${f[2]} != "$init" && ${f[3]} != "$isid" ]] && (( ${f[19]} >= since )); then
+      in[$p]=1
+    fi
   done
   local grew=1
   while (( grew )); do
@@ -76,8 +89,6 @@ scan() {
   done
   A=("${!in[@]}")
 }
-read -r line < /proc/$self/stat; rest=${line##*) }; read -r _ _ mine _ <<< "$rest"
-read -r line < /proc/1/stat; rest=${line##*) }; read -r _ _ init _ <<< "$rest"
 for round in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
   scan
   (( ${#A[@]} == 0 )) && break
@@ -192,13 +203,14 @@ func (e *Executor) runInContainer(ctx context.Context, req brabo.ExecRequest) (*
 		container = t.Name
 	}
 	limit := e.timeout(p.TimeoutSec, req.Project)
+	began := time.Now()
 	runCtx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	out := newCapBuf(e.opts.MaxOutputBytes)
 	code, runErr := t.Engine.Exec(runCtx, brabo.ContainerExec{Container: container, User: user, Dir: work, Env: env,
 		Cmd: []string{"bash", "-c", runWrapper, "brabo-run", p.Command}, Output: out})
 	// Whatever happened, nothing of the action stays in the container.
-	left, stopErr := e.stopInContainer(t.Engine, container, req.Action.ID)
+	left, stopErr := e.stopInContainer(t.Engine, container, req.Action.ID, time.Since(began))
 	if errors.Is(runErr, brabo.ErrNoContainer) {
 		return &brabo.Result{Code: brabo.CodeContainerGone,
 			Error:  fmt.Sprintf("the project's container %s is gone (%v); nothing ran, and a command meant for the container never runs on the host", t.Name, runErr),
@@ -241,13 +253,17 @@ func (e *Executor) runInContainer(ctx context.Context, req brabo.ExecRequest) (*
 }
 
 // stopInContainer runs stopScript for the action in the container, as
-// root, and returns how many of its processes are left.
-func (e *Executor) stopInContainer(eng brabo.ContainerEngine, container, actionID string) (int, error) {
+// root, and returns how many of its processes are left. elapsed is how
+// long the action has run; a second more is taken as its time, counted
+// on the container's own clock (/proc/uptime), so a remote engine's
+// different boot time does not matter.
+func (e *Executor) stopInContainer(eng brabo.ContainerEngine, container, actionID string, elapsed time.Duration) (int, error) {
+	ticks := strconv.FormatInt(int64(elapsed/(10*time.Millisecond))+100, 10)
 	ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
 	defer cancel()
 	out := newCapBuf(4 << 10)
 	code, err := eng.Exec(ctx, brabo.ContainerExec{Container: container, User: "0:0", Dir: "/",
-		Cmd: []string{"bash", "-c", stopScript, "brabo-stop", actionID}, Output: out})
+		Cmd: []string{"bash", "-c", stopScript, "brabo-stop", actionID, ticks}, Output: out})
 	if errors.Is(err, brabo.ErrNoContainer) {
 		return 0, nil // no container, no process of it
 	}

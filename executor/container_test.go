@@ -206,7 +206,7 @@ func TestContainerTerminalLeavesNothing(t *testing.T) {
 		t.Fatalf("after a cancellation the container still runs:\n%s", ps)
 	}
 
-	res = b.must("sleep 305 & setsid sleep 306 & (set -m; sleep 307 &) ; echo done")
+	res = b.must("sleep 305 & setsid sleep 306 & (set -m; sleep 307 &) ; (setsid env -i sleep 308 &) ; echo done")
 	if res.ExitCode != 0 || res.Output != "done\n" || res.Error != "" {
 		t.Fatalf("a command that leaves processes: %+v", res)
 	}
