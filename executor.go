@@ -17,6 +17,9 @@ type ExecRequest struct {
 	// process group for the action (a terminal command, each git step),
 	// so the caller can record where the action runs while it runs.
 	Started func(ProcessGroup)
+	// Container, when set, is the project's running container a terminal
+	// action runs in instead of the host (container.go).
+	Container *ContainerTarget
 }
 
 // Executor runs approved actions and returns their real result.

@@ -149,6 +149,11 @@ type Tx interface {
 	// never was). It signals AuthSignal on commit.
 	RevokeSession(ctx context.Context, memberID, sessionID string, at time.Time) (bool, error)
 
+	// InfraAgent is the id of the project's infra agent (ADR 0190), ""
+	// when it has none; SetInfraAgent names it ("" for none).
+	InfraAgent(ctx context.Context, projectID string) (string, error)
+	SetInfraAgent(ctx context.Context, projectID, agentID string) error
+
 	PutAutonomy(ctx context.Context, a AgentAutonomy) error
 	Autonomy(ctx context.Context, agentID string) ([]AgentAutonomy, error)
 	// DeleteAutonomy removes the agent's rule for a.ActionType if and only

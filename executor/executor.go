@@ -192,6 +192,9 @@ func (e *Executor) Execute(ctx context.Context, req brabo.ExecRequest) (res *bra
 	e.mu.RLock()
 	r := e.runners[t]
 	e.mu.RUnlock()
+	if t == brabo.Terminal && req.Container != nil {
+		r = e.runInContainer // the project's container, not the host (container.go)
+	}
 	if r == nil {
 		return nil, &NoRunnerError{Type: t}
 	}

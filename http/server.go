@@ -84,6 +84,7 @@ var routes = []route{
 	{"GET", "/v1/projects/{project}", (*Server).getProject},
 	{"PATCH", "/v1/projects/{project}", (*Server).patchProject},
 	{"PUT", "/v1/projects/{project}/container", (*Server).putContainer},
+	{"PUT", "/v1/projects/{project}/infra-agent", (*Server).putInfraAgent},
 	{"POST", "/v1/projects/{project}/members", (*Server).createMember},
 	{"POST", "/v1/projects/{project}/agents", (*Server).createAgent},
 	{"GET", "/v1/projects/{project}/agents", (*Server).listAgents},
@@ -200,6 +201,12 @@ var codeStatus = map[brabo.Code]int{
 	brabo.CodeInvalidProject:       http.StatusBadRequest,
 	brabo.CodeNeedsApproval:        http.StatusConflict,
 	"conflict":                     http.StatusConflict,
+
+	// The container path (container.go).
+	brabo.CodeNotContainerProject:     http.StatusConflict,
+	brabo.CodeContainerAlreadyRunning: http.StatusConflict,
+	brabo.CodeNoContainerEngine:       http.StatusConflict,
+	brabo.CodeNotInfraAgent:           http.StatusForbidden,
 }
 
 // writeError answers {code, message}; an unexpected error is a 500 whose

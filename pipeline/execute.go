@@ -110,6 +110,12 @@ func (s *Service) runExecutor(ctx context.Context, req brabo.ExecRequest) (res *
 	if isContainerType(req.Action.Type) {
 		return s.runContainer(ctx, req) // the engine, with the lifecycle row (containers.go)
 	}
+	if req.Action.Type == brabo.ContainerHandoff {
+		return s.runHandoff(ctx, req) // the seed, then the start (containerhandoff.go)
+	}
+	if req.Action.Type == brabo.Terminal && req.Action.Decision.Container != "" {
+		return s.runInContainer(ctx, req) // there or nowhere (containerfloor.go)
+	}
 	return s.Executor.Execute(ctx, req)
 }
 

@@ -283,6 +283,9 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 	if err != nil {
 		return nil, err
 	}
+	if err := s.refuseContainer(ctx, req, project); err != nil {
+		return nil, err // before anything is queued (containerfloor.go)
+	}
 	scope, scopeErr := s.ScopeRoot(project)
 	if req.Type == brabo.WriteFile && scopeErr == nil {
 		if err := checkPermissionsWrite(scope.Root, req.Payload); err != nil {
@@ -296,6 +299,13 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 		AgentAllow: s.agentRules(req.Actor.id(), patterns),
 		Tool:       req.Payload.Tool, McpMapped: policy.McpToolMapped(project.McpTools, req.Payload.Tool),
 	}
+	// The container floor only where the container path exists
+	// (containerfloor.go).
+	var fl floor
+	if req.Type == brabo.Terminal && scopeErr == nil {
+		fl = s.floorFor(ctx, project, scope.Root, req.Execution != nil && req.Execution.Mode == brabo.ExecutionExternal)
+	}
+	in.ContainerRunning = fl.applies
 	var st *TrustState
 	if scopeErr == nil {
 		// The file on disk, or the trusted version while the file waits
@@ -308,6 +318,7 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 		in.Scope.Root = "" // Decide asks a human for what it cannot scope
 	}
 	d := policy.Decide(in)
+	fl.applyFloor(&d)
 	if st != nil && st.Held() {
 		d.Reason += heldReason(st)
 	}

@@ -374,6 +374,8 @@ func typedCap(typ brabo.ActionType) (string, bool) {
 		return "cap: raise_max_parallel", true
 	case brabo.ContainerRemove:
 		return "cap: container_remove", true
+	case brabo.ContainerHandoff:
+		return "cap: container_handoff", true
 	}
 	return "", false
 }
