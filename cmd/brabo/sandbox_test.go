@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -47,6 +48,16 @@ type attackScene struct {
 func newScene(t *testing.T, env []string, args ...string) *attackScene {
 	t.Helper()
 	base, _ := filepath.EvalSymlinks(t.TempDir())
+	sc := layScene(t, base)
+	sc.srv = startServeEnv(t, sc.data, append([]string{"HOME=" + sc.home, "OPENAI_API_KEY=sk-server-secret"}, env...), args...)
+	sc.register(t)
+	return sc
+}
+
+// layScene lays the scene's files out under base.
+func layScene(t *testing.T, base string) *attackScene {
+	t.Helper()
+	os.MkdirAll(base, 0o755)
 	sc := &attackScene{root: filepath.Join(base, "proj"), other: filepath.Join(base, "other"), data: filepath.Join(base, "data"),
 		home: filepath.Join(base, "home"), log: filepath.Join(base, "log", "brabo.log"), engineSock: filepath.Join(base, "engine", "podman.sock")}
 	for _, d := range []string{sc.root, sc.other, filepath.Join(sc.home, ".config", "brabo", "hooks"), filepath.Join(sc.home, ".ssh"),
@@ -81,13 +92,17 @@ func newScene(t *testing.T, env []string, args ...string) *attackScene {
 	sc.secretIn = filepath.Join(sc.data, "brabo.db")
 	os.Symlink(sc.data, filepath.Join(sc.root, "datalink"))
 	os.Symlink(filepath.Join(sc.home, ".ssh"), filepath.Join(sc.root, "sshlink"))
-	sc.srv = startServeEnv(t, sc.data, append([]string{"HOME=" + sc.home, "OPENAI_API_KEY=sk-server-secret"}, env...), args...)
+	return sc
+}
+
+// register makes the two projects and the agent on the scene's server.
+func (sc *attackScene) register(t *testing.T) {
+	t.Helper()
 	admin := sc.srv.token
 	p := sc.srv.must(t, "POST", "/v1/projects", admin, map[string]any{"slug": "proj", "mode": "local", "root": sc.root}, 201)
 	sc.project = p["id"].(string)
 	sc.srv.must(t, "POST", "/v1/projects", admin, map[string]any{"slug": "other", "mode": "local", "root": sc.other}, 201)
 	sc.agent = sc.srv.must(t, "POST", "/v1/projects/"+sc.project+"/agents", admin, map[string]any{"name": "coder"}, 201)["token"].(string)
-	return sc
 }
 
 // npmTest writes attack.sh and proposes `npm test` as the agent; it
@@ -175,4 +190,140 @@ func attacks(t *testing.T, sc *attackScene) {
 func TestSandboxStopsTheAttacks(t *testing.T) {
 	needSandbox(t)
 	attacks(t, newScene(t, nil))
+}
+
+// TestSandboxStopsTheAttacksOfAnUnprivilegedServer: the server runs as a
+// user that is not root (the attacks' target then runs as the same uid
+// as the command: only the namespaces hide it).
+func TestSandboxStopsTheAttacksOfAnUnprivilegedServer(t *testing.T) {
+	needSandbox(t)
+	if os.Geteuid() != 0 {
+		t.Skip("the test switches to another user: it runs as root")
+	}
+	const uid = 4242
+	base, err := os.MkdirTemp("", "brabo-sandbox-user-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	os.Chmod(base, 0o755)
+	base, _ = filepath.EvalSymlinks(base)
+	sc := layScene(t, filepath.Join(base, "scene"))
+	bin := filepath.Join(base, "bin", "brabo")
+	os.MkdirAll(filepath.Dir(bin), 0o755)
+	if b, err := os.ReadFile(braboBin); err != nil || os.WriteFile(bin, b, 0o755) != nil {
+		t.Fatal("copying brabo:", err)
+	}
+	tmp := filepath.Join(base, "tmp")
+	os.MkdirAll(tmp, 0o755)
+	if out, err := exec.Command("chown", "-R", strconv.Itoa(uid)+":"+strconv.Itoa(uid), filepath.Join(base, "scene"), tmp).CombinedOutput(); err != nil {
+		t.Fatalf("chown: %v %s", err, out)
+	}
+	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--log-level", "warn", "--data", sc.data)
+	cmd.Dir = tmp
+	cmd.Env = append(os.Environ(), "BRABO_DB=", "TMPDIR="+tmp, "HOME="+sc.home, "OPENAI_API_KEY=sk-server-secret", "XDG_RUNTIME_DIR=")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: uid}}
+	sc.srv = runServeCmd(t, cmd)
+	sc.register(t)
+	attacks(t, sc)
+}
+
+// noBwrapPath is a PATH holding every program of the system's folders but
+// bubblewrap: a machine without it.
+func noBwrapPath(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, src := range filepath.SplitList(os.Getenv("PATH")) {
+		ents, _ := os.ReadDir(src)
+		for _, e := range ents {
+			if e.Name() == "bwrap" {
+				continue
+			}
+			os.Symlink(filepath.Join(src, e.Name()), filepath.Join(dir, e.Name())) // the first one wins
+		}
+	}
+	return dir
+}
+
+// TestWithoutBwrapTerminalActionsAsk: on a machine without bubblewrap the
+// seeded npm test is not auto-approved: it waits for a human, and its
+// reason (the card's sentence) says why; /healthz says so too.
+func TestWithoutBwrapTerminalActionsAsk(t *testing.T) {
+	sc := newScene(t, []string{"PATH=" + noBwrapPath(t)})
+	a := sc.npmTest(t, "echo ran > ran.txt\n")
+	if a["status"] != "pending" || !strings.Contains(a["reason"].(string), "runs unsandboxed: bubblewrap is not available") {
+		t.Fatalf("without bwrap npm test = %v, %v; want pending, saying why", a["status"], a["reason"])
+	}
+	if _, err := os.Stat(filepath.Join(sc.root, "ran.txt")); err == nil {
+		t.Fatal("the command ran without a human")
+	}
+	if h := health(t, sc.srv); h["sandbox"] != "runs unsandboxed: bubblewrap is not available" {
+		t.Errorf("/healthz = %v", h)
+	}
+	if !strings.Contains(strings.Join(sc.srv.out, "\n"), "Sandbox: unavailable") {
+		t.Errorf("the start did not say the sandbox is missing:\n%s", strings.Join(sc.srv.out, "\n"))
+	}
+	// Approved by a human, it runs (unsandboxed, as the card said).
+	got := sc.srv.must(t, "POST", "/v1/actions/"+a["id"].(string)+"/approve", sc.srv.token, nil, 200)
+	if b, _ := os.ReadFile(filepath.Join(sc.root, "ran.txt")); string(b) != "ran\n" {
+		t.Errorf("the approved command did not run: %v", got)
+	}
+}
+
+// TestNoSandboxRunsAndSaysSo: --no-sandbox runs the seeded npm test at
+// once, outside the sandbox, and says so at start, in /healthz and in the
+// action's reason.
+func TestNoSandboxRunsAndSaysSo(t *testing.T) {
+	sc := newScene(t, nil, "--no-sandbox")
+	a := sc.npmTest(t, "cat "+sc.home+"/.ssh/id_ed25519\n")
+	if a["status"] != "executed" || !strings.Contains(a["reason"].(string), "runs unsandboxed: brabo serve --no-sandbox") {
+		t.Fatalf("--no-sandbox npm test = %v, %v", a["status"], a["reason"])
+	}
+	if out := output(t, a); !strings.Contains(out, "PRIVATE KEY") {
+		t.Errorf("unsandboxed, the command reads what brabo's user reads; output:\n%s", out)
+	}
+	if h := health(t, sc.srv); h["sandbox"] != "runs unsandboxed: brabo serve --no-sandbox" {
+		t.Errorf("/healthz = %v", h)
+	}
+	if !strings.Contains(strings.Join(sc.srv.out, "\n"), "Sandbox: OFF (--no-sandbox)") {
+		t.Errorf("the start did not say the sandbox is off:\n%s", strings.Join(sc.srv.out, "\n"))
+	}
+}
+
+// TestSandboxedHealthAndDBFile: a sandboxed server says so in /healthz,
+// and --db-file reads the database URL from a file (a missing or empty
+// one is refused, naming the flag).
+func TestSandboxedHealthAndDBFile(t *testing.T) {
+	needSandbox(t)
+	sc := newScene(t, nil)
+	if h := health(t, sc.srv); h["sandbox"] != "bubblewrap" {
+		t.Errorf("/healthz = %v", h)
+	}
+	empty := filepath.Join(t.TempDir(), "db-url")
+	os.WriteFile(empty, []byte("\n"), 0o600)
+	for _, f := range []string{empty, filepath.Join(t.TempDir(), "missing")} {
+		r := runBounded(t, "migrate", "--data", t.TempDir(), "--db-file", f)
+		if r.code == 0 || !strings.Contains(r.stderr, "--db-file") {
+			t.Errorf("--db-file %s: %+v", f, r)
+		}
+	}
+	pg := os.Getenv("BRABO_TEST_POSTGRES")
+	if pg == "" {
+		return
+	}
+	url := filepath.Join(t.TempDir(), "db-url")
+	os.WriteFile(url, []byte(pg+"\n"), 0o600)
+	if r := runBounded(t, "migrate", "--data", t.TempDir(), "--db-file", url); r.code != 0 {
+		t.Errorf("--db-file with a PostgreSQL URL: %+v", r)
+	}
+}
+
+// health reads /healthz.
+func health(t *testing.T, srv *server) map[string]any {
+	t.Helper()
+	status, h, err := srv.call("GET", "/healthz", "", nil)
+	if err != nil || status != 200 {
+		t.Fatalf("/healthz: %d %v", status, err)
+	}
+	return h
 }
