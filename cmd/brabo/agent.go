@@ -66,7 +66,7 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 		*workspaces = filepath.Join(data, "workspaces")
 	}
 	ws, _ := filepath.Abs(*workspaces)
-	sb, unsandboxed := sandboxing(false, log, io.Discard)
+	sb, unsandboxed := sandboxing(false, sf.hidden(), log, io.Discard)
 	ex := newExecutor(procenv.Filter(os.Environ(), strings.Split(*passEnv, ",")), data, store, sb)
 	svc := &pipeline.Service{Store: store, WorkspacesRoot: ws, Log: log, Executor: ex, Unsandboxed: unsandboxed}
 	svc.Protect = protection(data, procenv.Filter(os.Environ(), strings.Split(*passEnv, ",")))

@@ -52,7 +52,10 @@ func landlockStatus(log *slog.Logger) string {
 // run outside one, why (pipeline.Service.Unsandboxed): --no-sandbox (the
 // operator's choice, said at start), or a machine where bubblewrap cannot
 // run one (said at start and logged; terminal actions then ask a human).
-func sandboxing(noSandbox bool, log *slog.Logger, stdout io.Writer) (*sandbox.Sandbox, string) {
+//
+// hide are paths of the server's no command may read though they lie in a
+// system folder the sandbox binds (the --db-file in /etc).
+func sandboxing(noSandbox bool, hide []string, log *slog.Logger, stdout io.Writer) (*sandbox.Sandbox, string) {
 	if noSandbox {
 		fmt.Fprintln(stdout, "Sandbox: OFF (--no-sandbox): the agents' commands run unsandboxed; they can read what brabo's user reads, reach the network and other projects; every card says so")
 		log.Warn("--no-sandbox: the agents' commands run unsandboxed")
@@ -63,7 +66,7 @@ func sandboxing(noSandbox bool, log *slog.Logger, stdout io.Writer) (*sandbox.Sa
 		log.Error("the sandbox needs brabo's own binary", "err", err)
 		return nil, pipeline.UnsandboxedMissing
 	}
-	sb := &sandbox.Sandbox{Helper: self}
+	sb := &sandbox.Sandbox{Helper: self, Hide: hide}
 	if err := sb.Check(); err != nil {
 		fmt.Fprintf(stdout, "Sandbox: unavailable (%v): every terminal action asks a human, and its card says it runs unsandboxed\n", err)
 		log.Warn("bubblewrap cannot run a sandbox here: terminal actions are never auto-approved", "err", err)

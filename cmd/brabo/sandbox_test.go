@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/brabo-dev/brabo/store/storetest"
 	"net"
 	"os"
 	"os/exec"
@@ -326,4 +327,26 @@ func health(t *testing.T, srv *server) map[string]any {
 		t.Fatalf("/healthz: %d %v", status, err)
 	}
 	return h
+}
+
+// TestSandboxStopsTheAttacksPostgres: the same attacks against a server
+// on PostgreSQL whose URL (with its password, in production) comes from
+// --db-file, off the command line; the attacks also look for the URL in
+// the server's command line and for the file itself.
+func TestSandboxStopsTheAttacksPostgres(t *testing.T) {
+	needSandbox(t)
+	db := storetest.PostgresURL(t)
+	urlFile := filepath.Join(t.TempDir(), "db-url")
+	if err := os.WriteFile(urlFile, []byte(db+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sc := newScene(t, nil, "--db-file", urlFile)
+	if b, _ := os.ReadFile("/proc/" + strconv.Itoa(sc.srv.cmd.Process.Pid) + "/cmdline"); strings.Contains(string(b), "postgres://") {
+		t.Errorf("the database URL is on the server's command line: %q", b)
+	}
+	attacks(t, sc)
+	out := output(t, sc.npmTest(t, probe("urlfile", "cat "+urlFile)))
+	if !strings.Contains(out, "urlfile=denied\n") {
+		t.Errorf("the database URL file is readable:\n%s", out)
+	}
 }

@@ -40,6 +40,19 @@ func (f *storeFlags) register(fl *flag.FlagSet) {
 	fl.StringVar(&f.dbFile, "db-file", os.Getenv("BRABO_DB_FILE"), "a file holding the database URL (its first line), so that no password is on a command line (env BRABO_DB_FILE)")
 }
 
+// hidden are the store's files no sandboxed command may read even where
+// the sandbox binds their folder: the --db-file.
+func (f *storeFlags) hidden() []string {
+	if f.dbFile == "" {
+		return nil
+	}
+	abs, err := filepath.Abs(f.dbFile)
+	if err != nil {
+		return nil
+	}
+	return []string{abs}
+}
+
 // loadDBFile reads --db-file into db, once; giving both is refused.
 func (f *storeFlags) loadDBFile() error {
 	if f.loaded || f.dbFile == "" {
@@ -288,7 +301,7 @@ func serve(sf storeFlags, lim limits, cf containerFlags, addr, workspaces, publi
 	if err := os.MkdirAll(workspaces, 0o755); err != nil {
 		return fmt.Errorf("--workspaces: %w", err)
 	}
-	sb, unsandboxed := sandboxing(noSandbox, log, stdout)
+	sb, unsandboxed := sandboxing(noSandbox, sf.hidden(), log, stdout)
 	ex := newExecutor(env, dataAbs, store, sb)
 	svc := &pipeline.Service{Store: store, Executor: ex, Repo: ex, WorkspacesRoot: workspaces, Log: log,
 		MaxPending: lim.maxPending, MaxRunning: lim.maxRunning, Unsandboxed: unsandboxed, UnsandboxedChosen: noSandbox}

@@ -32,6 +32,9 @@ type Sandbox struct {
 	// (DefaultUID when 0). A process that is not root runs them as
 	// itself.
 	UID, GID int
+	// Hide are host paths no command may read (the --db-file), masked
+	// when they lie in a system folder the sandbox binds (Spec.Hide).
+	Hide []string
 	// NoLandlock leaves Landlock out inside the sandbox (where the kernel
 	// has it, the command runs under the launcher).
 	NoLandlock bool
@@ -108,6 +111,7 @@ func (s *Sandbox) Prepare(spec Spec, argv []string) (*Prepared, error) {
 	if spec.Launcher == "" && !s.NoLandlock {
 		spec.Launcher = s.Helper
 	}
+	spec.Hide = append(append([]string(nil), spec.Hide...), s.Hide...)
 	pl, err := build(spec)
 	if err != nil {
 		return nil, err

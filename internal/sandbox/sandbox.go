@@ -67,6 +67,10 @@ type Spec struct {
 	// an allow-list (internal/procenv); HOME and TMPDIR are set to the
 	// sandbox's own.
 	Env []string
+	// Hide are more host paths the command must not read, masked when
+	// they lie in a system folder it gets (the --db-file, in /etc);
+	// Sandbox.Hide is added to them.
+	Hide []string
 	// Launcher, when set, is the host path of brabo's binary, bound
 	// read-only at LauncherPath so that Landlock can be applied inside.
 	Launcher string
@@ -124,20 +128,13 @@ func build(s Spec) (*plan, error) {
 	for _, d := range libs {
 		p.system(d)
 	}
-	for _, f := range etcSecrets {
-		if _, err := os.Lstat(filepath.Join("/etc", f)); err == nil {
-			add("--ro-bind", os.DevNull, filepath.Join("/etc", f))
-		}
+	hide := make([]string, 0, len(etcSecrets)+len(etcSecretDirs)+len(s.Hide))
+	for _, f := range append(append([]string(nil), etcSecrets...), etcSecretDirs...) {
+		hide = append(hide, filepath.Join("/etc", f))
 	}
-	for _, d := range etcSecretDirs {
-		if fi, err := os.Stat(filepath.Join("/etc", d)); err == nil && fi.IsDir() {
-			add("--tmpfs", filepath.Join("/etc", d))
-		}
-	}
-	if keys, _ := filepath.Glob("/etc/ssh/ssh_host_*"); len(keys) > 0 {
-		for _, k := range keys {
-			add("--ro-bind", os.DevNull, k)
-		}
+	keys, _ := filepath.Glob("/etc/ssh/ssh_host_*")
+	for _, h := range append(append(hide, keys...), s.Hide...) {
+		p.mask(h)
 	}
 	add("--dev", "/dev")
 	add("--proc", "/proc")
@@ -206,6 +203,35 @@ func build(s Spec) (*plan, error) {
 	add("--chdir", dir)
 	p.mapped = outermost(p.mapped)
 	return p, nil
+}
+
+// mask hides path when it lies in one of the system folders bound in (a
+// --db-file in /etc): /dev/null over a file, an empty tmpfs over a
+// folder; nothing for a path that does not exist or lies elsewhere (it is
+// absent from the sandbox anyway).
+func (p *plan) mask(path string) {
+	if !filepath.IsAbs(path) {
+		return
+	}
+	path = filepath.Clean(path)
+	if r, err := filepath.EvalSymlinks(path); err == nil {
+		path = r
+	}
+	in := false
+	for _, d := range systemRO {
+		in = in || within(path, d)
+	}
+	if !in && !strings.HasPrefix(path, "/lib") {
+		return
+	}
+	fi, err := os.Stat(path)
+	switch {
+	case err != nil:
+	case fi.IsDir():
+		p.ops = append(p.ops, op{"--tmpfs", []string{path}})
+	default:
+		p.ops = append(p.ops, op{"--ro-bind", []string{os.DevNull, path}})
+	}
 }
 
 // system adds a system folder of the allow-list: read-only, or the same

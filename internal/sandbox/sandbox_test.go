@@ -307,3 +307,20 @@ func TestArgsBuildTheRootFromTheAllowList(t *testing.T) {
 		t.Error("a relative root was accepted")
 	}
 }
+
+// TestHideMasksAFileInASystemFolder: a server file in /etc (a --db-file)
+// reads as empty inside.
+func TestHideMasksAFileInASystemFolder(t *testing.T) {
+	sb := need(t)
+	f, err := os.CreateTemp("/etc", "brabo-test-db-url-*")
+	if err != nil {
+		t.Skip("cannot write in /etc:", err)
+	}
+	t.Cleanup(func() { os.Remove(f.Name()) })
+	f.WriteString("postgres://secret")
+	f.Close()
+	out := run(t, sb, Spec{Root: project(t), Hide: []string{f.Name()}}, "cat "+f.Name()+"; echo end")
+	if strings.Contains(out, "secret") || !strings.Contains(out, "end") {
+		t.Errorf("the hidden file reads:\n%s", out)
+	}
+}
