@@ -68,7 +68,11 @@ func (e *Executor) runIn(ctx context.Context, prep *sandbox.Prepared, dir string
 	}
 	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
 	cmd.WaitDelay = e.opts.WaitDelay
-	if err := e.start(ctx, cmd); err != nil {
+	err = e.start(ctx, cmd)
+	if prep != nil {
+		prep.Started()
+	}
+	if err != nil {
 		pr.Close()
 		pw.Close()
 		if ctx.Err() != nil {
@@ -85,6 +89,12 @@ func (e *Executor) runIn(ctx context.Context, prep *sandbox.Prepared, dir string
 
 	_ = procs.Wait(cmd)
 	_ = killGroup(cmd.Process.Pid)
+	if prep != nil {
+		// bwrap returns as its command exits; the rest of the namespace
+		// ends a moment later, and nothing of it may be left when the
+		// action's integrity check looks.
+		prep.Wait(e.opts.WaitDelay)
+	}
 	select {
 	case <-done:
 	case <-time.After(pipeGrace):

@@ -58,6 +58,11 @@ type Prepared struct {
 	Cloneflags uintptr
 	// Write are the folders Landlock lets the command write in.
 	Write []string
+	// info is the read end of bwrap's --info-fd, where it writes the pid
+	// of the namespace's first process (Wait).
+	info *os.File
+	pid  chan int
+	kept []*os.File // the Sandbox's user namespaces among ExtraFiles
 }
 
 // Apply sets cmd up to run the prepared command: its path, arguments,
@@ -122,7 +127,13 @@ func (s *Sandbox) Prepare(spec Spec, argv []string) (*Prepared, error) {
 		}
 	}
 	out := &Prepared{Env: spec.env(), Write: pl.write}
-	bargs := pl.render(argv)
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, &Error{Reason: "the info pipe", Err: err}
+	}
+	out.info = r
+	out.ExtraFiles = append(out.ExtraFiles, w) // fd 3 in the first process
+	bargs := append([]string{"--info-fd", "3"}, pl.render(argv)...)
 	if os.Geteuid() != 0 {
 		out.Path, out.Args = bw, append([]string{bw}, bargs...)
 		return out, nil
@@ -148,6 +159,7 @@ func (s *Sandbox) Prepare(spec Spec, argv []string) (*Prepared, error) {
 			fd = 3 + len(out.ExtraFiles)
 			fds[owner] = fd
 			out.ExtraFiles = append(out.ExtraFiles, f)
+			out.kept = append(out.kept, f)
 		}
 		args = append(args, "-m", m, strconv.Itoa(fd))
 	}
@@ -217,7 +229,9 @@ func (s *Sandbox) check() error {
 	}
 	cmd := &exec.Cmd{}
 	p.Apply(cmd)
-	if out, err := procsOutput(cmd); err != nil {
+	out, err := procsOutput(cmd)
+	p.Started()
+	if err != nil {
 		return fmt.Errorf("%w: a trivial sandboxed command failed: %v: %s", ErrUnavailable, err, trim(out))
 	}
 	return nil

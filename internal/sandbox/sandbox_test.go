@@ -17,6 +17,8 @@ import (
 
 // TestMain lets the test binary be the root helper and the Landlock
 // launcher, as brabo's main does.
+var testArgs0 = os.Args[0]
+
 func TestMain(m *testing.M) {
 	if IsHelper(os.Args) {
 		Main(os.Args)
@@ -57,6 +59,7 @@ func run(t *testing.T, sb *Sandbox, spec Spec, script string) string {
 	cmd := &exec.Cmd{}
 	p.Apply(cmd)
 	out, _ := procsOutput(cmd)
+	p.Started()
 	return string(out)
 }
 
