@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -172,7 +173,7 @@ func stage(args []string) ([]string, error) {
 		if i+n >= len(args) {
 			return nil, fmt.Errorf("bwrap option %s lacks its operands", a)
 		}
-		if a == "--bind" || a == "--ro-bind" {
+		if (a == "--bind" || a == "--ro-bind") && !reachable(args[i+1]) {
 			var st unix.Stat_t
 			if err := unix.Stat(args[i+1], &st); err != nil {
 				return nil, fmt.Errorf("bind source %s: %w", args[i+1], err)
@@ -210,6 +211,20 @@ func stage(args []string) ([]string, error) {
 		out[s.at] = at
 	}
 	return out, nil
+}
+
+// reachable reports whether the unprivileged user reaches src as it is:
+// the system folders, /dev/null. Staging them would only cost time.
+func reachable(src string) bool {
+	if src == os.DevNull {
+		return true
+	}
+	for _, d := range systemRO {
+		if within(src, d) {
+			return true
+		}
+	}
+	return strings.HasPrefix(src, "/lib")
 }
 
 func slicesContains(s []string, v string) bool {
