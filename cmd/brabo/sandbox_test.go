@@ -29,8 +29,13 @@ func needSandbox(t *testing.T) {
 		}
 		t.Skip(err)
 	}
-	if _, err := exec.LookPath("npm"); err != nil {
-		t.Skip("npm is not installed:", err)
+	for _, tool := range []string{"npm", "python3"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("BRABO_REQUIRE_SANDBOX") != "" {
+				t.Fatalf("BRABO_REQUIRE_SANDBOX is set and %s, which the attacks run, is missing: %v", tool, err)
+			}
+			t.Skip(tool, "is not installed:", err)
+		}
 	}
 }
 
@@ -143,6 +148,9 @@ func attacks(t *testing.T, sc *attackScene) {
 	host, port, _ := net.SplitHostPort(api)
 	script := "" +
 		probe("write", "echo ok > made.txt") +
+		// The socket probes need python3 inside: a missing one would
+		// read as a refused connection.
+		probe("python", "python3 -c pass") +
 		probe("environ", "grep -a OPENAI /proc/"+pid+"/environ") +
 		probe("cmdline", "cat /proc/"+pid+"/cmdline") +
 		probe("procself", "grep -a -q server-secret /proc/self/environ") +
@@ -169,7 +177,7 @@ func attacks(t *testing.T, sc *attackScene) {
 		"(setsid bash -c 'sleep 1; echo late > " + sc.root + "/late.txt' &)\n" +
 		"(env -i setsid bash -c 'sleep 1; echo late > " + sc.root + "/permissions.json' &)\n"
 	out := output(t, sc.npmTest(t, script))
-	want := map[string]string{"write": "ok", "environ": "denied", "cmdline": "denied", "procself": "denied", "shadow": "denied",
+	want := map[string]string{"write": "ok", "python": "ok", "environ": "denied", "cmdline": "denied", "procself": "denied", "shadow": "denied",
 		"hooks": "denied", "ssh": "denied", "data": "denied", "db": "denied", "other": "denied", "log": "denied",
 		"api": "denied", "pgtcp": "denied", "pgsock": "denied", "engine": "denied", "perms": "denied", "gitconfig": "denied",
 		"hook": "denied", "claude": "denied", "claudemd": "denied", "datalink": "denied", "sshlink": "denied"}
