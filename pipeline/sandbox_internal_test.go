@@ -15,15 +15,15 @@ func TestUnsandboxedAsksAndSaysWhy(t *testing.T) {
 	auto := brabo.Decision{Policy: brabo.AutoApprove, Reason: "permissions.json allow: Terminal(npm test)"}
 	cases := []struct {
 		name   string
-		s      Service
+		s      *Service
 		t      brabo.ActionType
 		policy brabo.Policy
 		says   string
 	}{
-		{"sandboxed", Service{}, brabo.Terminal, brabo.AutoApprove, ""},
-		{"missing", Service{Unsandboxed: UnsandboxedMissing}, brabo.Terminal, brabo.RequireApproval, UnsandboxedMissing},
-		{"chosen", Service{Unsandboxed: UnsandboxedChosen, UnsandboxedChosen: true}, brabo.Terminal, brabo.AutoApprove, UnsandboxedChosen},
-		{"write_file", Service{Unsandboxed: UnsandboxedMissing}, brabo.WriteFile, brabo.AutoApprove, ""},
+		{"sandboxed", &Service{}, brabo.Terminal, brabo.AutoApprove, ""},
+		{"missing", &Service{Unsandboxed: UnsandboxedMissing}, brabo.Terminal, brabo.RequireApproval, UnsandboxedMissing},
+		{"chosen", &Service{Unsandboxed: UnsandboxedChosen, UnsandboxedChosen: true}, brabo.Terminal, brabo.AutoApprove, UnsandboxedChosen},
+		{"write_file", &Service{Unsandboxed: UnsandboxedMissing}, brabo.WriteFile, brabo.AutoApprove, ""},
 	}
 	for _, c := range cases {
 		d := c.s.unsandboxed(c.t, auto)
