@@ -51,7 +51,7 @@ func (s *Service) execute(ctx context.Context, a *brabo.ProposedAction, p *brabo
 		}
 		sn := takeSnapshot(scope.Root)
 		res, err = s.runExecutor(ctx, brabo.ExecRequest{Action: a, Project: p, Root: scope.Root, Credential: cred, PR: pr,
-			Started: s.running(ctx, a)})
+			MayWriteProtected: allowed, Started: s.running(ctx, a)})
 		if res == nil {
 			res = &brabo.Result{}
 		}

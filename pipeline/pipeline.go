@@ -73,6 +73,13 @@ type Service struct {
 	StopGrace     time.Duration
 	started       time.Time
 
+	// Unsandboxed, when set, says terminal commands run outside the
+	// sandbox (sandbox.go: UnsandboxedMissing, UnsandboxedChosen): every
+	// terminal decision's reason says it, and unless UnsandboxedChosen
+	// (the operator's --no-sandbox) none is auto-approved.
+	Unsandboxed       string
+	UnsandboxedChosen bool
+
 	fileLocks  sync.Map     // permissions.json path → *sync.Mutex
 	diskCache  sync.Map     // permissions.json path → *diskFile, its last read (trust.go)
 	trustCache trustedRules // trusted contents compiled, by hash
@@ -325,6 +332,7 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 	if scopeErr != nil && d.Policy == brabo.AutoApprove {
 		d.Policy, d.Reason = brabo.RequireApproval, "scope: invalid project folder: "+scopeErr.Error()
 	}
+	d = s.unsandboxed(req.Type, d)
 	a := &brabo.ProposedAction{
 		ID: NewID("act"), ProjectID: project.ID, Type: req.Type, Payload: req.Payload,
 		ActorID: req.Actor.id(), ActorKind: req.Actor.kind(), PrincipalID: principal,

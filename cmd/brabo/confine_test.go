@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/brabo-dev/brabo/internal/sandbox"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -104,7 +105,15 @@ func TestAutoApprovedGoTestIsConfined(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the test wrote no results inside the project: %v; result %v", err, a["result"])
 	}
-	for _, want := range []string{"data=denied", "gitconfig=denied", "sibling=denied", "readdb=denied", "inside=ok"} {
+	want := []string{"data=denied", "gitconfig=denied", "sibling=denied", "readdb=denied", "inside=ok"}
+	if sandbox.Available() == nil {
+		// In the sandbox the data folder's path is only the way to the
+		// project's cache, on the sandbox's own /tmp: a write there lands
+		// in that tmpfs, gone with the action (the host file is checked
+		// below).
+		want = want[1:]
+	}
+	for _, want := range want {
 		if !strings.Contains(string(results), want+"\n") {
 			t.Errorf("results lack %s:\n%s", want, results)
 		}

@@ -18,6 +18,7 @@ import (
 	"os"
 
 	"github.com/brabo-dev/brabo/internal/confine"
+	"github.com/brabo-dev/brabo/internal/sandbox"
 )
 
 func main() {
@@ -25,6 +26,12 @@ func main() {
 	// itself this way to run a terminal command under Landlock.
 	if confine.IsLauncher(os.Args) {
 		confine.Main(os.Args)
+	}
+	// The sandbox's root helper (internal/sandbox): brabo under root
+	// starts itself this way to map a project folder to the sandbox's
+	// unprivileged user and start bubblewrap as that user.
+	if sandbox.IsHelper(os.Args) {
+		sandbox.Main(os.Args)
 	}
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
