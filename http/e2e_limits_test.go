@@ -99,7 +99,7 @@ func TestAnAgentsPendingActionsAreCapped(t *testing.T) {
 // than two at a time; another project and a file write do not wait.
 func TestAProjectsCommandsWaitTheirTurn(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs commands for seconds")
+		t.Skip("-short: runs commands for seconds")
 	}
 	eachStore(t, func(t *testing.T, e *env) {
 		e.svc.MaxRunning = 2
