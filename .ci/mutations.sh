@@ -56,7 +56,7 @@ for p in "${patches[@]}"; do
 	fi
 	git apply "$p" && planted=$p
 	t0=$SECONDS
-	out=$(go test -count=1 -timeout 240s -run "$run" "$pkg" 2>&1)
+	out=$(go test -count=1 -failfast -timeout 240s -run "$run" "$pkg" 2>&1)
 	rc=$?
 	unplant
 	took=$((SECONDS - t0))
