@@ -41,6 +41,11 @@ func TestProtectedWritesNeedAMaintainer(t *testing.T) {
 		"echo x > src/../permissions.json",
 		"echo x > $PWD/permissions.json",
 		"echo x > /proc/self/cwd/permissions.json",
+		"cd /home/alice && echo x >> /proc/self/cwd/.gitconfig",
+		// a glob that could name a protected file
+		"cp x .gi?/config",
+		"echo x > .g*/hooks/pre-commit",
+		"tee ~/.bashr?",
 		"echo x > <root>/permissions.json",
 		"cd src && echo x > ../permissions.json",
 		"cat > permissions.json",

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/brabo-dev/brabo/internal/confine"
+	"github.com/brabo-dev/brabo/internal/confine/confinetest"
 )
 
 // confinedModule is a Go module whose test tries to write the data
@@ -54,12 +54,9 @@ func TestEscape(t *testing.T) {
 // write inside the project succeeds; /healthz names the Landlock ABI.
 func TestAutoApprovedGoTestIsConfined(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts a real server and the Go toolchain")
+		t.Skip("-short: starts a real server and the Go toolchain")
 	}
-	abi, err := confine.ABI()
-	if err != nil {
-		t.Skip(err)
-	}
+	abi := confinetest.Require(t)
 	base, _ := filepath.EvalSymlinks(t.TempDir())
 	data, home, proj, sibling := filepath.Join(base, "data"), filepath.Join(base, "home"), filepath.Join(base, "proj"), filepath.Join(base, "sibling")
 	for _, d := range []string{data, home, proj, sibling} {

@@ -182,7 +182,7 @@ var markerRE = regexp.MustCompile(`(auto|manual|always|long)-[0-9]+`)
 // group commit (store/postgres/writer.go) must keep the same guarantees.
 func TestCrashSafety(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts and kills real servers")
+		t.Skip("-short: starts and kills real servers")
 	}
 	data := t.TempDir()
 	crashSafety(t, data, nil, func() brabo.Store {
@@ -200,7 +200,7 @@ func TestCrashSafety(t *testing.T) {
 // the next one's start (RecoverDead), as on SQLite.
 func TestCrashSafetyPostgres(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts and kills real servers")
+		t.Skip("-short: starts and kills real servers")
 	}
 	db := storetest.PostgresURL(t)
 	crashSafety(t, t.TempDir(), []string{"--db", db}, func() brabo.Store {

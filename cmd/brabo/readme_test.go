@@ -363,7 +363,7 @@ func TestREADME(t *testing.T) {
 			if os.Getenv("BRABO_REQUIRE_README_TOOLS") != "" {
 				t.Fatalf("the README's commands need %s: %v", tool, err)
 			}
-			t.Skipf("the README's commands need %s (.ci/run installs it): %v", tool, err)
+			t.Skipf("the README's commands need %s (.ci/run installs it; BRABO_REQUIRE_README_TOOLS fails this): %v", tool, err)
 		}
 	}
 	if n := countLines(t, "../../README.md"); n >= 400 {
