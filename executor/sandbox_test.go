@@ -21,7 +21,7 @@ func sandboxed(t *testing.T) *executor.Executor {
 		if os.Getenv("BRABO_REQUIRE_SANDBOX") != "" {
 			t.Fatalf("BRABO_REQUIRE_SANDBOX is set and the sandbox is missing: %v", err)
 		}
-		t.Skip(err)
+		t.Skip("the sandbox is missing (BRABO_REQUIRE_SANDBOX makes this a failure):", err)
 	}
 	return executor.New(executor.Options{Sandbox: &sandbox.Sandbox{Helper: os.Args[0]},
 		Confine: &executor.Confinement{CacheRoot: t.TempDir()}})

@@ -26,7 +26,7 @@ import (
 // and a left-behind process that would write later is stopped.
 func TestIntegrityCoversGitControlFilesAndLeftBehindWriters(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts a real server")
+		t.Skip("-short: starts a real server")
 	}
 	srv := startServe(t, t.TempDir())
 	gitIn := func(dir string, args ...string) {

@@ -19,7 +19,7 @@ import (
 // the new file.
 func TestHookReadsStayDeniedUntilAccept(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts a real server")
+		t.Skip("-short: starts a real server")
 	}
 	strict := `{"deny": ["ReadFile(secret.txt)"]}` + "\n"
 	ap := newAgentProject(t, strict)

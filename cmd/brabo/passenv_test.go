@@ -17,7 +17,7 @@ import (
 // server's environment holds.
 func TestServePassEnvRefusesSecrets(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts a real server")
+		t.Skip("-short: starts a real server")
 	}
 	const dbURL = "postgres://brabo:s3cret@127.0.0.1:1/brabo"
 	for _, c := range []struct {

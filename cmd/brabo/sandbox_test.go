@@ -27,14 +27,14 @@ func needSandbox(t *testing.T) {
 		if os.Getenv("BRABO_REQUIRE_SANDBOX") != "" {
 			t.Fatalf("BRABO_REQUIRE_SANDBOX is set and the sandbox is missing: %v", err)
 		}
-		t.Skip(err)
+		t.Skip("the sandbox is missing (BRABO_REQUIRE_SANDBOX makes this a failure):", err)
 	}
 	for _, tool := range []string{"npm", "python3"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			if os.Getenv("BRABO_REQUIRE_SANDBOX") != "" {
 				t.Fatalf("BRABO_REQUIRE_SANDBOX is set and %s, which the attacks run, is missing: %v", tool, err)
 			}
-			t.Skip(tool, "is not installed:", err)
+			t.Skip(tool, "is not installed (BRABO_REQUIRE_SANDBOX makes this a failure):", err)
 		}
 	}
 }
@@ -207,7 +207,7 @@ func TestSandboxStopsTheAttacks(t *testing.T) {
 func TestSandboxStopsTheAttacksOfAnUnprivilegedServer(t *testing.T) {
 	needSandbox(t)
 	if os.Geteuid() != 0 {
-		t.Skip("the test switches to another user: it runs as root")
+		t.Skip("the test switches to another user: it runs as root") // not a missing part: CI runs as root
 	}
 	const uid = 4242
 	base, err := os.MkdirTemp("", "brabo-sandbox-user-")
