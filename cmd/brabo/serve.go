@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/gitrepo"
 	brabohttp "github.com/brabo-dev/brabo/http"
 	"github.com/brabo-dev/brabo/internal/procenv"
 	"github.com/brabo-dev/brabo/model"
@@ -259,7 +260,7 @@ func serve(sf storeFlags, lim limits, cf containerFlags, addr, workspaces, publi
 		return fmt.Errorf("--workspaces: %w", err)
 	}
 	ex := newExecutor(env, dataAbs, store)
-	svc := &pipeline.Service{Store: store, Executor: ex, Repo: ex, WorkspacesRoot: workspaces, Log: log,
+	svc := &pipeline.Service{Store: store, Executor: ex, Repo: &gitrepo.Reader{}, WorkspacesRoot: workspaces, Log: log,
 		MaxPending: lim.maxPending, MaxRunning: lim.maxRunning}
 	// Notifications: the webhooks of each project are told when an action
 	// starts waiting and when it is decided, off the proposal's path.
