@@ -49,6 +49,14 @@ const (
 	// pipeline takes (raising the project's cap on parallel dev agents is
 	// raise_max_parallel, which a human approves) (HTTP 409).
 	CodeNeedsApproval Code = "needs_approval"
+	// CodeRepositoryConfigRefused is the code of a git action's failed
+	// result when brabo refused to run git in the repository: its
+	// configuration holds a key brabo's git does not obey (one that may
+	// name a program: a filter, a hook path, an ssh command, an include…),
+	// or its gitfile, commondir or alternates leave the project folder.
+	// Nothing ran; the message names the key or the file (HTTP 409 where
+	// an API answer carries it).
+	CodeRepositoryConfigRefused Code = "repository_config_refused"
 )
 
 // Error is an error with a stable code and a human sentence.

@@ -72,7 +72,7 @@ func stderrOf(err error) string {
 // engine).
 var (
 	adapterFamilies = []string{"store", "model"}
-	adapterRoots    = []string{"http", "executor", "engine", "docker", "notify"}
+	adapterRoots    = []string{"http", "executor", "engine", "docker", "notify", "gitrepo"}
 )
 
 // adapterOf returns the adapter a package of the module belongs to
@@ -288,6 +288,35 @@ func TestDockerClientOnlyWhereUsed(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("go list: the docker package does not import %s…: the test reads a graph it does not know", dockerClient)
+	}
+}
+
+// goGit is the module of the pure-Go git the previews read repositories
+// with.
+const goGit = "github.com/go-git/"
+
+// TestGoGitOnlyWhereUsed keeps go-git in its edge package: only gitrepo
+// imports it, and the agents' hook and brabo check start without it.
+func TestGoGitOnlyWhereUsed(t *testing.T) {
+	recordSources(t)
+	module, pkgs := listPackages(t)
+	found := false
+	for _, p := range pkgs {
+		rel := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
+		direct := slices.ContainsFunc(p.Imports, func(d string) bool { return strings.HasPrefix(d, goGit) })
+		deps := slices.ContainsFunc(p.Deps, func(d string) bool { return strings.HasPrefix(d, goGit) })
+		switch {
+		case rel == "gitrepo":
+			found = direct
+		case direct:
+			t.Errorf("%s imports go-git; only the gitrepo package may", p.ImportPath)
+		}
+		if deps && slices.Contains(noDocker, rel) {
+			t.Errorf("%s depends on go-git: it must start without it", p.ImportPath)
+		}
+	}
+	if !found {
+		t.Fatalf("go list: the gitrepo package does not import %s…: the test reads a graph it does not know", goGit)
 	}
 }
 

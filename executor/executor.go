@@ -19,6 +19,7 @@ package executor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -219,6 +220,12 @@ func (e *Executor) Execute(ctx context.Context, req brabo.ExecRequest) (res *bra
 		}
 	}()
 	res, err = r(ctx, req)
+	var refused *RepositoryRefusedError
+	if errors.As(err, &refused) {
+		// Nothing ran: a failed result with its stable code, as for a
+		// missing project folder.
+		res, err = &brabo.Result{Code: refused.Code(), Error: refused.Error()}, nil
+	}
 	if res != nil && req.Credential != nil {
 		if res.Detail == nil {
 			res.Detail = map[string]string{}

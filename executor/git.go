@@ -24,6 +24,9 @@ type gitSession struct {
 	dir string
 	env []string
 	out *capBuf
+	// pushFlags are the options of a push to the session's remote
+	// (remoteFlags), in a clone of it.
+	pushFlags []string
 
 	code     int    // exit code of the last step
 	timedOut bool   // a step ran out of time or ctx ended
@@ -47,14 +50,14 @@ var gitEnvDrop = []string{
 // further "NAME=value" variables.
 //
 // The environment is the executor's filtered one (procenv), never the
-// server's: a hook runs with it. It carries BRABO_ACTION_ID, so that
+// server's, without any inherited GIT_* variable and without user or
+// system configuration (procenv.OwnGit): a hook runs with it. It carries BRABO_ACTION_ID, so that
 // whatever a hook leaves running is found and stopped with its action, and
 // git's safety configuration; the repository's hooks are off
 // (core.hooksPath=/dev/null) unless the project's maintainer turned them
 // on (Project.GitHooks): a hook is code the agent may have written.
 func (e *Executor) newGit(ctx context.Context, t brabo.ActionType, req brabo.ExecRequest, dir string, ceiling []string, extra ...string) *gitSession {
 	set := append([]string{
-		"GIT_TERMINAL_PROMPT=0",
 		"GIT_CEILING_DIRECTORIES=" + strings.Join(ceiling, ":"),
 		"BRABO_ACTION_ID=" + req.Action.ID,
 	}, extra...)
@@ -62,7 +65,7 @@ func (e *Executor) newGit(ctx context.Context, t brabo.ActionType, req brabo.Exe
 	if req.Project == nil || !req.Project.GitHooks {
 		git = append(git, procenv.NoHooks)
 	}
-	env := procenv.Child(procenv.Drop(e.baseEnv(), gitEnvDrop...), set, git...)
+	env := procenv.OwnGit(e.baseEnv(), set, git...)
 	return &gitSession{e: e, ctx: ctx, t: t, dir: dir, env: env, out: newCapBuf(e.opts.MaxOutputBytes)}
 }
 

@@ -26,6 +26,11 @@ func (e *Executor) rootGit(ctx context.Context, t brabo.ActionType, req brabo.Ex
 			return nil, err
 		}
 	}
+	// What git would obey in the repository is read as data first: git
+	// reads the repository's config whatever flags it gets.
+	if err := guardRepo(t, sc.resolved, dir); err != nil {
+		return nil, err
+	}
 	return e.newGit(ctx, t, req, dir, ceilingFor(sc), extra...), nil
 }
 
@@ -72,7 +77,7 @@ func (e *Executor) runGitCommit(ctx context.Context, req brabo.ExecRequest) (*br
 	if g.step("add", "-A") != 0 {
 		return g.fail("git add failed")
 	}
-	switch _, code := g.query("diff", "--cached", "--quiet"); code {
+	switch _, code := g.query("diff", "--cached", "--quiet", "--no-ext-diff", "--no-textconv"); code {
 	case 0:
 		return g.fail("nothing to commit: the working tree has no changes")
 	case 1: // there are staged changes
@@ -143,15 +148,20 @@ func (e *Executor) runGitPush(ctx context.Context, req brabo.ExecRequest) (*brab
 	if err != nil {
 		return nil, err
 	}
-	if _, code := g.query("remote", "get-url", "--", remote); code != 0 {
+	url, code := g.query("remote", "get-url", "--push", "--", remote)
+	if code != 0 {
 		return g.fail("remote %q is not configured in this repository", remote)
+	}
+	flags, err := e.remoteFlags(t, url, g.dir, true)
+	if err != nil {
+		return nil, err
 	}
 	hash, code := g.query("rev-parse", "--verify", "--quiet", "refs/heads/"+p.Branch)
 	if code != 0 {
 		return g.fail("branch %q does not exist in this repository", p.Branch)
 	}
 	ref := "refs/heads/" + p.Branch
-	if g.step("push", remote, ref+":"+ref) != 0 {
+	if g.step(append(append([]string{"push"}, flags...), remote, ref+":"+ref)...) != 0 {
 		return g.fail("git push to %s was refused", remote)
 	}
 	return g.ok(map[string]string{"remote": remote, "branch": p.Branch, "commit": hash})
@@ -183,8 +193,16 @@ func (e *Executor) runPROpen(ctx context.Context, req brabo.ExecRequest) (*brabo
 	if err != nil {
 		return nil, err
 	}
+	url, code := g.query("remote", "get-url", "--", remote)
+	if code != 0 {
+		return g.fail("remote %q is not configured in this repository", remote)
+	}
+	flags, err := e.remoteFlags(t, url, g.dir, false)
+	if err != nil {
+		return nil, err
+	}
 	for _, b := range []struct{ role, name string }{{"head", p.Branch}, {"base", p.Base}} {
-		switch g.step("ls-remote", "--exit-code", remote, "refs/heads/"+b.name) {
+		switch g.step(append(append([]string{"ls-remote"}, flags...), "--exit-code", remote, "refs/heads/"+b.name)...) {
 		case 0:
 		case 2:
 			return g.fail("%s branch %q is not on remote %q (push it first)", b.role, b.name, remote)
@@ -266,7 +284,7 @@ func (e *Executor) runGitMerge(ctx context.Context, req brabo.ExecRequest) (*bra
 		return g.fail("the merge commit could not be read back")
 	}
 	baseRef := "refs/heads/" + pr.Base
-	if g.step("push", "--quiet", "origin", baseRef+":"+baseRef) != 0 {
+	if g.step(append(append([]string{"push"}, g.pushFlags...), "--quiet", "origin", baseRef+":"+baseRef)...) != 0 {
 		return g.fail("pushing the merged %q back to %s was refused", pr.Base, remote)
 	}
 	return g.ok(map[string]string{"merge_commit": hash, "base": pr.Base, "head": pr.Head,
@@ -291,6 +309,14 @@ func (e *Executor) remoteClone(ctx context.Context, t brabo.ActionType, req brab
 	if isLocalPath(url) && !filepath.IsAbs(url) {
 		url = filepath.Join(root.dir, url)
 	}
+	fetchFlags, err := e.remoteFlags(t, url, root.dir, false)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	pushFlags, err := e.remoteFlags(t, url, root.dir, true)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	// Named by the action, as a command's temp folder is: a restart removes
 	// what a killed server left (procs.Host.StopAction).
 	tmp, err := os.MkdirTemp("", procs.TempPattern(req.Action.ID))
@@ -303,12 +329,13 @@ func (e *Executor) remoteClone(ctx context.Context, t brabo.ActionType, req brab
 		"GIT_AUTHOR_NAME="+name, "GIT_AUTHOR_EMAIL="+email,
 		"GIT_COMMITTER_NAME="+name, "GIT_COMMITTER_EMAIL="+email)
 	clone := filepath.Join(tmp, "repo")
-	if g.step("clone", "--quiet", "--branch", branch, "--", url, clone) != 0 {
+	if g.step(append(append([]string{"clone"}, fetchFlags...), "--quiet", "--branch", branch, "--", url, clone)...) != 0 {
 		res, err = g.fail("cloning the remote %q at base %q failed (is %q on the remote?)", remote, branch, branch)
 		done()
 		return nil, nil, res, err
 	}
 	g.dir = clone
+	g.pushFlags = pushFlags
 	return g, done, nil, nil
 }
 

@@ -68,7 +68,8 @@ func TestGitIgnoresAnEmbeddedBareRepository(t *testing.T) {
 
 // TestGitIgnoresAFsmonitorInGitConfig: a core.fsmonitor written to
 // .git/config runs on `git status` with plain git, and not through the
-// executor, in a terminal command or a git action.
+// executor, in a terminal command or a git action (which refuses the
+// repository, naming the key).
 func TestGitIgnoresAFsmonitorInGitConfig(t *testing.T) {
 	t.Parallel()
 	work, _ := repo(t)
@@ -85,7 +86,10 @@ func TestGitIgnoresAFsmonitorInGitConfig(t *testing.T) {
 	e := executor.New(executor.Options{})
 	res := mustSucceed(t, e, terminal(work, "", "git status"))
 	writeFile(t, filepath.Join(work, "new"), "x")
-	mustSucceed(t, e, request(work, brabo.GitCommit, brabo.Payload{Message: "m"}))
+	commit := mustRun(t, e, request(work, brabo.GitCommit, brabo.Payload{Message: "m"}))
+	if commit.Code != brabo.CodeRepositoryConfigRefused || !strings.Contains(commit.Error, "core.fsmonitor") {
+		t.Errorf("the git_commit: %+v", commit)
+	}
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatalf("the planted fsmonitor ran through the executor: %q", res.Output)
 	}

@@ -96,7 +96,11 @@ func (e *Executor) runGitRepoCreate(ctx context.Context, req brabo.ExecRequest) 
 		return g.fail("git remote add failed")
 	}
 	ref := "refs/heads/" + branch
-	if g.step("push", "-q", remote, ref+":"+ref) != 0 {
+	flags, err := e.remoteFlags(t, bare, g.dir, true)
+	if err != nil {
+		return nil, err
+	}
+	if g.step(append(append([]string{"push"}, flags...), "-q", remote, ref+":"+ref)...) != 0 {
 		return g.fail("pushing %q to the new repository failed", branch)
 	}
 	d := map[string]string{"repository": filepath.Base(bare), "remote": remote, "branch": branch, "commit": hash}
@@ -201,7 +205,7 @@ func (e *Executor) runOpenDocPR(ctx context.Context, req brabo.ExecRequest) (*br
 		return g.fail("the new commit could not be read back")
 	}
 	ref := "refs/heads/" + head
-	if g.step("push", "--quiet", "origin", ref+":"+ref) != 0 {
+	if g.step(append(append([]string{"push"}, g.pushFlags...), "--quiet", "origin", ref+":"+ref)...) != 0 {
 		return g.fail("pushing %q to %s was refused", head, remote)
 	}
 	return g.ok(map[string]string{"head": head, "base": base, "title": title, "path": tg.rel, "commit": hash, "remote": remote})

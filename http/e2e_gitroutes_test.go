@@ -10,6 +10,7 @@ package http_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/brabo-dev/brabo"
@@ -121,8 +122,11 @@ func TestGitRoutesRunNoPlantedProgram(t *testing.T) {
 				before, _ := os.ReadFile(cfg)
 				os.WriteFile(cfg, append(append([]byte{}, before...), []byte("[core]\n\thooksPath = "+c.hooks+"\n")...), 0o644)
 				os.WriteFile(filepath.Join(e.root, "src", "change-"+c.route+".txt"), []byte("x\n"), 0o644)
+				// brabo's git refuses a repository whose config names a
+				// hooks folder (issue 22), by name.
 				a := e.propose(e.agent, "git_commit", map[string]any{"message": "a change"})
-				if a["status"] != string(brabo.StatusExecuted) {
+				if a["status"] != string(brabo.StatusFailed) || str(a, "result", "code") != string(brabo.CodeRepositoryConfigRefused) ||
+					!strings.Contains(str(a, "result", "error"), "core.hookspath") {
 					t.Fatalf("git_commit: %v (%s) %v", a["status"], str(a, "reason"), a["result"])
 				}
 				mustNotHaveRun(t, marker, c.route)

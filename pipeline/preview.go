@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -63,6 +62,7 @@ func (s *Service) Preview(ctx context.Context, a *brabo.ProposedAction, p *brabo
 			break // the agent's own repository, not brabo's to read
 		}
 		g := &gitFacts{s: s, ctx: ctx, root: root, pv: pv}
+		defer g.close()
 		switch a.Type {
 		case brabo.GitCommit:
 			g.commit(a.Payload.Cwd)
@@ -194,42 +194,65 @@ func binary(b []byte) bool {
 	return bytes.IndexByte(b, 0) >= 0 || !utf8.Valid(b)
 }
 
-// gitFacts reads the repository for a git action's preview (Repo); a
-// repository it cannot read is a note.
+// gitFacts reads the repository for a git action's preview (Repo, a
+// reader that runs nothing from the repository); a repository it cannot
+// read is a note.
 type gitFacts struct {
 	s    *Service
 	ctx  context.Context
 	root string
 	dir  string
 	pv   *brabo.Preview
+	repo brabo.GitRepo
 	err  bool
 }
 
-func (g *gitFacts) git(args ...string) (string, int) {
+// open opens the repository once; false (with a note) when it cannot.
+func (g *gitFacts) open() bool {
 	if g.err {
-		return "", -1
+		return false
+	}
+	if g.repo != nil {
+		return true
 	}
 	if g.s.Repo == nil {
-		g.err = true
-		g.pv.Notes = append(g.pv.Notes, "this server reads no repository for previews")
-		return "", -1
+		return g.fail(errors.New("this server reads no repository for previews"))
 	}
-	out, code, err := g.s.Repo.GitRead(g.ctx, g.root, g.dir, args...)
+	r, err := g.s.Repo.OpenRepo(g.ctx, g.root, g.dir)
 	if err != nil {
+		return g.fail(err)
+	}
+	g.repo = r
+	return true
+}
+
+// fail notes why the repository could not be read; later reads are
+// skipped.
+func (g *gitFacts) fail(err error) bool {
+	if !g.err {
 		g.err = true
 		g.pv.Notes = append(g.pv.Notes, "the repository could not be read: "+err.Error())
-		return "", -1
 	}
-	return out, code
+	return false
+}
+
+func (g *gitFacts) close() {
+	if g.repo != nil {
+		g.repo.Close()
+	}
 }
 
 // ref returns the commit a ref names, or "".
 func (g *gitFacts) ref(ref string) string {
-	out, code := g.git("rev-parse", "--verify", "--quiet", "--end-of-options", ref+"^{commit}")
-	if code != 0 {
+	if !g.open() {
 		return ""
 	}
-	return strings.TrimSpace(out)
+	h, err := g.repo.Commit(ref)
+	if err != nil {
+		g.fail(err)
+		return ""
+	}
+	return h
 }
 
 func (g *gitFacts) network(what string) {
@@ -242,99 +265,41 @@ const (
 	maxPreviewFiles   = 100
 )
 
-// log lists the commits of tip that none of not has, newest first.
+// log lists the commits of tip (a commit hash) that none of not has,
+// newest first.
 func (g *gitFacts) log(tip string, not ...string) {
-	args := []string{"log", "--no-show-signature", "--no-decorate", "--no-color", "--format=%h%x1f%an%x1f%s",
-		"-n", strconv.Itoa(maxPreviewCommits + 1), tip}
-	if len(not) > 0 {
-		args = append(append(args, "--not"), not...)
-	}
-	out, code := g.git(args...)
-	if code != 0 {
+	if !g.open() {
 		return
 	}
-	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
-		f := strings.SplitN(l, "\x1f", 3)
-		if len(f) != 3 {
-			continue
-		}
-		g.pv.Commits = append(g.pv.Commits, brabo.Commit{Hash: f[0], Author: f[1], Subject: f[2]})
+	cs, total, err := g.repo.Log(tip, not, maxPreviewCommits)
+	if err != nil {
+		g.fail(err)
+		return
 	}
-	if len(g.pv.Commits) > maxPreviewCommits {
-		g.pv.Commits = g.pv.Commits[:maxPreviewCommits]
-		count := []string{"rev-list", "--count", tip}
-		if len(not) > 0 {
-			count = append(append(count, "--not"), not...)
-		}
-		if n, code := g.git(count...); code == 0 {
-			if total, err := strconv.Atoi(strings.TrimSpace(n)); err == nil && total > maxPreviewCommits {
-				g.pv.MoreCommits = total - maxPreviewCommits
-			}
-		}
+	g.pv.Commits = append(g.pv.Commits, cs...)
+	if total > len(cs) {
+		g.pv.MoreCommits = total - len(cs)
 	}
 }
 
-// stat reads `git diff --numstat -z` output into the preview's stat.
-func (g *gitFacts) stat(args ...string) {
-	out, code := g.git(append([]string{"diff", "--numstat", "-z", "--no-renames", "--no-ext-diff", "--no-textconv", "--no-color"}, args...)...)
-	if code != 0 {
+// addStat puts a stat read from the repository in the preview.
+func (g *gitFacts) addStat(st *brabo.DiffStat, err error) {
+	if err != nil {
+		g.fail(err)
 		return
 	}
-	st := g.pv.Stat
-	if st == nil {
-		st = &brabo.DiffStat{}
-		g.pv.Stat = st
-	}
-	for _, rec := range strings.Split(out, "\x00") {
-		f := strings.SplitN(rec, "\t", 3)
-		if len(f) != 3 {
-			continue
-		}
-		fs := brabo.FileStat{Path: f[2]}
-		if f[0] == "-" {
-			fs.Binary = true
-		} else {
-			fs.Added, _ = strconv.Atoi(f[0])
-			fs.Removed, _ = strconv.Atoi(f[1])
-		}
-		st.Added += fs.Added
-		st.Removed += fs.Removed
-		if len(st.Files) < maxPreviewFiles {
-			st.Files = append(st.Files, fs)
-		} else {
-			st.More++
-		}
-	}
+	g.pv.Stat = st
 }
-
-// emptyTree is git's empty tree: what a repository without a commit
-// compares against.
-const emptyTree = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 // commit is a git_commit's stat: every change of the working tree
 // against HEAD and every untracked file (the executor commits with
 // git add -A).
 func (g *gitFacts) commit(cwd string) {
 	g.dir = cwd
-	base := "HEAD"
-	if g.ref("HEAD") == "" {
-		base = emptyTree
-	}
-	g.stat(base, "--")
-	out, code := g.git("ls-files", "--others", "--exclude-standard", "-z")
-	if code != 0 || g.pv.Stat == nil {
+	if !g.open() {
 		return
 	}
-	for _, p := range strings.Split(out, "\x00") {
-		if p == "" {
-			continue
-		}
-		if len(g.pv.Stat.Files) < maxPreviewFiles {
-			g.pv.Stat.Files = append(g.pv.Stat.Files, brabo.FileStat{Path: p, New: true})
-		} else {
-			g.pv.Stat.More++
-		}
-	}
+	g.addStat(g.repo.WorktreeStat(maxPreviewFiles))
 }
 
 // push is a git_push's commits: what the local branch has that the
@@ -351,16 +316,29 @@ func (g *gitFacts) push(remote, branch string) {
 	}
 	facts := &brabo.PushFacts{Remote: remote, Branch: branch}
 	g.pv.Push = facts
-	tracking := "refs/remotes/" + remote + "/" + branch
-	if g.ref(tracking) == "" {
+	tracking := g.ref("refs/remotes/" + remote + "/" + branch)
+	if tracking == "" {
 		facts.NewBranch = true
 		g.pv.Range = branch + ", not on any branch of " + remote + " (as last fetched)"
-		g.log("refs/heads/"+branch, "--remotes="+remote)
+		if g.err {
+			return
+		}
+		refs, err := g.repo.Refs("refs/remotes/" + remote + "/")
+		if err != nil {
+			g.fail(err)
+			return
+		}
+		g.log(local, refs...)
 		return
 	}
 	g.pv.Range = remote + "/" + branch + ".." + branch + " (as last fetched)"
-	g.log("refs/heads/"+branch, tracking)
-	if _, code := g.git("merge-base", "--is-ancestor", tracking, "refs/heads/"+branch); code == 1 {
+	g.log(local, tracking)
+	if g.err {
+		return
+	}
+	if ok, err := g.repo.IsAncestor(tracking, local); err != nil {
+		g.fail(err)
+	} else if !ok {
 		facts.Force = true
 		g.pv.Flags = brabo.AddFlag(g.pv.Flags, brabo.Flag{Kind: brabo.FlagForce,
 			What: remote + "/" + branch + " has commits " + branch + " lacks; brabo never forces, so the remote refuses it"})
@@ -370,16 +348,17 @@ func (g *gitFacts) push(remote, branch string) {
 // branch is a pull request's commits and stat: what head has that base
 // has not, the remote's branches (as last fetched) where they exist.
 func (g *gitFacts) branch(remote, head, base string) {
-	pick := func(b string) string {
+	pick := func(b string) (string, string) {
 		if r := "refs/remotes/" + remote + "/" + b; g.ref(r) != "" {
-			return r
+			return r, g.ref(r)
 		}
 		if r := "refs/heads/" + b; g.ref(r) != "" {
-			return r
+			return r, g.ref(r)
 		}
-		return ""
+		return "", ""
 	}
-	h, b := pick(head), pick(base)
+	h, hc := pick(head)
+	b, bc := pick(base)
 	if h == "" || b == "" {
 		if !g.err {
 			g.pv.Notes = append(g.pv.Notes, fmt.Sprintf("the branches %q and %q are not both in the repository: no commits are shown", head, base))
@@ -387,8 +366,10 @@ func (g *gitFacts) branch(remote, head, base string) {
 		return
 	}
 	g.pv.Range = shortRef(b) + ".." + shortRef(h)
-	g.log(h, b)
-	g.stat(b+"..."+h, "--")
+	g.log(hc, bc)
+	if !g.err {
+		g.addStat(g.repo.RangeStat(bc, hc, maxPreviewFiles))
+	}
 }
 
 func shortRef(r string) string {

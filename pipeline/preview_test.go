@@ -16,6 +16,7 @@ import (
 
 	"github.com/brabo-dev/brabo"
 	"github.com/brabo-dev/brabo/executor"
+	"github.com/brabo-dev/brabo/gitrepo"
 	"github.com/brabo-dev/brabo/pipeline"
 	"github.com/brabo-dev/brabo/policy"
 	"github.com/brabo-dev/brabo/store/sqlite"
@@ -59,7 +60,7 @@ func newPreviewWorld(t *testing.T) *previewWorld {
 	t.Cleanup(func() { st.Close() })
 	w.st = st
 	ex := executor.New(executor.Options{Env: append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")})
-	w.svc = &pipeline.Service{Store: st, Executor: ex, Repo: ex, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	w.svc = &pipeline.Service{Store: st, Executor: ex, Repo: &gitrepo.Reader{}, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Protect: policy.Protect{Home: w.home, ServerPaths: []string{filepath.Join(w.root, ".brabo-data")}}}
 	os.WriteFile(filepath.Join(w.root, "Makefile"), []byte("all: build\n\nbuild:\n\tgo build ./...\n"), 0o644)
 	os.WriteFile(filepath.Join(w.root, ".gitignore"), []byte(".brabo-data/\n"), 0o644)

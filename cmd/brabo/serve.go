@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/gitrepo"
 	brabohttp "github.com/brabo-dev/brabo/http"
 	"github.com/brabo-dev/brabo/internal/procenv"
 	"github.com/brabo-dev/brabo/model"
@@ -314,7 +315,7 @@ func serve(sf storeFlags, lim limits, cf containerFlags, addr, workspaces, publi
 	}
 	sb, unsandboxed := sandboxing(noSandbox, sf.hidden(), log, stdout)
 	ex := newExecutor(env, dataAbs, store, sb)
-	svc := &pipeline.Service{Store: store, Executor: ex, Repo: ex, WorkspacesRoot: workspaces, Log: log,
+	svc := &pipeline.Service{Store: store, Executor: ex, Repo: &gitrepo.Reader{}, WorkspacesRoot: workspaces, Log: log,
 		MaxPending: lim.maxPending, MaxRunning: lim.maxRunning, Unsandboxed: unsandboxed, UnsandboxedChosen: noSandbox}
 	// Notifications: the webhooks of each project are told when an action
 	// starts waiting and when it is decided, off the proposal's path.

@@ -221,3 +221,30 @@ func dropGitConfig(env []string) []string {
 func Child(base []string, set []string, extra ...Config) []string {
 	return WithGitConfig(Set(base, set...), append(append([]Config(nil), GitSafety...), extra...)...)
 }
+
+// OwnGitConfig is what brabo's own git (its git actions and bookkeeping)
+// runs with besides GitSafety: no credential helper but the ones brabo
+// gives, no external diff, no ext:: or fd:: transport. Hooks are NoHooks'
+// business (a maintainer may turn a project's on for its git actions).
+var OwnGitConfig = []Config{{"credential.helper", ""}, {"diff.external", ""},
+	{"protocol.ext.allow", "never"}, {"protocol.fd.allow", "never"}}
+
+// OwnGit is the environment of brabo's own git: base without any GIT_*
+// variable it inherited (an operator's GIT_SSH_COMMAND, GIT_CONFIG_COUNT,
+// GIT_EXEC_PATH… are not brabo's to obey), no user or system
+// configuration (GIT_CONFIG_GLOBAL and GIT_CONFIG_SYSTEM at /dev/null,
+// GIT_CONFIG_NOSYSTEM), no prompt, then set, then GitSafety, OwnGitConfig
+// and extra. The repository's own config is read as data and refused
+// before git runs (internal/gitguard): git reads it whatever flags it
+// gets.
+func OwnGit(base []string, set []string, extra ...Config) []string {
+	clean := make([]string, 0, len(base))
+	for _, kv := range base {
+		if !strings.HasPrefix(kv, "GIT_") {
+			clean = append(clean, kv)
+		}
+	}
+	set = append([]string{"GIT_CONFIG_GLOBAL=" + os.DevNull, "GIT_CONFIG_SYSTEM=" + os.DevNull,
+		"GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0"}, set...)
+	return Child(clean, set, append(append([]Config(nil), OwnGitConfig...), extra...)...)
+}

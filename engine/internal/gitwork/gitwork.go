@@ -20,6 +20,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/brabo-dev/brabo/internal/gitguard"
 	"github.com/brabo-dev/brabo/internal/procenv"
 	"github.com/brabo-dev/brabo/internal/procs"
 )
@@ -38,23 +39,23 @@ func Lock(root string) (unlock func()) {
 	return mu.(*sync.Mutex).Unlock
 }
 
-// envDrop are variables that would point git at another repository than
-// the one in dir, were the operator to pass them (--pass-env).
-var envDrop = []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
-	"GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_NAMESPACE", "GIT_PREFIX"}
-
 // Git runs git in dir and returns its trimmed standard output; the error
 // wraps the process's and carries git's standard error. These are brabo's
-// own bookkeeping, not an approved action, so they run no hook of the
-// repository (core.hooksPath points nowhere, whatever the project's hooks
-// setting: nobody approved a worktree add) and no core.fsmonitor, with
-// the filtered environment every child of brabo gets (procenv): a
-// post-checkout hook an agent wrote never runs on a worktree add, and
-// nothing git runs sees the server's secrets.
+// own bookkeeping, not an approved action, so they obey nothing an agent
+// could have written in the repository: its configuration is read as
+// data first and a key that may name a program (a filter a worktree add's
+// checkout would run, an fsmonitor…), an include, or a commondir,
+// gitfile or alternates that cannot be checked is refused
+// (*gitguard.ConfigError, gitguard's named errors); git then runs with no
+// hook (whatever the project's hooks setting: nobody approved a worktree
+// add), no user or system configuration, no inherited GIT_* variable and
+// the filtered environment every child of brabo gets (procenv.OwnGit).
 func Git(ctx context.Context, dir string, args ...string) (string, error) {
+	if _, err := gitguard.Check("", dir); err != nil && !errors.Is(err, gitguard.ErrNoRepository) {
+		return "", fmt.Errorf("git %s: brabo does not run git in this repository: %w", strings.Join(args, " "), err)
+	}
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
-	cmd.Env = procenv.Child(procenv.Drop(procenv.Own(), envDrop...),
-		[]string{"GIT_TERMINAL_PROMPT=0", "LC_ALL=C"}, procenv.NoHooks)
+	cmd.Env = procenv.OwnGit(procenv.Own(), []string{"LC_ALL=C"}, procenv.NoHooks)
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	// Through procs: a subreaper's reaper must not take git's exit status.

@@ -2,11 +2,14 @@ package gitwork_test
 
 import (
 	"context"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"github.com/brabo-dev/brabo/engine/internal/gitwork"
+	"github.com/brabo-dev/brabo/internal/gitguard"
 )
 
 // git runs gitwork.Git with an identity for commits, failing the test on
@@ -64,5 +67,39 @@ func TestFolderRebase(t *testing.T) {
 		if got, err := f.Rebase("cwd", in); err == nil {
 			t.Errorf("Rebase(%q) = %q; want it refused", in, got)
 		}
+	}
+}
+
+// TestGitRefusesARepositoryThatNamesAProgram: a smudge filter planted in
+// the repository's config, which a worktree add's checkout runs with
+// plain git, refuses brabo's bookkeeping by name and never runs.
+func TestGitRefusesARepositoryThatNamesAProgram(t *testing.T) {
+	root := t.TempDir()
+	git(t, root, "init", "--quiet", "--initial-branch=main", ".")
+	os.WriteFile(filepath.Join(root, ".gitattributes"), []byte("* filter=x\n"), 0o644)
+	os.WriteFile(filepath.Join(root, "a.txt"), []byte("a\n"), 0o644)
+	git(t, root, "add", "-A")
+	git(t, root, "commit", "--quiet", "-m", "a")
+	marker := filepath.Join(t.TempDir(), "ran")
+	script := filepath.Join(root, "planted.sh")
+	os.WriteFile(script, []byte("#!/bin/sh\necho ran >> '"+marker+"'\ncat\n"), 0o755)
+	f, _ := os.OpenFile(filepath.Join(root, ".git", "config"), os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("[filter \"x\"]\n\tsmudge = " + script + "\n")
+	f.Close()
+	plain := exec.Command("git", "-C", root, "worktree", "add", "--quiet", "--detach", filepath.Join(t.TempDir(), "plain"), "main")
+	if out, err := plain.CombinedOutput(); err != nil {
+		t.Fatalf("plain git: %v %s", err, out)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Fatal("the plant does not work with plain git, so the test proves nothing")
+	}
+	os.Remove(marker)
+	_, err := gitwork.Git(context.Background(), root, "worktree", "add", "--quiet", "--detach", filepath.Join(root, ".brabo", "w"), "main")
+	var ce *gitguard.ConfigError
+	if !errors.As(err, &ce) || ce.Key != "filter.x.smudge" {
+		t.Fatalf("worktree add: %v", err)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the planted filter ran")
 	}
 }
