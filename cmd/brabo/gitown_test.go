@@ -24,7 +24,7 @@ import (
 // to the local bare remote and a pr_open succeed without running it.
 func TestAPlantedRepositoryRunsNothingThroughBrabo(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts real servers")
+		t.Skip("-short: starts real servers")
 	}
 	t.Run("sqlite", func(t *testing.T) { plantedChain(t, startServe(t, t.TempDir(), "--max-pending", "1")) })
 	t.Run("postgres", func(t *testing.T) {
