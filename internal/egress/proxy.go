@@ -40,6 +40,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/brabo-dev/brabo"
 	"github.com/brabo-dev/brabo/policy"
 )
 
@@ -64,6 +65,11 @@ type Proxy struct {
 	DialTimeout time.Duration
 	// Log receives one line per refusal; nil logs nothing.
 	Log *slog.Logger
+	// SocketUID and SocketGID, when brabo runs as root and SocketUID is
+	// not 0, own each session's socket: the unprivileged user a sandboxed
+	// command runs as (the socket is 0600, its folder 0711, so no other
+	// user can connect).
+	SocketUID, SocketGID int
 
 	ownOnce sync.Once
 	own     []netip.AddrPort
@@ -71,20 +77,8 @@ type Proxy struct {
 	local   []netip.Addr    // this machine's interface addresses
 }
 
-// Refusal is one refused destination of a session: what the command asked
-// for, the verdict, and the sentence and pattern that make it fixable.
-type Refusal struct {
-	Host    string                `json:"host"`
-	Port    int                   `json:"port"`
-	Verdict policy.NetworkVerdict `json:"verdict"`
-	Rule    string                `json:"rule,omitempty"`
-	// Suggestion is the pattern an always-allow adds ("" when none can
-	// help: brabo's own address).
-	Suggestion string `json:"suggestion,omitempty"`
-	Reason     string `json:"reason"`
-	// Count is how many connections to it were refused.
-	Count int `json:"count"`
-}
+// Refusal is one refused destination of a session (brabo.NetworkRefusal).
+type Refusal = brabo.NetworkRefusal
 
 // Session is one action's proxy: a unix socket in a private folder, and
 // the refusals of the connections it was asked for.
@@ -118,9 +112,31 @@ func (p *Proxy) Open(dir string, rules *policy.Rules) (*Session, error) {
 		return nil, fmt.Errorf("egress: listening on %s: %w", s.socket, err)
 	}
 	s.ln = ln
+	if err := p.ownSocket(d, s.socket); err != nil {
+		ln.Close()
+		os.RemoveAll(d)
+		return nil, err
+	}
 	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 30 * time.Second, ErrorLog: nil}
 	go s.srv.Serve(ln)
 	return s, nil
+}
+
+// ownSocket gives the socket to the sandbox's user, when brabo is root.
+func (p *Proxy) ownSocket(dir, socket string) error {
+	if err := os.Chmod(socket, 0o600); err != nil {
+		return fmt.Errorf("egress: %w", err)
+	}
+	if os.Geteuid() != 0 || p.SocketUID == 0 {
+		return nil
+	}
+	if err := os.Chmod(dir, 0o711); err != nil {
+		return fmt.Errorf("egress: %w", err)
+	}
+	if err := os.Chown(socket, p.SocketUID, p.SocketGID); err != nil {
+		return fmt.Errorf("egress: giving the socket to uid %d: %w", p.SocketUID, err)
+	}
+	return nil
 }
 
 // Socket is the path of the session's unix socket, which the sandbox binds
@@ -176,7 +192,7 @@ func (s *Session) refuse(host string, port int, d policy.NetworkDecision) *Refus
 			return r
 		}
 	}
-	s.refused = append(s.refused, Refusal{Host: host, Port: port, Verdict: d.Verdict, Rule: d.Rule,
+	s.refused = append(s.refused, Refusal{Host: host, Port: port, Verdict: string(d.Verdict), Rule: d.Rule,
 		Suggestion: d.Suggestion, Reason: d.Reason, Count: 1})
 	if s.p.Log != nil {
 		s.p.Log.Info("network refused", "host", host, "port", port, "reason", d.Reason)

@@ -133,7 +133,7 @@ func TestProxyRefusesWithoutAnAllow(t *testing.T) {
 			}
 			for _, r := range got {
 				want := "network: 127.0.0.1:" + fmt.Sprint(r.Port) + " is not allowed ("
-				if r.Verdict != c.verdict || !strings.HasPrefix(r.Reason, want) || r.Host != "127.0.0.1" ||
+				if r.Verdict != string(c.verdict) || !strings.HasPrefix(r.Reason, want) || r.Host != "127.0.0.1" ||
 					r.Suggestion != fmt.Sprintf("Network(127.0.0.1:%d)", r.Port) || r.Count != 1 {
 					t.Fatalf("refusal %+v, want verdict %s and %q", r, c.verdict, want)
 				}
