@@ -67,6 +67,11 @@ type Options struct {
 	// scope root, its private temp folder and its project's cache folder.
 	// Nil runs commands unconfined (tests, and kernels without Landlock).
 	Confine *Confinement
+	// Network, when set, routes every terminal command's connections
+	// through brabo's egress proxy (network.go, docs/network.md); brabo
+	// sets it with the sandbox, whose network namespace makes it the only
+	// way out.
+	Network *Network
 }
 
 // Confinement says how terminal commands are confined.

@@ -114,6 +114,12 @@ func (e *Executor) runTerminal(ctx context.Context, req brabo.ExecRequest) (*bra
 		}
 		name, args = c.Launcher, confine.Spec{Write: write, Hide: c.Hide}.Args(e.opts.Shell, "-c", p.Command)
 	}
+	nr, err := e.openNetwork(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("terminal: %w", err)
+	}
+	defer nr.close()
+	name, args = nr.wrap(nr.socket(), name, args)
 	env := procenv.Child(e.baseEnv(), set)
 
 	limit := e.timeout(p.TimeoutSec, req.Project)
@@ -124,11 +130,15 @@ func (e *Executor) runTerminal(ctx context.Context, req brabo.ExecRequest) (*bra
 	if err != nil {
 		return nil, fmt.Errorf("terminal: starting %s: %w", name, err)
 	}
+	if why, ok := nr.cannotForward(oc.ExitCode, out.String()); ok {
+		return nil, fmt.Errorf("terminal: %s", why)
+	}
 	if oc.ExitCode == 126 && name != e.opts.Shell && strings.Contains(out.String(), "brabo: cannot confine the command") {
 		// The launcher refused: nothing ran.
 		return nil, fmt.Errorf("terminal: %s", strings.TrimSpace(out.String()))
 	}
 	res := &brabo.Result{ExitCode: oc.ExitCode, Output: out.String(), Truncated: out.truncated()}
+	nr.finish(res)
 	if why := runOf(runCtx).stopReason(); why != "" && oc.ExitCode != 0 {
 		// brabo stopped it; a command that still finished well keeps its
 		// outcome.

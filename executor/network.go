@@ -1,0 +1,116 @@
+package executor
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/internal/egress"
+	"github.com/brabo-dev/brabo/policy"
+)
+
+// Network routes a terminal command's connections through brabo's egress
+// proxy (internal/egress, docs/network.md): the command runs under the
+// forwarder, which points HTTP_PROXY, HTTPS_PROXY and ALL_PROXY at a
+// session of the proxy deciding with the project's rules. In the sandbox's
+// network namespace that is the command's only way out; without a sandbox
+// it is a route the command may ignore, which is why brabo sets it only
+// with the sandbox. Typed actions brabo runs itself (git_push, pr_open,
+// git_merge) never go through it: they use brabo's own network.
+type Network struct {
+	// Proxy is the egress proxy the sessions are opened on.
+	Proxy *egress.Proxy
+	// Rules returns the rules an action's connections are decided with:
+	// the project's effective rules when the command starts. It is read
+	// at each start, so that it may be set after the executor is built
+	// (the pipeline that answers it is built later). An error, or nil,
+	// refuses every connection (an empty file allows nothing).
+	Rules func(ctx context.Context, p *brabo.Project) (*policy.Rules, error)
+	// Forwarder is the program that runs egress.Main when its first
+	// argument is egress.Subcommand: brabo itself, or a test binary whose
+	// TestMain does. In a sandbox, the path it is bound at.
+	Forwarder string
+	// Dir holds the sessions' folders (os.TempDir when empty).
+	Dir string
+}
+
+// netRun is one command's session, nil-safe: a nil *netRun wraps nothing
+// and reports nothing.
+type netRun struct {
+	n    *Network
+	sess *egress.Session
+}
+
+// openNetwork opens the action's session when the executor has a Network.
+func (e *Executor) openNetwork(ctx context.Context, req brabo.ExecRequest) (*netRun, error) {
+	n := e.opts.Network
+	if n == nil || n.Proxy == nil || n.Forwarder == "" {
+		return nil, nil
+	}
+	var rules *policy.Rules
+	if n.Rules != nil {
+		r, err := n.Rules(ctx, req.Project)
+		if err != nil {
+			// Never fail open: a project whose rules cannot be read
+			// reaches nothing.
+			r = policy.Unreadable("permissions.json", "the rules could not be read for the network: "+err.Error())
+		}
+		rules = r
+	}
+	sess, err := n.Proxy.Open(n.Dir, rules)
+	if err != nil {
+		return nil, fmt.Errorf("the network proxy: %w", err)
+	}
+	return &netRun{n: n, sess: sess}, nil
+}
+
+// socket is the session's socket on the host ("" for none).
+func (r *netRun) socket() string {
+	if r == nil {
+		return ""
+	}
+	return r.sess.Socket()
+}
+
+// wrap returns the command line that runs name args under the forwarder,
+// its proxy socket at socket (the host path, or where a sandbox binds it).
+func (r *netRun) wrap(socket, name string, args []string) (string, []string) {
+	if r == nil {
+		return name, args
+	}
+	return r.n.Forwarder, egress.ForwarderArgs(socket, append([]string{name}, args...)...)
+}
+
+// cannotForward reports whether the forwarder refused to start (nothing
+// ran), with its message.
+func (r *netRun) cannotForward(exit int, out string) (string, bool) {
+	if r == nil || exit != 126 {
+		return "", false
+	}
+	i := strings.Index(out, egress.CannotForward)
+	if i < 0 {
+		return "", false
+	}
+	return strings.TrimSpace(out[i:]), true
+}
+
+// finish closes the session and records its refusals on res: the
+// Detail the pipeline turns into network.refused events, and the
+// sentences the card and the agent read.
+func (r *netRun) finish(res *brabo.Result) {
+	if r == nil {
+		return
+	}
+	r.sess.Close()
+	if res != nil {
+		res.SetNetworkRefusals(r.sess.Refusals())
+	}
+}
+
+// close closes the session when finish did not (an early return).
+func (r *netRun) close() {
+	if r != nil {
+		r.sess.Close()
+	}
+}
