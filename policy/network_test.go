@@ -215,3 +215,22 @@ func TestNetworkPatternDecidesNoAction(t *testing.T) {
 		t.Fatalf("warnings: %v", r.Warnings())
 	}
 }
+
+// Activation seeds no network rule: no host is ever reachable that a
+// human did not name.
+func TestSeedHasNoNetworkRule(t *testing.T) {
+	for _, list := range [][]string{SeedAllow(), BuiltinDeny()} {
+		for _, p := range list {
+			if strings.HasPrefix(p, NetworkLabel+"(") {
+				t.Errorf("the seed holds %s", p)
+			}
+		}
+	}
+	r, err := NewRules("", SeedAllow(), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := DecideNetwork(r, "registry.npmjs.org", 443); d.Allowed() {
+		t.Fatalf("the seeded file allows the npm registry: %+v", d)
+	}
+}
