@@ -134,6 +134,39 @@ func TestNetworkAlwaysAllowRefusals(t *testing.T) {
 	e.refused("POST", "/v1/actions/"+quiet["id"].(string)+"/allow-network", e.maintainer, nil, 400, "invalid_action")
 }
 
+// The card and the action page show a refused connection, and a
+// maintainer's button on them adds the pattern; a developer sees no
+// button.
+func TestNetworkRefusalOnTheCardAndThePage(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "hello") }))
+	defer srv.Close()
+	port := strings.TrimPrefix(srv.URL, "http://127.0.0.1:")
+	e := newNetworkEnv(t)
+	id := e.runApproved("curl -sS --max-time 10 " + srv.URL + "/")["id"].(string)
+	want := fmt.Sprintf("network: 127.0.0.1:%[1]s is not allowed (Network(127.0.0.1:%[1]s) would allow it)", port)
+
+	dev := newWebClient(t, e.srv.URL)
+	dev.login(e.developer)
+	_, page := dev.do("GET", "/ui/actions/"+id, nil, nil)
+	if !strings.Contains(page, want) || strings.Contains(page, "/allow-network") || !strings.Contains(page, "needs the role maintainer") {
+		t.Fatalf("the developer's action page:\n%s", page)
+	}
+	mia := newWebClient(t, e.srv.URL)
+	mia.login(e.maintainer)
+	_, card := mia.do("GET", "/ui/cards/"+id, nil, nil)
+	if !strings.Contains(card, want) || !strings.Contains(card, `hx-post="/ui/actions/`+id+`/allow-network"`) ||
+		!strings.Contains(card, "Always allow Network(127.0.0.1:"+port+")") {
+		t.Fatalf("the maintainer's card:\n%s", card)
+	}
+	resp, body := mia.do("POST", "/ui/actions/"+id+"/allow-network", url.Values{}, map[string]string{"X-CSRF-Token": mia.csrf})
+	if resp.StatusCode != 200 || !strings.Contains(body, "recorded Network(127.0.0.1:"+port+") in permissions.json") {
+		t.Fatalf("the button: %d\n%s", resp.StatusCode, body)
+	}
+	if out := str(e.runApproved("curl -sS --max-time 10 "+srv.URL+"/"), "result", "output"); out != "hello" {
+		t.Fatalf("the next run: %q", out)
+	}
+}
+
 // The test binary is also the egress forwarder (as brabo is): the
 // executor starts it with egress.Subcommand to run a command with its
 // network through the proxy.
