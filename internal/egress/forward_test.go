@@ -11,7 +11,7 @@ import (
 )
 
 // needBwrap returns bwrap's path. Without it the test skips, but fails
-// under BRABO_REQUIRE_BWRAP (CI): the claims below are about a real
+// under BRABO_REQUIRE_SANDBOX (CI): the claims below are about a real
 // network namespace.
 func needBwrap(t *testing.T) string {
 	t.Helper()
@@ -20,8 +20,8 @@ func needBwrap(t *testing.T) string {
 		err = exec.Command(path, "--unshare-net", "--ro-bind", "/", "/", "true").Run()
 	}
 	if err != nil {
-		if os.Getenv("BRABO_REQUIRE_BWRAP") != "" {
-			t.Fatalf("bwrap cannot make a network namespace here (BRABO_REQUIRE_BWRAP is set): %v", err)
+		if os.Getenv("BRABO_REQUIRE_SANDBOX") != "" {
+			t.Fatalf("bwrap cannot make a network namespace here (BRABO_REQUIRE_SANDBOX is set): %v", err)
 		}
 		t.Skipf("bwrap cannot make a network namespace here: %v", err)
 	}
