@@ -551,9 +551,15 @@ func (p *Proxy) loadOwn() {
 			p.ownAny[uint16(port)] = true
 			continue
 		}
-		// A name (localhost): every address it has, and its port on
-		// every local address, since a name can move.
+		// A name (localhost, db.internal): every address it has now,
+		// and its port on every local address, since a name can move.
 		p.ownAny[uint16(port)] = true
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		addrs, _ := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+		cancel()
+		for _, a := range addrs {
+			p.own = append(p.own, netip.AddrPortFrom(a.Unmap(), uint16(port)))
+		}
 	}
 }
 
