@@ -10,6 +10,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/brabo-dev/brabo/internal/confine"
 )
 
 // Subcommand is the forwarder's hidden first argument: brabo runs itself
@@ -65,7 +67,9 @@ func ProxyEnv(env []string, proxyURL string) []string {
 // proxy variables pointing there; it exits with the child's status (128 +
 // the signal for a child killed by one), passing on SIGTERM, SIGINT and
 // SIGHUP. It never returns; when it cannot start it prints why and exits
-// 126 without running the program.
+// 126 without running the program. A program that is brabo's Landlock
+// launcher (argv[1] is confine.Subcommand) is confined in-process
+// (confine.Restrict) and its own program started directly.
 func Main(args []string) {
 	fail := func(format string, a ...any) {
 		fmt.Fprintf(os.Stderr, CannotForward+": "+format+"\n", a...)
@@ -77,6 +81,20 @@ func Main(args []string) {
 	}
 	if fi, err := os.Stat(socket); err != nil || fi.Mode()&os.ModeSocket == 0 {
 		fail("%s is not brabo's proxy socket: %v", socket, err)
+	}
+	if len(argv) > 1 && argv[1] == confine.Subcommand {
+		// The command is to run under brabo's Landlock launcher: this
+		// process is brabo too, so it confines the thread it starts the
+		// command from instead of starting the launcher (one process
+		// start fewer per command). The forwarder's other threads stay
+		// free to reach the socket; the command and all it starts are
+		// confined. A failure is the launcher's: the command does not run.
+		inner, err := confine.Restrict(argv[2:])
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "brabo: cannot confine the command: %v\n", err)
+			os.Exit(exitCannotForward)
+		}
+		argv = inner
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

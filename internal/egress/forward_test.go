@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/brabo-dev/brabo/internal/confine"
 )
 
 // needBwrap returns bwrap's path. Without it the test skips, but fails
@@ -172,5 +174,49 @@ func TestForwarderExitStatus(t *testing.T) {
 	}
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatal("the command ran without its forwarder")
+	}
+}
+
+// A command under brabo's Landlock launcher is confined by the forwarder
+// itself: it writes only where the spec says, the forwarder still relays,
+// and no second brabo process starts.
+func TestForwarderConfinesInProcess(t *testing.T) {
+	if _, err := confine.ABI(); err != nil {
+		if os.Getenv("BRABO_REQUIRE_SANDBOX") != "" {
+			t.Fatalf("Landlock is needed: %v", err)
+		}
+		t.Skipf("Landlock is needed: %v", err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(hello())
+	defer srv.Close()
+	s := session(t, &Proxy{}, []string{"Network(127.0.0.1:" + port(t, srv.URL) + ")"}, nil, nil)
+	in, out := t.TempDir(), t.TempDir()
+	script := fmt.Sprintf(`touch %[1]s/ok && echo wrote-inside; touch %[2]s/no 2>/dev/null && echo wrote-outside
+curl -sS --max-time 10 %[3]s/; echo; ps -o comm= -p $PPID`, in, out, srv.URL)
+	args := ForwarderArgs(s.Socket(), append([]string{self}, confine.Spec{Write: []string{in}}.Args("bash", "-c", script)...)...)
+	got, err := exec.Command(self, args...).CombinedOutput()
+	t.Logf("%s", got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(got), "wrote-inside") || strings.Contains(string(got), "wrote-outside") {
+		t.Fatalf("the command was not confined: %q", got)
+	}
+	if !strings.Contains(string(got), "hello from 127.0.0.1:") {
+		t.Fatalf("the confined command did not reach the server: %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(out, "no")); err == nil {
+		t.Fatal("the command wrote outside its folder")
+	}
+	name := filepath.Base(self)
+	if len(name) > 15 {
+		name = name[:15] // the kernel's comm
+	}
+	if !strings.HasSuffix(strings.TrimSpace(string(got)), name) {
+		t.Fatalf("the command's parent is not the forwarder %s: %q", name, got)
 	}
 }

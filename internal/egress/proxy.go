@@ -479,20 +479,49 @@ func (s *Session) forward(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "brabo's egress proxy: sending the request: "+err.Error(), http.StatusBadGateway)
 		return
 	}
-	resp, err := http.ReadResponse(bufio.NewReader(out), req)
+	br := bufio.NewReaderSize(out, 64<<10)
+	resp, err := http.ReadResponse(br, req)
 	if err != nil {
 		http.Error(w, "brabo's egress proxy: reading the response: "+err.Error(), http.StatusBadGateway)
 		return
 	}
-	defer resp.Body.Close()
+	// The head is rewritten (no hop-by-hop header, Connection: close);
+	// the body is relayed as it comes, framing included, until the
+	// server closes (it was asked to): the kernel moves it, not a copy
+	// through the response writer. The command's connection closes after
+	// it, so its next request is decided on its own.
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		http.Error(w, "brabo's egress proxy cannot relay here", http.StatusInternalServerError)
+		return
+	}
+	in, cbuf, err := hj.Hijack()
+	if err != nil {
+		return
+	}
+	defer in.Close()
 	for _, h := range hopHeaders {
 		resp.Header.Del(h)
 	}
-	for k, v := range resp.Header {
-		w.Header()[k] = v
+	if len(resp.TransferEncoding) > 0 {
+		resp.Header.Set("Transfer-Encoding", strings.Join(resp.TransferEncoding, ", "))
 	}
-	w.WriteHeader(resp.StatusCode)
-	io.Copy(w, resp.Body)
+	resp.Header.Set("Connection", "close")
+	fmt.Fprintf(cbuf, "HTTP/%d.%d %s\r\n", resp.ProtoMajor, resp.ProtoMinor, resp.Status)
+	resp.Header.Write(cbuf)
+	cbuf.WriteString("\r\n")
+	if n := br.Buffered(); n > 0 {
+		b, _ := br.Peek(n)
+		cbuf.Write(b)
+		br.Discard(n)
+	}
+	if err := cbuf.Flush(); err != nil {
+		return
+	}
+	if req.Method == http.MethodHead {
+		return
+	}
+	io.Copy(in, out)
 }
 
 // fail answers a failed dial: 403 with the sentence for a refusal, 502

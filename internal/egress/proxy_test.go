@@ -16,12 +16,16 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/brabo-dev/brabo/internal/confine"
 	"github.com/brabo-dev/brabo/policy"
 )
 
 func TestMain(m *testing.M) {
 	if IsForwarder(os.Args) {
 		Main(os.Args)
+	}
+	if confine.IsLauncher(os.Args) {
+		confine.Main(os.Args)
 	}
 	os.Exit(m.Run())
 }
@@ -46,6 +50,8 @@ func session(t *testing.T, p *Proxy, allow, deny, ask []string) *Session {
 	t.Cleanup(func() { s.Close() })
 	return s
 }
+
+func newRulesFor(allow ...string) (*policy.Rules, error) { return policy.NewRules("", allow, nil, nil) }
 
 // client is an HTTP client whose proxy is the session's socket.
 func client(s *Session) *http.Client {
@@ -78,7 +84,7 @@ func hello() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprintf(w, "hello from %s", r.Host) })
 }
 
-func port(t *testing.T, u string) string {
+func port(t testing.TB, u string) string {
 	t.Helper()
 	pu, err := url.Parse(u)
 	if err != nil {
