@@ -18,6 +18,7 @@ import (
 	"os"
 
 	"github.com/brabo-dev/brabo/internal/confine"
+	"github.com/brabo-dev/brabo/internal/egress"
 )
 
 func main() {
@@ -25,6 +26,11 @@ func main() {
 	// itself this way to run a terminal command under Landlock.
 	if confine.IsLauncher(os.Args) {
 		confine.Main(os.Args)
+	}
+	// The egress forwarder (internal/egress): brabo runs itself this way
+	// inside the sandbox, so a command's network goes through its proxy.
+	if egress.IsForwarder(os.Args) {
+		egress.Main(os.Args)
 	}
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
