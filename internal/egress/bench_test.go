@@ -8,21 +8,29 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/brabo-dev/brabo/internal/confine"
 )
 
 // BenchmarkDownload10MB is the proxy's cost (docs/PERFORMANCE.md): curl
-// downloading 10 MB from a local server, started as a command is, once
-// directly on the host (what --no-sandbox does) and once in a bwrap
-// network namespace under the forwarder, through the proxy, with a
-// literal Network(127.0.0.1:PORT) rule; and, to tell the sandbox's cost
-// from the proxy's, in bwrap sharing the host's network without the
-// proxy. Each includes starting the command; the sandboxed ones also
-// bwrap, and the last the forwarder. BRABO_BENCH_MB sets another size.
+// downloading 10 MB from a local server, started as brabo starts a
+// command (under its Landlock launcher where the kernel has Landlock):
 //
-//	go test ./internal/egress -run '^$' -bench Download10MB -benchtime 20x
+//   - no-sandbox: directly on the host, what --no-sandbox does;
+//   - bwrap-hostnet: in bwrap sharing the host's network, without the
+//     proxy (the sandbox's own start, for comparison);
+//   - sandbox-proxy: in a bwrap network namespace under the forwarder
+//     (which confines in-process), through a proxy session with a
+//     literal Network(127.0.0.1:PORT) rule.
+//
+// Each iteration runs the three in turn, so that a machine shared with
+// others slows them alike; the medians (ms) and the ratio sandbox-proxy /
+// no-sandbox are reported. BRABO_BENCH_MB sets another size.
+//
+//	go test ./internal/egress -run '^$' -bench Download10MB -benchtime 30x
 func BenchmarkDownload10MB(b *testing.B) {
 	bwrap, err := exec.LookPath("bwrap")
 	if err != nil {
@@ -41,45 +49,50 @@ func BenchmarkDownload10MB(b *testing.B) {
 		b.Fatal(err)
 	}
 	script := fmt.Sprintf(`n=$(curl -sS --max-time 30 -o /dev/null -w '%%{size_download}' %s/); [ "$n" = %d ]`, srv.URL, len(body))
-	run := func(b *testing.B, name string, args ...string) {
-		for b.Loop() {
-			if out, err := exec.Command(name, args...).CombinedOutput(); err != nil {
-				b.Fatalf("%v: %s", err, out)
-			}
-		}
-		b.SetBytes(int64(len(body)))
-	}
-	// As brabo runs a command: under its Landlock launcher where the
-	// kernel has Landlock, in --no-sandbox as in the sandbox (where the
-	// forwarder confines it in-process).
 	cmdline := []string{"bash", "-c", script}
 	if _, err := confine.ABI(); err == nil {
 		cmdline = append([]string{self}, confine.Spec{Write: []string{b.TempDir()}}.Args(cmdline...)...)
 	}
-	b.Run("no-sandbox", func(b *testing.B) { run(b, cmdline[0], cmdline[1:]...) })
-	b.Run("bwrap-hostnet", func(b *testing.B) {
-		// The sandbox's own start without the proxy: bwrap sharing the
-		// host's network, curl connecting directly.
-		hostnet := []string{"--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-			"--ro-bind", self, self, "--"}
-		run(b, bwrap, append(hostnet, cmdline...)...)
-	})
-	b.Run("sandbox-proxy", func(b *testing.B) {
-		r, err := newRulesFor(fmt.Sprintf("Network(127.0.0.1:%s)", port(b, srv.URL)))
-		if err != nil {
-			b.Fatal(err)
+	r, err := newRulesFor(fmt.Sprintf("Network(127.0.0.1:%s)", port(b, srv.URL)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := (&Proxy{Upstream: noUpstream}).Open(b.TempDir(), r)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	dir := filepath.Dir(s.Socket())
+	base := []string{"--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"}
+	variants := []struct {
+		name string
+		argv []string
+	}{
+		{"no-sandbox", cmdline},
+		{"bwrap-hostnet", append(append([]string{bwrap}, base...), append([]string{"--"}, cmdline...)...)},
+		{"sandbox-proxy", append(append([]string{bwrap, "--unshare-net"}, base...),
+			append([]string{"--bind", dir, dir, "--", self}, ForwarderArgs(s.Socket(), cmdline...)...)...)},
+	}
+	took := make([][]time.Duration, len(variants))
+	for b.Loop() {
+		for i, v := range variants {
+			start := time.Now()
+			if out, err := exec.Command(v.argv[0], v.argv[1:]...).CombinedOutput(); err != nil {
+				b.Fatalf("%s: %v: %s", v.name, err, out)
+			}
+			took[i] = append(took[i], time.Since(start))
 		}
-		s, err := (&Proxy{Upstream: noUpstream}).Open(b.TempDir(), r)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer s.Close()
-		dir := filepath.Dir(s.Socket())
-		args := []string{"--unshare-net", "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-			"--bind", dir, dir, "--", self}
-		run(b, bwrap, append(args, ForwarderArgs(s.Socket(), cmdline...)...)...)
-		if len(s.Refusals()) != 0 {
-			b.Fatalf("refused: %+v", s.Refusals())
-		}
-	})
+	}
+	if len(s.Refusals()) != 0 {
+		b.Fatalf("refused: %+v", s.Refusals())
+	}
+	median := func(d []time.Duration) float64 {
+		slices.Sort(d)
+		return float64(d[len(d)/2]) / float64(time.Millisecond)
+	}
+	for i, v := range variants {
+		b.ReportMetric(median(took[i]), v.name+"-ms")
+	}
+	b.ReportMetric(median(took[2])/median(took[0]), "ratio")
+	b.ReportMetric(0, "ns/op")
 }
