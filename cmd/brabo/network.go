@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/brabo-dev/brabo"
@@ -18,22 +17,19 @@ import (
 // egressNetwork is the way out of the sandbox for brabo serve's terminal
 // commands (docs/network.md): brabo's egress proxy, which refuses brabo's
 // own listening addresses (the API at apiAddr, the database of db), with
-// brabo itself as the forwarder and the sessions' sockets under the data
-// folder. The rules are svc's effective rules, set once svc exists
+// brabo itself as the forwarder. The rules are svc's effective rules, set once svc exists
 // (withRules). Nil when brabo's binary cannot be found.
-func egressNetwork(apiAddr, db, dataAbs string, log *slog.Logger) *executor.Network {
+func egressNetwork(apiAddr, db string, log *slog.Logger) *executor.Network {
 	self, err := os.Executable()
 	if err != nil {
 		return nil
 	}
-	dir := filepath.Join(dataAbs, "egress")
-	if err := os.MkdirAll(dir, 0o711); err != nil {
-		return nil
-	}
+	// The sessions' folders are in the temp folder, not the data folder:
+	// bwrap, started as the sandbox's unprivileged user, must reach the
+	// socket to bind it (the socket is that user's alone, 0600).
 	return &executor.Network{
 		Proxy:     &egress.Proxy{Own: ownAddrs(apiAddr, db), Log: log},
 		Forwarder: self,
-		Dir:       dir,
 	}
 }
 

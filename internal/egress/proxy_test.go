@@ -12,8 +12,10 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/brabo-dev/brabo/internal/confine"
@@ -329,5 +331,36 @@ func TestSessionCloseEndsTunnels(t *testing.T) {
 	s.Close()
 	if _, err := br.ReadString('\n'); err == nil {
 		t.Fatal("the tunnel outlived its session")
+	}
+}
+
+// Under root, the session's socket is the sandbox user's alone: that user
+// connects, another does not.
+func TestSessionSocketBelongsToTheSandboxUser(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("brabo chowns the socket only as root")
+	}
+	curl, err := exec.LookPath("curl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Proxy{SocketUID: 65534, SocketGID: 65534}
+	r, _ := policy.NewRules("", nil, nil, nil)
+	s, err := p.Open(os.TempDir(), r) // as brabo does: a folder every user can traverse
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	as := func(uid uint32) string {
+		cmd := exec.Command(curl, "-sS", "--max-time", "5", "--unix-socket", s.Socket(), "http://x/")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: uid}}
+		out, _ := cmd.CombinedOutput()
+		return string(out)
+	}
+	if out := as(65534); !strings.Contains(out, "brabo's egress proxy takes proxy requests") {
+		t.Fatalf("the sandbox user could not reach the proxy: %q", out)
+	}
+	if out := as(65533); strings.Contains(out, "brabo's egress proxy") || !strings.Contains(out, "Couldn't connect") {
+		t.Fatalf("another user reached the proxy: %q", out)
 	}
 }
