@@ -17,6 +17,7 @@ import (
 	"github.com/brabo-dev/brabo"
 	"github.com/brabo-dev/brabo/executor"
 	"github.com/brabo-dev/brabo/internal/confine"
+	"github.com/brabo-dev/brabo/internal/egress"
 )
 
 // TestMain makes git hermetic: no system or user config leaks into the test
@@ -28,6 +29,9 @@ import (
 func TestMain(m *testing.M) {
 	if confine.IsLauncher(os.Args) {
 		confine.Main(os.Args)
+	}
+	if egress.IsForwarder(os.Args) {
+		egress.Main(os.Args)
 	}
 	dir, err := os.MkdirTemp("", "executor-test-")
 	if err != nil {

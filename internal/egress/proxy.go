@@ -106,6 +106,10 @@ func (p *Proxy) Open(dir string, rules *policy.Rules) (*Session, error) {
 		return nil, fmt.Errorf("egress: the session's folder: %w", err)
 	}
 	s := &Session{p: p, rules: rules, dir: d, socket: filepath.Join(d, "proxy.sock"), tunnels: map[net.Conn]bool{}}
+	if len(s.socket) > maxSocketPath {
+		os.RemoveAll(d)
+		return nil, fmt.Errorf("egress: the socket path %s is longer than a unix socket's %d bytes: give the sessions a shorter folder", s.socket, maxSocketPath)
+	}
 	ln, err := net.Listen("unix", s.socket)
 	if err != nil {
 		os.RemoveAll(d)
@@ -121,6 +125,10 @@ func (p *Proxy) Open(dir string, rules *policy.Rules) (*Session, error) {
 	go s.srv.Serve(ln)
 	return s, nil
 }
+
+// maxSocketPath is the longest path a unix socket may have on Linux
+// (sun_path holds 108 bytes, the NUL included).
+const maxSocketPath = 107
 
 // ownSocket gives the socket to the sandbox's user, when brabo is root.
 func (p *Proxy) ownSocket(dir, socket string) error {

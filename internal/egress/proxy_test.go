@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -362,5 +363,21 @@ func TestSessionSocketBelongsToTheSandboxUser(t *testing.T) {
 	}
 	if out := as(65533); strings.Contains(out, "brabo's egress proxy") || !strings.Contains(out, "Couldn't connect") {
 		t.Fatalf("another user reached the proxy: %q", out)
+	}
+}
+
+// A folder too deep for a unix socket's path is refused with a sentence,
+// not the kernel's "invalid argument".
+func TestOpenRefusesASocketPathTooLong(t *testing.T) {
+	deep := filepath.Join(t.TempDir(), strings.Repeat("d", 100))
+	if err := os.MkdirAll(deep, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	_, err := (&Proxy{}).Open(deep, nil)
+	if err == nil || !strings.Contains(err.Error(), "longer than a unix socket's 107 bytes") {
+		t.Fatalf("Open = %v", err)
+	}
+	if left, _ := os.ReadDir(deep); len(left) != 0 {
+		t.Fatalf("Open left %v", left)
 	}
 }
