@@ -105,6 +105,9 @@ func (r *netRun) finish(res *brabo.Result) {
 	r.sess.Close()
 	if res != nil {
 		res.SetNetworkRefusals(r.sess.Refusals())
+		if more := r.sess.More(); more > 0 {
+			res.Detail[brabo.DetailNetwork] += fmt.Sprintf("; and %d more connections to other destinations were refused", more)
+		}
 	}
 }
 

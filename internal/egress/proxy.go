@@ -92,6 +92,7 @@ type Session struct {
 
 	mu      sync.Mutex
 	refused []Refusal
+	more    int // refused connections to destinations past MaxRefusals
 	tunnels map[net.Conn]bool
 	closed  bool
 }
@@ -159,6 +160,17 @@ func (s *Session) Refusals() []Refusal {
 	return append([]Refusal(nil), s.refused...)
 }
 
+// MaxRefusals is how many distinct destinations a session records; the
+// connections to others are refused and only counted (More).
+const MaxRefusals = 50
+
+// More counts the refused connections to destinations past MaxRefusals.
+func (s *Session) More() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.more
+}
+
 // Close stops the session: the listener, every open connection and tunnel
 // (nothing a command left behind keeps a way out), and the folder.
 func (s *Session) Close() error {
@@ -199,6 +211,12 @@ func (s *Session) refuse(host string, port int, d policy.NetworkDecision) *Refus
 			r.Count++
 			return r
 		}
+	}
+	if len(s.refused) >= MaxRefusals {
+		// A command that tries many hosts does not grow the result and
+		// the log without bound: the rest are counted.
+		s.more++
+		return &Refusal{Host: host, Port: port, Verdict: string(d.Verdict), Rule: d.Rule, Suggestion: d.Suggestion, Reason: d.Reason, Count: 1}
 	}
 	s.refused = append(s.refused, Refusal{Host: host, Port: port, Verdict: string(d.Verdict), Rule: d.Rule,
 		Suggestion: d.Suggestion, Reason: d.Reason, Count: 1})

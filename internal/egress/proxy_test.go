@@ -381,3 +381,17 @@ func TestOpenRefusesASocketPathTooLong(t *testing.T) {
 		t.Fatalf("Open left %v", left)
 	}
 }
+
+// A command trying many hosts records MaxRefusals destinations and counts
+// the rest.
+func TestSessionCapsItsRefusals(t *testing.T) {
+	s := session(t, &Proxy{}, nil, nil, nil)
+	for i := 0; i < MaxRefusals+5; i++ {
+		if code, _ := get(t, s, fmt.Sprintf("http://h%d.example/", i)); code != 403 {
+			t.Fatalf("h%d: %d", i, code)
+		}
+	}
+	if n, more := len(s.Refusals()), s.More(); n != MaxRefusals || more != 5 {
+		t.Fatalf("%d recorded, %d more; want %d and 5", n, more, MaxRefusals)
+	}
+}
