@@ -34,6 +34,10 @@ const (
 	ContainerStop          ActionType = "container_stop"
 	ContainerRemove        ActionType = "container_remove"
 	Spend                  ActionType = "spend"
+	// ContainerHandoff is the infra agent's handoff (ADR 0190): approved by
+	// a maintainer, it seeds container_start: auto_approve for that agent
+	// and proposes the start as it. Never auto-approved.
+	ContainerHandoff ActionType = "container_handoff"
 )
 
 // The types of DESIGN §9 ("Typed content"), proposed by the agents that run
@@ -76,6 +80,7 @@ var actionTypes = map[ActionType]actionTypeInfo{
 	ContainerStop:          {"ContainerStop", Maintainer},
 	ContainerRemove:        {"ContainerRemove", Maintainer},
 	Spend:                  {"Spend", Owner},
+	ContainerHandoff:       {"ContainerHandoff", Maintainer},
 	ReadFile:               {"ReadFile", Developer},
 	McpTool:                {"McpTool", Developer},
 }
@@ -88,7 +93,8 @@ var labels = func() map[string]ActionType {
 	return m
 }()
 
-// ActionTypes returns the twenty action types of DESIGN §3.2, in its order:
+// ActionTypes returns the twenty action types of DESIGN §3.2, in its order,
+// then container_handoff (DESIGN §10):
 // the types brabo's own agents propose and brabo can execute. AllActionTypes
 // adds the types of the agents that run their tools themselves.
 func ActionTypes() []ActionType {
@@ -97,6 +103,7 @@ func ActionTypes() []ActionType {
 		GitBranchCreate, GitBranchProtect, OpenAdrPr, OpenInfraPr, GitMerge,
 		InstructionPatch, Parallelize, RaiseMaxParallel, ProposeExecutionPlan,
 		AssessImplementability, ContainerStart, ContainerStop, ContainerRemove, Spend,
+		ContainerHandoff,
 	}
 }
 

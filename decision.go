@@ -24,6 +24,14 @@ type Decision struct {
 	// an opaque program. Denying needs only the type's minimum. Empty in
 	// decisions recorded before it existed: read it with EffectiveRole.
 	RequiredRole Role `json:"requiredRole,omitempty"`
+	// Container is the container a terminal action of a container project
+	// runs in, named when the proposal found it running with brabo's
+	// settings (the container floor's condition); empty runs it on the
+	// host. Set by the pipeline, never by the proposer.
+	Container string `json:"container,omitempty"`
+	// ContainerID is that container's id: a container recreated since is
+	// not the one the proposal found.
+	ContainerID string `json:"containerId,omitempty"`
 }
 
 // EffectiveRole is the least role a human needs to approve an action of
@@ -68,6 +76,11 @@ type Segment struct {
 	// Flags say in plain words what the segment touches, whatever the
 	// verdict: the home folder, the network, a deletion (DESIGN §6.4).
 	Flags []Flag `json:"flags,omitempty"`
+	// ProtectedWrites are the protected paths the segment visibly writes,
+	// relative to the project folder: the only protected changes a
+	// maintainer's approval of the line lets the action make (the
+	// integrity check puts every other one back).
+	ProtectedWrites []string `json:"protectedWrites,omitempty"`
 }
 
 // ScopeRoot names the folder a terminal action was scoped to, as the mode

@@ -41,6 +41,10 @@ const (
 	// when its project folder is gone (deleted or moved): nothing ran, so
 	// the result has no exit code.
 	CodeProjectFolderMissing Code = "project_folder_missing"
+	// CodeSandboxFailed is the code of an action's failed result when the
+	// sandbox its command runs in could not be set up (bubblewrap
+	// refused): nothing ran, inside the sandbox or outside it.
+	CodeSandboxFailed Code = "sandbox_failed"
 	// CodeNeedsApproval refuses a setting whose change is a decision the
 	// pipeline takes (raising the project's cap on parallel dev agents is
 	// raise_max_parallel, which a human approves) (HTTP 409).

@@ -267,8 +267,15 @@ type ContainerSpec struct {
 	// Mount is the host folder mounted at /work, the container's working
 	// directory.
 	Mount string
-	// Labels mark the container as brabo's and name its project.
+	// Labels mark the container as brabo's and name its project;
+	// LabelSettings carries the digest of the settings it was made with.
 	Labels map[string]string
+	// ReadOnly are paths under Mount, relative to it, mounted read-only
+	// over the project folder inside the container (permissions.json,
+	// .git, the hook folders, the agents' configuration).
+	ReadOnly []string
+	// Network is the container's network mode; empty is "none".
+	Network string
 }
 
 // ContainerInfo is what the engine says of a container.
@@ -276,6 +283,20 @@ type ContainerInfo struct {
 	ID    string `json:"id"`
 	Name  string `json:"name"`
 	State string `json:"state"` // the engine's words: created, running, exited, …
+	// Labels are the container's labels (LabelSettings among them).
+	Labels map[string]string `json:"-"`
+	// Mounts, Network and Privileged are how the engine says the
+	// container was made: the floor checks them, not only the label a
+	// hand-made container could copy.
+	Mounts     []ContainerMount `json:"-"`
+	Network    string           `json:"-"`
+	Privileged bool             `json:"-"`
+}
+
+// ContainerMount is one mount of a container as the engine reports it.
+type ContainerMount struct {
+	Source, Target string
+	ReadOnly       bool
 }
 
 // ContainerEngine runs projects' containers: the Docker Engine API of
@@ -294,6 +315,8 @@ type ContainerEngine interface {
 	Remove(ctx context.Context, name string) error
 	// Inspect reads the container's state.
 	Inspect(ctx context.Context, name string) (*ContainerInfo, error)
+	// Exec runs one command in a running container (container.go).
+	Exec(ctx context.Context, x ContainerExec) (int, error)
 }
 
 // ErrNoContainer is the engine's "no such container".

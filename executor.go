@@ -13,10 +13,19 @@ type ExecRequest struct {
 	Credential *Member
 	// PR is the pull request a git_merge merges (nil otherwise).
 	PR *PullRequest
+	// MayWriteProtected, when set, says which protected paths of the
+	// scope root the action may change: those a maintainer approved it to
+	// change (an approved `git checkout -b` in the terminal). The sandbox
+	// leaves them writable and binds every other protected path
+	// read-only; nil leaves all read-only.
+	MayWriteProtected func(path string) bool
 	// Started, when set, is called each time the executor starts a
 	// process group for the action (a terminal command, each git step),
 	// so the caller can record where the action runs while it runs.
 	Started func(ProcessGroup)
+	// Container, when set, is the project's running container a terminal
+	// action runs in instead of the host (container.go).
+	Container *ContainerTarget
 }
 
 // Executor runs approved actions and returns their real result.

@@ -149,6 +149,11 @@ type Tx interface {
 	// never was). It signals AuthSignal on commit.
 	RevokeSession(ctx context.Context, memberID, sessionID string, at time.Time) (bool, error)
 
+	// InfraAgent is the id of the project's infra agent (ADR 0190), ""
+	// when it has none; SetInfraAgent names it ("" for none).
+	InfraAgent(ctx context.Context, projectID string) (string, error)
+	SetInfraAgent(ctx context.Context, projectID, agentID string) error
+
 	PutAutonomy(ctx context.Context, a AgentAutonomy) error
 	Autonomy(ctx context.Context, agentID string) ([]AgentAutonomy, error)
 	// DeleteAutonomy removes the agent's rule for a.ActionType if and only
@@ -323,19 +328,21 @@ type Tx interface {
 	// version, if and only if the project has none yet, and reports whether
 	// it did: of two first uses at once, one records.
 	InitPermissionsTrust(ctx context.Context, v *PermissionsVersion) (bool, error)
-	// TrustPermissions adds v (with its content) to the project's trusted
-	// versions, or leaves an already trusted one as it was, and makes it
-	// the current one.
+	// TrustPermissions adds v (with its content) to the project's accepted
+	// versions, or leaves an already accepted one as it was, and makes it
+	// the current one: unless it is current already, it is appended to the
+	// project's history with the next sequence number. Only the current
+	// version is trusted; an older one on disk is a change like any other.
 	TrustPermissions(ctx context.Context, v *PermissionsVersion) error
-	// SetPermissionsCurrent makes an already trusted version current, and
-	// reports false (changing nothing) for a hash that is not trusted.
-	SetPermissionsCurrent(ctx context.Context, projectID, hash string, at time.Time) (bool, error)
+	// PermissionsHistory lists the versions that became the project's
+	// current one, in order (Seq from 1): the last is the trusted one.
+	PermissionsHistory(ctx context.Context, projectID string) ([]PermissionsHistoryEntry, error)
 	// PermissionsVersion reads one version of the project's file by its
-	// hash, with its content when it is trusted, or ErrNotFound for a hash
-	// brabo never trusted nor reported.
+	// hash, with its content when it was ever accepted, or ErrNotFound for
+	// a hash brabo never trusted nor reported.
 	PermissionsVersion(ctx context.Context, projectID, hash string) (*PermissionsVersion, error)
-	// PermissionsVersions lists the project's trusted versions, oldest
-	// first, without their content.
+	// PermissionsVersions lists the project's versions ever accepted,
+	// oldest first, without their content.
 	PermissionsVersions(ctx context.Context, projectID string) ([]*PermissionsVersion, error)
 	// Webhooks lists the project's notification webhooks, oldest first.
 	Webhooks(ctx context.Context, projectID string) ([]*Webhook, error)
@@ -390,9 +397,12 @@ type Tx interface {
 	ProjectContainers(ctx context.Context) ([]*ProjectContainer, error)
 
 	// ReportPermissions records that a content brabo does not trust was seen
-	// on disk, and reports whether this is the first time: the change is
-	// recorded in the log once per content, whichever instance sees it.
-	ReportPermissions(ctx context.Context, projectID, hash string, at time.Time) (bool, error)
+	// on disk while the history entry seq was current (a content never seen
+	// gets a reported row; an older accepted one keeps its row), and
+	// reports whether this is the first time against seq or a later entry:
+	// the change is recorded in the log once per content and current
+	// version, whichever instance sees it.
+	ReportPermissions(ctx context.Context, projectID, hash string, seq int64, at time.Time) (bool, error)
 }
 
 // PermissionsTrust is which version of a project's permissions.json brabo
@@ -400,8 +410,27 @@ type Tx interface {
 type PermissionsTrust struct {
 	ProjectID string
 	// Hash is policy.ContentHash of the current trusted content.
-	Hash      string
+	Hash string
+	// Seq is the current version's entry in the project's history
+	// (PermissionsHistory): it grows by one each time another version
+	// becomes current.
+	Seq       int64
 	UpdatedAt time.Time
+}
+
+// PermissionsHistoryEntry is one version of a project's permissions.json
+// becoming its current trusted one.
+type PermissionsHistoryEntry struct {
+	// Seq numbers the entries of one project from 1, in order.
+	Seq  int64
+	Hash string
+	// Source is one of the Trust* constants (not TrustReported).
+	Source string
+	// ActorID is who made it current, "" for the system; ActionID the
+	// write_file that wrote it.
+	ActorID  string
+	ActionID string
+	At       time.Time
 }
 
 // Where a trusted version of permissions.json came from.
@@ -423,7 +452,9 @@ const (
 type PermissionsVersion struct {
 	ProjectID string
 	Hash      string
-	Trusted   bool
+	// Trusted says a maintainer or brabo accepted this content once (its
+	// bytes are kept); only the one PermissionsTrust names is trusted now.
+	Trusted bool
 	// Content is the file's bytes, kept for a trusted version (Restore
 	// writes it back); nil for a reported one, and in listings.
 	Content []byte
@@ -437,6 +468,9 @@ type PermissionsVersion struct {
 	// trusted (zero for a reported one).
 	CreatedAt time.Time
 	TrustedAt time.Time
+	// ReportedSeq is the history entry this content was last reported
+	// against on disk (ReportPermissions), 0 for never.
+	ReportedSeq int64
 }
 
 // AgentLease says which process runs an agent's actor, until when

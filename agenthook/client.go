@@ -92,6 +92,19 @@ type proposal struct {
 	Execution *brabo.Execution `json:"execution"`
 }
 
+// effectivePermissions asks brabo for the permissions.json it decides the
+// project's actions with now; ok is false when it cannot say.
+func (c *client) effectivePermissions(ctx context.Context, project string) (content []byte, ok bool) {
+	var out struct {
+		Hash    string `json:"hash"`
+		Content string `json:"content"`
+	}
+	if err := c.do(ctx, "GET", "/v1/projects/"+project+"/permissions/effective", nil, &out, 10*time.Second); err != nil || out.Hash == "" {
+		return nil, false
+	}
+	return []byte(out.Content), true
+}
+
 func (c *client) propose(ctx context.Context, project string, p proposal) (*brabo.ProposedAction, error) {
 	a := &brabo.ProposedAction{}
 	if err := c.do(ctx, "POST", "/v1/projects/"+project+"/actions", p, a, 15*time.Second); err != nil {

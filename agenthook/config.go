@@ -7,8 +7,9 @@
 //
 // The package is the edge to the agents' hook protocols: it imports the
 // root package, policy (a read inside the project folder is decided here,
-// without a round trip) and the standard library, nothing else, so that
-// the slim brabo-hook binary starts fast (cmd/brabo-hook).
+// with the permissions brabo decides with, asked of the server, rather
+// than proposed) and the standard library, nothing else, so that the slim
+// brabo-hook binary starts fast (cmd/brabo-hook).
 //
 // The hook fails closed wherever the agent lets it: every error, timeout,
 // unreachable server or unknown tool is an explicit deny with a reason the

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -195,7 +194,8 @@ func decideCall(ctx context.Context, agent, configPath string, in *hookInput, w 
 	case len(reqs) == 0:
 		return denied("the tool %q is not one brabo knows how to judge, so it is denied (brabo hook's tool table for %s)", in.ToolName, h.agent)
 	}
-	if k == kindRead && readInScope(proj.Root, reqs[0].payload.Path) {
+	c := newClient(cfg.Server, proj.Token)
+	if k == kindRead && readInScope(ctx, c, proj, reqs[0].payload.Path) {
 		return outcome{verdict: allow, reason: "brabo: a read inside the project folder"}
 	}
 	wait := time.Duration(cfg.WaitSeconds) * time.Second
@@ -203,7 +203,6 @@ func decideCall(ctx context.Context, agent, configPath string, in *hookInput, w 
 		wait = defaultWait
 	}
 	deadline := start.Add(wait)
-	c := newClient(cfg.Server, proj.Token)
 	exec := &brabo.Execution{Mode: brabo.ExecutionExternal, Runner: runnerNames[h.agent], SessionID: in.SessionID,
 		TurnID: firstOf(in.TurnID, in.PromptID), ToolUseID: in.ToolUseID}
 	var ids []string
@@ -316,16 +315,21 @@ func readInput(stdin io.Reader) (*hookInput, error) {
 	return in, nil
 }
 
-// readInScope decides a read locally, as brabo would and without asking
-// it: a read inside the project folder, of no read-protected path, that
-// the project's permissions.json does not deny or ask about. Anything else
-// is proposed to brabo as a read_file action.
-func readInScope(root, path string) bool {
-	data, err := os.ReadFile(filepath.Join(root, "permissions.json"))
-	if err != nil && !os.IsNotExist(err) {
+// readInScope decides a read locally, as brabo would and without
+// proposing it: a read inside the project folder, of no read-protected
+// path, that the permissions brabo decides with now do not deny or ask
+// about. Those are the server's (GET …/permissions/effective), never the
+// permissions.json on disk: a branch switch that drops a ReadFile deny
+// must not loosen reads before a maintainer accepts it. Anything else,
+// an unreachable server included, is proposed to brabo as a read_file
+// action.
+func readInScope(ctx context.Context, c *client, proj *ProjectConfig, path string) bool {
+	root := proj.Root
+	content, ok := c.effectivePermissions(ctx, proj.ID)
+	if !ok {
 		return false
 	}
-	rules, err := policy.Parse("permissions.json", data)
+	rules, err := policy.Parse("permissions.json", content)
 	if err != nil {
 		return false
 	}

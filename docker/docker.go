@@ -11,11 +11,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
+	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/client"
 
 	"github.com/brabo-dev/brabo"
@@ -69,24 +73,49 @@ func (e *Engine) Ping(ctx context.Context) error {
 
 // Start creates the container when the engine has none of that name, then
 // starts it (a running one is left running). The project folder is
-// mounted at /work, the working directory; the resources are the spec's.
+// mounted at /work, the working directory, with spec.ReadOnly mounted
+// read-only over it; nothing else of the host is mounted (no engine
+// socket, no home); the network is spec.Network ("none" when empty); the
+// resources are the spec's.
+//
+// A container of that name created with other settings (its
+// brabo.LabelSettings differs from the spec's, or whose mounts, network
+// or privileges are not the spec's: a hand-made one, an older brabo's) is
+// removed and created again: a container is never reused on the strength
+// of its name, or of a label, alone.
 func (e *Engine) Start(ctx context.Context, spec brabo.ContainerSpec) (*brabo.ContainerInfo, error) {
 	if spec.Name == "" || spec.Image == "" || spec.Mount == "" {
 		return nil, errors.New("docker: a container needs a name, an image and a folder to mount")
 	}
+	mounts, err := specMounts(spec)
+	if err != nil {
+		return nil, err
+	}
 	id := ""
 	if got, err := e.c.ContainerInspect(ctx, spec.Name, client.ContainerInspectOptions{}); err == nil {
 		id = got.Container.ID
+		var have map[string]string
+		if got.Container.Config != nil {
+			have = got.Container.Config.Labels
+		}
+		if have[brabo.LabelSettings] != spec.Labels[brabo.LabelSettings] || !sameSetup(got.Container, spec, mounts) {
+			if _, err := e.c.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true}); err != nil && !cerrdefs.IsNotFound(err) {
+				return nil, fmt.Errorf("removing %s, created with other settings: %w", spec.Name, err)
+			}
+			id = ""
+		}
 	} else if !cerrdefs.IsNotFound(err) {
 		return nil, fmt.Errorf("inspecting %s: %w", spec.Name, err)
 	}
 	if id == "" {
 		created, err := e.c.ContainerCreate(ctx, client.ContainerCreateOptions{
 			Name: spec.Name,
-			Config: &container.Config{Image: spec.Image, Cmd: spec.Args, WorkingDir: "/work", Labels: spec.Labels,
+			Config: &container.Config{Image: spec.Image, Cmd: spec.Args, WorkingDir: brabo.ContainerWork, Labels: spec.Labels,
 				Tty: false, AttachStdout: false, AttachStderr: false},
 			HostConfig: &container.HostConfig{
-				Binds: []string{spec.Mount + ":/work"},
+				Mounts:      mounts,
+				NetworkMode: container.NetworkMode(specNetwork(spec)),
+				SecurityOpt: []string{"no-new-privileges"},
 				Resources: container.Resources{
 					NanoCPUs: int64(spec.Resources.CPUs * 1e9),
 					Memory:   spec.Resources.MemoryMB << 20,
@@ -102,6 +131,58 @@ func (e *Engine) Start(ctx context.Context, spec brabo.ContainerSpec) (*brabo.Co
 		return nil, fmt.Errorf("starting %s: %w", spec.Name, err)
 	}
 	return e.Inspect(ctx, id)
+}
+
+// specNetwork is the spec's network mode, "none" when it names none.
+func specNetwork(spec brabo.ContainerSpec) string {
+	if spec.Network == "" {
+		return "none"
+	}
+	return spec.Network
+}
+
+// sameSetup reports whether an existing container is made as spec says:
+// exactly its mounts (source, target, read-only), its network, nothing
+// privileged.
+func sameSetup(c container.InspectResponse, spec brabo.ContainerSpec, mounts []mount.Mount) bool {
+	if hc := c.HostConfig; hc == nil || hc.Privileged || len(hc.CapAdd) > 0 || len(hc.Devices) > 0 ||
+		string(hc.NetworkMode) != specNetwork(spec) {
+		return false
+	}
+	if len(c.Mounts) != len(mounts) {
+		return false
+	}
+	want := map[string]mount.Mount{}
+	for _, m := range mounts {
+		want[m.Target] = m
+	}
+	for _, m := range c.Mounts {
+		w, ok := want[path.Clean(m.Destination)]
+		if !ok || filepath.Clean(m.Source) != w.Source || m.RW == w.ReadOnly {
+			return false
+		}
+	}
+	return true
+}
+
+// specMounts are the project folder at /work and its read-only paths over
+// it, parents first.
+func specMounts(spec brabo.ContainerSpec) ([]mount.Mount, error) {
+	if !filepath.IsAbs(spec.Mount) {
+		return nil, fmt.Errorf("docker: the folder to mount %q is not absolute", spec.Mount)
+	}
+	out := []mount.Mount{{Type: mount.TypeBind, Source: filepath.Clean(spec.Mount), Target: brabo.ContainerWork}}
+	ro := append([]string(nil), spec.ReadOnly...)
+	sort.Strings(ro)
+	for _, rel := range ro {
+		clean := path.Clean(filepath.ToSlash(rel))
+		if rel == "" || path.IsAbs(clean) || clean == "." || clean == ".." || strings.HasPrefix(clean, "../") {
+			return nil, fmt.Errorf("docker: the read-only path %q is not a path inside the project folder", rel)
+		}
+		out = append(out, mount.Mount{Type: mount.TypeBind, Source: filepath.Join(spec.Mount, filepath.FromSlash(clean)),
+			Target: path.Join(brabo.ContainerWork, clean), ReadOnly: true})
+	}
+	return out, nil
 }
 
 // Stop stops the container: SIGTERM, then SIGKILL after the stop timeout.
@@ -124,6 +205,15 @@ func (e *Engine) Inspect(ctx context.Context, name string) (*brabo.ContainerInfo
 		return nil, e.wrap(name, "inspecting", err)
 	}
 	info := &brabo.ContainerInfo{ID: got.Container.ID, Name: strings.TrimPrefix(got.Container.Name, "/")}
+	if got.Container.Config != nil {
+		info.Labels = got.Container.Config.Labels
+	}
+	if hc := got.Container.HostConfig; hc != nil {
+		info.Network, info.Privileged = string(hc.NetworkMode), hc.Privileged || len(hc.CapAdd) > 0 || len(hc.Devices) > 0
+	}
+	for _, m := range got.Container.Mounts {
+		info.Mounts = append(info.Mounts, brabo.ContainerMount{Source: m.Source, Target: m.Destination, ReadOnly: !m.RW})
+	}
 	if got.Container.State != nil {
 		info.State = string(got.Container.State.Status)
 	}

@@ -3,6 +3,7 @@ package docker_test
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -84,5 +85,52 @@ func TestEngineUnreachable(t *testing.T) {
 	}
 	if _, err := docker.New(" "); err == nil {
 		t.Fatal("New with no address: no error")
+	}
+}
+
+// TestEngineRecreatesAContainerMadeOtherwise: a container of the same name
+// is reused only when its settings label and its mounts are the spec's; a
+// hand-made one, or one made with other settings, is removed and created
+// again. A read-only path that leaves the folder is refused.
+func TestEngineRecreatesAContainerMadeOtherwise(t *testing.T) {
+	host := dockertest.Podman(t)
+	image := dockertest.BusyboxImage(t, host)
+	e, err := docker.New(host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ctx := context.Background()
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "permissions.json"), []byte("{}"), 0o644)
+	spec := brabo.ContainerSpec{Name: "brabo-test-2", Image: image, Mount: dir, Args: []string{"sleep", "600"},
+		ReadOnly: []string{"permissions.json"}, Labels: map[string]string{brabo.LabelSettings: "one"}}
+	first, err := e.Start(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := e.Start(ctx, spec); err != nil || got.ID != first.ID {
+		t.Fatalf("the same spec again: %+v %v (first %s)", got, err, first.ID)
+	}
+	if len(first.Mounts) != 2 || first.Network != "none" || first.Privileged {
+		t.Fatalf("the container as made: mounts %+v, network %q, privileged %v", first.Mounts, first.Network, first.Privileged)
+	}
+	other := spec
+	other.Labels = map[string]string{brabo.LabelSettings: "two"}
+	second, err := e.Start(ctx, other)
+	if err != nil || second.ID == first.ID {
+		t.Fatalf("another settings label: %+v %v, want a new container", second, err)
+	}
+	// The label copied, the read-only path left out: recreated too.
+	copied := other
+	copied.ReadOnly = nil
+	third, err := e.Start(ctx, copied)
+	if err != nil || third.ID == second.ID || len(third.Mounts) != 1 {
+		t.Fatalf("the label with other mounts: %+v %v, want a new container", third, err)
+	}
+	bad := spec
+	bad.ReadOnly = []string{"../etc"}
+	if _, err := e.Start(ctx, bad); err == nil || !strings.Contains(err.Error(), "not a path inside the project folder") {
+		t.Fatalf("a read-only path outside the folder: %v", err)
 	}
 }

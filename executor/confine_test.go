@@ -8,7 +8,7 @@ import (
 
 	"github.com/brabo-dev/brabo"
 	"github.com/brabo-dev/brabo/executor"
-	"github.com/brabo-dev/brabo/internal/confine"
+	"github.com/brabo-dev/brabo/internal/confine/confinetest"
 )
 
 // TestConfinedTerminalCommand: with Confine set, a terminal command writes
@@ -16,9 +16,7 @@ import (
 // nowhere else: not a sibling folder, not the hidden data folder (which it
 // cannot read either), not the home folder. Its TMPDIR is gone afterwards.
 func TestConfinedTerminalCommand(t *testing.T) {
-	if _, err := confine.ABI(); err != nil {
-		t.Skip(err)
-	}
+	confinetest.Require(t)
 	t.Parallel()
 	base := realDir(t)
 	root, sibling, data, home := filepath.Join(base, "proj"), filepath.Join(base, "sibling"), filepath.Join(base, "data"), os.Getenv("HOME")

@@ -25,6 +25,7 @@ import (
 
 	"github.com/brabo-dev/brabo"
 	"github.com/brabo-dev/brabo/internal/procenv"
+	"github.com/brabo-dev/brabo/internal/sandbox"
 )
 
 // Runner runs one type of approved action.
@@ -67,6 +68,15 @@ type Options struct {
 	// scope root, its private temp folder and its project's cache folder.
 	// Nil runs commands unconfined (tests, and kernels without Landlock).
 	Confine *Confinement
+	// Sandbox, when set, runs every terminal command in bubblewrap
+	// (internal/sandbox, docs/sandbox.md): its scope root and its
+	// project's cache writable, its protected paths read-only, nothing of
+	// brabo's or of other projects there, its own pid and network
+	// namespaces, and Landlock inside. A sandbox that cannot be set up
+	// fails the action (CodeSandboxFailed); the command never runs
+	// outside it. Nil runs commands unsandboxed (--no-sandbox, a machine
+	// without bubblewrap, where the pipeline makes a human approve each).
+	Sandbox *sandbox.Sandbox
 	// Network, when set, routes every terminal command's connections
 	// through brabo's egress proxy (network.go, docs/network.md); brabo
 	// sets it with the sandbox, whose network namespace makes it the only
@@ -197,6 +207,9 @@ func (e *Executor) Execute(ctx context.Context, req brabo.ExecRequest) (res *bra
 	e.mu.RLock()
 	r := e.runners[t]
 	e.mu.RUnlock()
+	if t == brabo.Terminal && req.Container != nil {
+		r = e.runInContainer // the project's container, not the host (container.go)
+	}
 	if r == nil {
 		return nil, &NoRunnerError{Type: t}
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/brabo-dev/brabo/executor"
 	"github.com/brabo-dev/brabo/internal/confine"
 	"github.com/brabo-dev/brabo/internal/egress"
+	"github.com/brabo-dev/brabo/internal/sandbox"
 )
 
 // TestMain makes git hermetic: no system or user config leaks into the test
@@ -29,6 +30,9 @@ import (
 func TestMain(m *testing.M) {
 	if confine.IsLauncher(os.Args) {
 		confine.Main(os.Args)
+	}
+	if sandbox.IsHelper(os.Args) {
+		sandbox.Main(os.Args)
 	}
 	if egress.IsForwarder(os.Args) {
 		egress.Main(os.Args)

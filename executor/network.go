@@ -7,6 +7,7 @@ import (
 
 	"github.com/brabo-dev/brabo"
 	"github.com/brabo-dev/brabo/internal/egress"
+	"github.com/brabo-dev/brabo/internal/sandbox"
 	"github.com/brabo-dev/brabo/policy"
 )
 
@@ -80,6 +81,29 @@ func (r *netRun) wrap(socket, name string, args []string) (string, []string) {
 		return name, args
 	}
 	return r.n.Forwarder, egress.ForwarderArgs(socket, append([]string{name}, args...)...)
+}
+
+// In the sandbox, the session's socket and the forwarder are bound at
+// these paths, both read-only: connecting to a socket needs no write
+// access to its mount (the kernel refuses writes on a read-only mount to
+// files, folders and links only), and a read-only bind adds nothing to
+// what Landlock lets the command write.
+const (
+	sandboxSocket    = "/run/brabo/egress.sock"
+	sandboxForwarder = "/run/brabo/egress"
+)
+
+// sandbox adds the session to a sandbox's spec: the socket and brabo's
+// binary bound in, and the forwarder in front of the command line,
+// outside the Landlock launcher, which it then applies itself
+// (egress.Main), so brabo starts once per command.
+func (r *netRun) sandbox(spec *sandbox.Spec) {
+	if r == nil {
+		return
+	}
+	spec.Binds = append(spec.Binds, sandbox.Bind{Src: r.sess.Socket(), Dst: sandboxSocket, ReadOnly: true},
+		sandbox.Bind{Src: r.n.Forwarder, Dst: sandboxForwarder, ReadOnly: true})
+	spec.Prefix = append([]string{sandboxForwarder}, egress.ForwarderArgs(sandboxSocket)...)
 }
 
 // cannotForward reports whether the forwarder refused to start (nothing

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/brabo-dev/brabo/internal/procs"
+	"github.com/brabo-dev/brabo/internal/sandbox"
 )
 
 // procOutcome is how a process run ended.
@@ -40,6 +41,15 @@ type procOutcome struct {
 //
 // The error is non-nil only when the process could not be started.
 func (e *Executor) runProc(ctx context.Context, dir string, env []string, out io.Writer, name string, args ...string) (procOutcome, error) {
+	return e.runIn(ctx, nil, dir, env, out, name, args...)
+}
+
+// runIn is runProc, in the sandbox prep when it is set (its program,
+// arguments and environment replace name, args and env; the sandbox sets
+// the folder). A sandboxed command is its pid namespace: when its first
+// process exits the kernel ends every other one before bwrap returns, so
+// nothing of it is left when runIn returns.
+func (e *Executor) runIn(ctx context.Context, prep *sandbox.Prepared, dir string, env []string, out io.Writer, name string, args ...string) (procOutcome, error) {
 	if err := ctx.Err(); err != nil {
 		return procOutcome{ExitCode: -1, Interrupted: true}, nil
 	}
@@ -53,9 +63,16 @@ func (e *Executor) runProc(ctx context.Context, dir string, env []string, out io
 	cmd.Stdout = pw // an *os.File: handed to the child as is, no copying goroutine
 	cmd.Stderr = pw
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if prep != nil {
+		prep.Apply(cmd)
+	}
 	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
 	cmd.WaitDelay = e.opts.WaitDelay
-	if err := e.start(ctx, cmd); err != nil {
+	err = e.start(ctx, cmd)
+	if prep != nil {
+		prep.Started()
+	}
+	if err != nil {
 		pr.Close()
 		pw.Close()
 		if ctx.Err() != nil {
@@ -72,6 +89,12 @@ func (e *Executor) runProc(ctx context.Context, dir string, env []string, out io
 
 	_ = procs.Wait(cmd)
 	_ = killGroup(cmd.Process.Pid)
+	if prep != nil {
+		// bwrap returns as its command exits; the rest of the namespace
+		// ends a moment later, and nothing of it may be left when the
+		// action's integrity check looks.
+		prep.Wait(e.opts.WaitDelay)
+	}
 	select {
 	case <-done:
 	case <-time.After(pipeGrace):

@@ -68,6 +68,10 @@ func (e *Executor) begin(ctx context.Context, req brabo.ExecRequest) (context.Co
 	return ctx, r, nil
 }
 
+// leftBehindGrace is how long an action's orphans (Orphans) get to end by
+// themselves once its command returned, before they are stopped.
+const leftBehindGrace = 2 * time.Second
+
 // end stops whatever the action left running, then unregisters it. A
 // command is over when its runner returns: a descendant that left the
 // process group (setsid, a double fork) still carries BRABO_ACTION_ID
@@ -77,6 +81,10 @@ func (e *Executor) end(r *run) {
 	g := r.group
 	r.mu.Unlock()
 	_, _ = procs.Stop(context.Background(), r.target(g), 0)
+	// What shed both its group and its BRABO_ACTION_ID (env -i setsid …)
+	// is still brabo's as a subreaper: the action ends, and the pipeline's
+	// integrity check runs, only once that has ended too (issue 22 item 4).
+	_, _ = procs.EndOrphans(context.Background(), r.id, r.since, leftBehindGrace)
 	r.cancel(nil)
 	e.runMu.Lock()
 	delete(e.running, r)

@@ -13,6 +13,7 @@ import (
 	"github.com/brabo-dev/brabo/internal/confine"
 	"github.com/brabo-dev/brabo/internal/procenv"
 	"github.com/brabo-dev/brabo/internal/procs"
+	"github.com/brabo-dev/brabo/internal/sandbox"
 )
 
 // timeout is a terminal command's timeout: the payload's, or
@@ -90,50 +91,82 @@ func (e *Executor) runTerminal(ctx context.Context, req brabo.ExecRequest) (*bra
 	if req.Credential != nil {
 		executedAs = req.Credential.ID
 	}
-	// A private temp folder per action: nothing of another action's is
-	// in it, and confinement lets the command write there.
-	// Named by the action, so that a restart can remove what a killed
-	// server left (procs.Host.StopAction).
-	tmp, err := os.MkdirTemp("", procs.TempPattern(req.Action.ID))
-	if err != nil {
-		return nil, fmt.Errorf("terminal: private temp folder: %w", err)
-	}
-	defer os.RemoveAll(tmp)
-	set := []string{"BRABO_ACTION_ID=" + req.Action.ID, "BRABO_EXECUTED_AS=" + executedAs, "TMPDIR=" + tmp}
-	name, args := e.opts.Shell, []string{"-c", p.Command}
-	if c := e.opts.Confine; c != nil && c.Launcher != "" && confined() {
-		write := []string{sc.resolved, tmp}
-		if c.CacheRoot != "" {
-			cache, err := projectCache(c.CacheRoot, req.Project)
-			if err != nil {
-				return nil, fmt.Errorf("terminal: %w", err)
-			}
-			write = append(write, cache)
-			set = append(set, "GOCACHE="+filepath.Join(cache, "go-build"), "GOMODCACHE="+filepath.Join(cache, "go-mod"),
-				"XDG_CACHE_HOME="+filepath.Join(cache, "xdg"))
+	set := []string{"BRABO_ACTION_ID=" + req.Action.ID, "BRABO_EXECUTED_AS=" + executedAs}
+	cache := ""
+	if c := e.opts.Confine; c != nil && c.CacheRoot != "" && (e.opts.Sandbox != nil || (c.Launcher != "" && confined())) {
+		if cache, err = projectCache(c.CacheRoot, req.Project); err != nil {
+			return nil, fmt.Errorf("terminal: %w", err)
 		}
-		name, args = c.Launcher, confine.Spec{Write: write, Hide: c.Hide}.Args(e.opts.Shell, "-c", p.Command)
+		set = append(set, "GOCACHE="+filepath.Join(cache, "go-build"), "GOMODCACHE="+filepath.Join(cache, "go-mod"),
+			"XDG_CACHE_HOME="+filepath.Join(cache, "xdg"))
 	}
+	name, args := e.opts.Shell, []string{"-c", p.Command}
+	// The way out through brabo's egress proxy (network.go): in the
+	// sandbox, its socket and the forwarder are bound in and the
+	// forwarder starts the command.
 	nr, err := e.openNetwork(ctx, req)
 	if err != nil {
 		return nil, fmt.Errorf("terminal: %w", err)
 	}
 	defer nr.close()
-	name, args = nr.wrap(nr.socket(), name, args)
+	var prep *sandbox.Prepared
+	if sb := e.opts.Sandbox; sb != nil {
+		// The sandbox's own /tmp is the command's private temp folder,
+		// gone with its mount namespace.
+		spec := sandbox.Spec{Root: sc.resolved, Dir: dir, Cache: cache, MayWrite: req.MayWriteProtected,
+			Env: procenv.Child(e.baseEnv(), set)}
+		nr.sandbox(&spec)
+		prep, err = sb.Prepare(spec, []string{name, "-c", p.Command})
+		if err != nil {
+			return sandboxFailed(&SandboxError{Err: err}), nil
+		}
+	} else {
+		// A private temp folder per action: nothing of another action's
+		// is in it, and confinement lets the command write there. Named
+		// by the action, so that a restart can remove what a killed
+		// server left (procs.Host.StopAction).
+		tmp, err := os.MkdirTemp("", procs.TempPattern(req.Action.ID))
+		if err != nil {
+			return nil, fmt.Errorf("terminal: private temp folder: %w", err)
+		}
+		defer os.RemoveAll(tmp)
+		set = append(set, "TMPDIR="+tmp)
+		if c := e.opts.Confine; c != nil && c.Launcher != "" && confined() {
+			write := []string{sc.resolved, tmp}
+			if cache != "" {
+				write = append(write, cache)
+			}
+			name, args = c.Launcher, confine.Spec{Write: write, Hide: c.Hide}.Args(e.opts.Shell, "-c", p.Command)
+		}
+	}
+	if prep == nil {
+		name, args = nr.wrap(nr.socket(), name, args)
+	}
 	env := procenv.Child(e.baseEnv(), set)
 
 	limit := e.timeout(p.TimeoutSec, req.Project)
 	runCtx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	out := newCapBuf(e.opts.MaxOutputBytes)
-	oc, err := e.runProc(runCtx, dir, env, out, name, args...)
+	oc, err := e.runIn(runCtx, prep, dir, env, out, name, args...)
 	if err != nil {
+		if prep != nil {
+			return sandboxFailed(&SandboxError{Err: err}), nil
+		}
 		return nil, fmt.Errorf("terminal: starting %s: %w", name, err)
 	}
 	if why, ok := nr.cannotForward(oc.ExitCode, out.String()); ok {
+		if prep != nil {
+			return sandboxFailed(&SandboxError{Reason: why}), nil
+		}
 		return nil, fmt.Errorf("terminal: %s", why)
 	}
-	if oc.ExitCode == 126 && name != e.opts.Shell && strings.Contains(out.String(), "brabo: cannot confine the command") {
+	if prep != nil {
+		if why := sandboxFailure(oc, out.String()); why != "" {
+			return sandboxFailed(&SandboxError{Reason: why}), nil
+		}
+	}
+	if oc.ExitCode == 126 && (name != e.opts.Shell || prep != nil) && strings.Contains(out.String(), "brabo: cannot confine the command") {
 		// The launcher refused: nothing ran.
 		return nil, fmt.Errorf("terminal: %s", strings.TrimSpace(out.String()))
 	}

@@ -151,11 +151,16 @@ func TestContainerLifecycleOnPodman(t *testing.T) {
 	if p := e.ok("GET", "/v1/projects/"+b.id, b.dev, nil, 200); str(p, "project", "id") != b.id || p["project"].(map[string]any)["containerRunning"] != true {
 		t.Fatalf("the project after the start: %v", p)
 	}
-	if ls := e.proposeIn(b.id, b.agent, "terminal", map[string]any{"command": "ls"}); ls["reason"] != "container floor" {
-		t.Fatalf("a terminal action with the container running: %v %v", ls["status"], ls["reason"])
+	// Its image has no bash: no floor, and the reason says so.
+	if ls := e.proposeIn(b.id, b.agent, "terminal", map[string]any{"command": "ls"}); ls["status"] != "pending" ||
+		!strings.Contains(ls["reason"].(string), "no container floor: the container's image has no bash") {
+		t.Fatalf("a terminal action with a bash-less container running: %v %v", ls["status"], ls["reason"])
 	}
-	failedWith(t, e.decide(e.proposeIn(b.id, b.agent, "container_start", map[string]any{"image": image})["id"].(string), b.maint),
-		"is running already")
+	// A second start is refused at the proposal: nothing is queued.
+	before := e.written()
+	e.refused("POST", "/v1/projects/"+b.id+"/actions", b.agent, map[string]any{"type": "container_start",
+		"payload": map[string]any{"image": image}}, 409, "container_already_running")
+	e.unchanged(before, "a container_start while the container runs")
 
 	// Stop from the /containers page, as the member who clicks; an agent
 	// may not propose it.
@@ -227,7 +232,11 @@ func TestContainerStartNamedFailures(t *testing.T) {
 	start := func(payload map[string]any) map[string]any {
 		return e.decide(e.proposeIn(b.id, b.agent, "container_start", payload)["id"].(string), b.maint)
 	}
-	failedWith(t, start(map[string]any{"image": "x"}), "no container engine is configured")
+	// No engine configured: refused at the proposal, nothing queued.
+	before := e.written()
+	e.refused("POST", "/v1/projects/"+b.id+"/actions", b.agent, map[string]any{"type": "container_start",
+		"payload": map[string]any{"image": "x"}}, 409, "no_container_engine")
+	e.unchanged(before, "a container_start with no engine")
 
 	dead, _ := docker.New("unix://" + filepath.Join(t.TempDir(), "none.sock"))
 	e.svc.Containers = dead
@@ -251,7 +260,13 @@ func TestContainerStartNamedFailures(t *testing.T) {
 	a := e.proposeIn(runner, e.admin, "container_start", map[string]any{"image": "x"})
 	failedWith(t, e.decide(a["id"].(string), e.admin), "no runner is connected")
 
-	before := e.written()
+	// A local project has no container: refused at the proposal.
+	before = e.written()
+	e.refused("POST", e.pp("/actions"), e.maintainer, map[string]any{"type": "container_start", "payload": map[string]any{"image": "x"}},
+		409, "not_container_project")
+	e.unchanged(before, "a container_start in a local project")
+
+	before = e.written()
 	for _, p := range []map[string]any{{"cpus": -1}, {"memoryMb": -5}, {"image": "-x"}, {"image": "a b"}} {
 		e.refused("POST", "/v1/projects/"+b.id+"/actions", b.agent, map[string]any{"type": "container_start", "payload": p}, 400, "invalid_action")
 	}

@@ -19,7 +19,7 @@ import (
 // per route, not one for the whole server.
 func TestLongRoutesOutliveTheQuickRoutesDeadline(t *testing.T) {
 	if testing.Short() {
-		t.Skip("waits seconds on purpose")
+		t.Skip("-short: waits seconds on purpose")
 	}
 	eachStore(t, func(t *testing.T, e *env) {
 		e.api.WriteTimeout = time.Second

@@ -6,10 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/store/postgres"
 	"github.com/brabo-dev/brabo/store/sqlite"
 )
 
@@ -17,7 +19,7 @@ import (
 // runs itself; brabo decides, records and queues it, never runs it; the
 // agent waits for the decision and reports the result, once.
 func TestExternalExecution(t *testing.T) {
-	eachStore(t, func(t *testing.T, e *env) {
+	eachWatchedStore(t, func(t *testing.T, e *env) {
 		e.setPermissions(`{"allow": ["Terminal(echo)"], "deny": ["Terminal(curl)"]}`)
 		hook := e.ok("POST", e.pp("/agents"), e.maintainer, map[string]any{"name": "claude", "kind": "hook"}, 201)
 		token := hook["token"].(string)
@@ -70,12 +72,21 @@ func TestExternalExecution(t *testing.T) {
 		if got := e.ok("GET", "/v1/actions/"+pid+"/wait?timeout=1500ms", token, nil, 200); got["status"] != "pending" || time.Since(start) < time.Second {
 			t.Fatalf("wait that runs out: %v after %s", got, time.Since(start))
 		}
+		// The approval comes once the wait is seen subscribed to the
+		// project's signal, so the wait is in flight when it lands.
 		done := make(chan map[string]any, 1)
+		watch := e.store.(subscribeWatcher).watch()
 		go func() {
 			_, out := e.call("GET", "/v1/actions/"+pid+"/wait?timeout=30", token, nil)
 			done <- out
 		}()
-		time.Sleep(300 * time.Millisecond)
+		select {
+		case <-watch:
+		case out := <-done:
+			t.Fatalf("the wait answered before the approval: %v", out)
+		case <-time.After(10 * time.Second):
+			t.Fatal("the wait never subscribed to the project's signal")
+		}
 		ap := e.ok("POST", "/v1/actions/"+pid+"/approve", e.developer, nil, 200)
 		if str(ap, "action", "status") != "approved" {
 			t.Fatalf("approval of an external action: %v", ap)
@@ -205,4 +216,73 @@ func TestWebCardOfAnExternalAction(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(e.root, "web-ext.txt")); err == nil {
 		t.Fatal("brabo ran it")
 	}
+}
+
+// eachWatchedStore is eachStore on stores that tell when a project's
+// signal is subscribed to (subscribeWatcher): a test then acts once a
+// wait is in flight, not after a sleep.
+func eachWatchedStore(t *testing.T, fn func(t *testing.T, e *env)) {
+	t.Run("sqlite", func(t *testing.T) {
+		s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "brabo.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fn(t, newEnv(t, watchSubscribe(s)))
+	})
+	t.Run("postgres", func(t *testing.T) {
+		s, err := postgres.Open(context.Background(), postgresURL(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fn(t, newEnv(t, watchSubscribe(s)))
+	})
+}
+
+// subscribeWatcher is a store whose watch channel receives the next
+// Subscribe of a project (not the all-projects "").
+type subscribeWatcher interface {
+	brabo.Store
+	watch() <-chan struct{}
+}
+
+type subscribeWatch struct {
+	brabo.Store
+	mu   sync.Mutex
+	next chan struct{}
+}
+
+// subscribeWatchLatest keeps the store's ViewLatest, which the pipeline
+// uses where the store offers it.
+type subscribeWatchLatest struct {
+	*subscribeWatch
+	brabo.LatestViewer
+}
+
+func watchSubscribe(s brabo.Store) subscribeWatcher {
+	w := &subscribeWatch{Store: s}
+	if lv, ok := s.(brabo.LatestViewer); ok {
+		return subscribeWatchLatest{w, lv}
+	}
+	return w
+}
+
+// watch returns a channel closed at the next Subscribe of a project.
+func (w *subscribeWatch) watch() <-chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.next = make(chan struct{})
+	return w.next
+}
+
+func (w *subscribeWatch) Subscribe(projectID string) (<-chan struct{}, func()) {
+	ch, cancel := w.Store.Subscribe(projectID)
+	if projectID != "" {
+		w.mu.Lock()
+		if w.next != nil {
+			close(w.next)
+			w.next = nil
+		}
+		w.mu.Unlock()
+	}
+	return ch, cancel
 }

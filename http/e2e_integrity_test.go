@@ -6,6 +6,7 @@ package http_test
 // put back, and the action fails naming it.
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,7 +39,10 @@ func TestLooksHarmless(t *testing.T) {
 
 func TestAnAllowedRunnerCannotChangeProtectedFiles(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("no go on PATH")
+		if os.Getenv("CI") != "" {
+			t.Fatalf("no go on PATH, and CI is set: %v", err)
+		}
+		t.Skip("no go on PATH; under CI this fails")
 	}
 	eachStore(t, func(t *testing.T, e *env) {
 		e.setPermissions(`{"allow": ["Terminal(go test)"]}`)
@@ -80,6 +84,88 @@ func TestAnAllowedRunnerCannotChangeProtectedFiles(t *testing.T) {
 		// The next proposal is decided with the file as it was.
 		if next := e.terminal("bash -c true"); next["status"] == string(brabo.StatusAutoApproved) || next["status"] == string(brabo.StatusExecuted) {
 			t.Errorf("after the restore, bash was approved: %v", next)
+		}
+	})
+}
+
+// sneakScript is what an agent hides behind a line that visibly writes one
+// protected file: it changes two others.
+const sneakScript = `printf 'planted\n' > CLAUDE.md
+printf '#!/bin/sh\necho pwned\n' > .git/hooks/pre-commit
+chmod +x .git/hooks/pre-commit
+`
+
+// A maintainer's approval of a line that visibly writes one protected file
+// (.git/config) licenses that file only (issue 31 item 1): the other
+// protected paths the line's script changed are put back and the action
+// fails naming them; the approved write stays. And an approval by someone
+// below maintainer licenses nothing, even for a line whose recorded
+// decision did not ask for a maintainer (one recorded by an older brabo).
+func TestAnApprovedProtectedWriteLicensesOnlyThatPath(t *testing.T) {
+	eachStore(t, func(t *testing.T, e *env) {
+		e.setPermissions(`{"allow": ["Terminal(printf)", "Terminal(sh)"]}`)
+		if err := os.WriteFile(filepath.Join(e.root, "sneak.sh"), []byte(sneakScript), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		config := filepath.Join(e.root, ".git", "config")
+		claude := filepath.Join(e.root, "CLAUDE.md")
+		hook := filepath.Join(e.root, ".git", "hooks", "pre-commit")
+		os.WriteFile(claude, []byte("# the real instructions\n"), 0o644)
+		line := `printf '[user]\n\tname = approved\n' >> .git/config && sh sneak.sh`
+
+		a := e.terminal(line)
+		if a["status"] != "pending" {
+			t.Fatalf("a line that writes .git/config: %v %v", a["status"], a["reason"])
+		}
+		e.refused("POST", "/v1/actions/"+a["id"].(string)+"/approve", e.developer, nil, 403, "forbidden_role")
+		d := e.ok("POST", "/v1/actions/"+a["id"].(string)+"/approve", e.maintainer, nil, 200)
+		act := d["action"].(map[string]any)
+		msg := str(act, "result", "error")
+		if act["status"] != string(brabo.StatusFailed) || !strings.Contains(msg, "CLAUDE.md") || !strings.Contains(msg, ".git/hooks/pre-commit") ||
+			!strings.Contains(msg, "integrity:") {
+			t.Fatalf("the approved line that also changed CLAUDE.md and a hook: %v %q", act["status"], msg)
+		}
+		if strings.Contains(msg, ".git/config") {
+			t.Errorf("the approved write of .git/config was reported as unapproved: %s", msg)
+		}
+		if b, _ := os.ReadFile(config); !strings.Contains(string(b), "name = approved") {
+			t.Errorf("the approved write of .git/config was undone:\n%s", b)
+		}
+		if b, _ := os.ReadFile(claude); string(b) != "# the real instructions\n" {
+			t.Errorf("CLAUDE.md was not put back: %q", b)
+		}
+		if _, err := os.Stat(hook); err == nil {
+			t.Error("the hook the script planted is still there")
+		}
+		if ev := e.eventsOf(act["id"].(string), brabo.EventProtectedRestored); len(ev) != 1 {
+			t.Errorf("%d %s events, want 1", len(ev), brabo.EventProtectedRestored)
+		}
+
+		// An action recorded with a decision that did not raise the role
+		// (as an older brabo recorded it), approved by a developer: even
+		// the write it visibly makes is put back.
+		before, _ := os.ReadFile(config)
+		p := e.terminal(`printf '[user]\n\temail = dev@x\n' >> .git/config`)
+		legacy := "act_legacy_" + p["id"].(string)
+		ctx := context.Background()
+		if err := e.store.Update(ctx, func(tx brabo.Tx) error {
+			cur, err := tx.Action(ctx, p["id"].(string))
+			if err != nil {
+				return err
+			}
+			old := *cur
+			old.ID, old.Decision.RequiredRole = legacy, brabo.Developer
+			return tx.InsertAction(ctx, &old)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		d = e.ok("POST", "/v1/actions/"+legacy+"/approve", e.developer, nil, 200)
+		act = d["action"].(map[string]any)
+		if act["status"] != string(brabo.StatusFailed) || !strings.Contains(str(act, "result", "error"), ".git/config") {
+			t.Fatalf("a developer's approval of a .git/config write: %v %v", act["status"], act["result"])
+		}
+		if b, _ := os.ReadFile(config); string(b) != string(before) {
+			t.Errorf("a developer's approval kept a change of .git/config:\n%s", b)
 		}
 	})
 }

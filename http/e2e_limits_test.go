@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -95,23 +96,46 @@ func TestAnAgentsPendingActionsAreCapped(t *testing.T) {
 }
 
 // TestAProjectsCommandsWaitTheirTurn: with MaxRunning 2, five commands
-// of a second each proposed at once all run (none is refused), never more
-// than two at a time; another project and a file write do not wait.
+// proposed at once all run (none is refused), never more than two at a
+// time; another project's command and a file write do not wait. Each
+// command holds its slot until the test opens the project's gate (a
+// FIFO it reads), so the test sees the slots full (two starts in
+// runs.log) before it proposes what must not wait, and that one answers
+// while the two still hold them.
 func TestAProjectsCommandsWaitTheirTurn(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs commands for seconds")
+		t.Skip("-short: runs commands for seconds")
 	}
 	eachStore(t, func(t *testing.T, e *env) {
 		e.svc.MaxRunning = 2
-		e.setPermissions(`{"allow": ["Terminal(echo)", "Terminal(sleep)", "Terminal(date)"]}`)
+		e.setPermissions(`{"allow": ["Terminal(echo)", "Terminal(cat)", "Terminal(date)"]}`)
 		e.ok("PUT", e.pp("/agents/"+e.agentID+"/autonomy"), e.maintainer, map[string]any{"actionType": "write_file", "mode": "auto_approve"}, 200)
 		blog := e.ok("POST", "/v1/projects", e.admin, map[string]any{"slug": "blog", "mode": "local", "root": t.TempDir()}, 201)["id"].(string)
 		e.ok("PUT", "/v1/projects/"+blog+"/permissions", e.admin, `{"allow": ["Terminal(echo)"]}`, 200)
 		blogAgent := e.ok("POST", "/v1/projects/"+blog+"/agents", e.admin, map[string]any{"name": "blogger"}, 201)["token"].(string)
-		cmd := `date +s%s%N >> runs.log && sleep 1 && date +e%s%N >> runs.log`
+		gate, runs := filepath.Join(e.root, "gate"), filepath.Join(e.root, "runs.log")
+		if err := syscall.Mkfifo(gate, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cmd := `date +s%s%N >> runs.log && cat gate && date +e%s%N >> runs.log`
 		var wg sync.WaitGroup
+		// A test that fails early opens the gate until every command ended,
+		// so that nothing is left holding a slot or the server.
+		t.Cleanup(func() {
+			ended := make(chan struct{})
+			go func() { wg.Wait(); close(ended) }()
+			for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
+				select {
+				case <-ended:
+					return
+				case <-time.After(10 * time.Millisecond):
+				}
+				if f, err := os.OpenFile(gate, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+					f.Close()
+				}
+			}
+		})
 		results := make(chan string, 5)
-		start := time.Now()
 		for i := 0; i < 5; i++ {
 			wg.Add(1)
 			go func() {
@@ -120,19 +144,28 @@ func TestAProjectsCommandsWaitTheirTurn(t *testing.T) {
 				results <- fmt.Sprint(st, " ", out["status"], " ", err)
 			}()
 		}
-		// While the project's two slots are taken, a file write runs at once.
-		time.Sleep(300 * time.Millisecond)
-		w0 := time.Now()
-		wrote := e.propose(e.agent, "write_file", map[string]any{"path": "note.txt", "content": "hi"})
-		if wrote["status"] != "executed" || time.Since(w0) > 700*time.Millisecond {
-			t.Errorf("a file write while the commands' slots are full: %v after %s", wrote["status"], time.Since(w0))
+		waitMarks(t, runs, "s", 2)
+		// The project's two slots are taken: a file write runs at once.
+		wrote := within(t, "a file write while the commands' slots are full", func() map[string]any {
+			_, out := e.call("POST", e.pp("/actions"), e.agent, map[string]any{"type": "write_file", "payload": map[string]any{"path": "note.txt", "content": "hi"}})
+			return out
+		})
+		if wrote["status"] != "executed" {
+			t.Errorf("a file write while the commands' slots are full: %v", wrote)
 		}
 		// Another project's commands do not wait behind this one's.
-		b0 := time.Now()
-		other := e.ok("POST", "/v1/projects/"+blog+"/actions", blogAgent, map[string]any{"type": "terminal", "payload": map[string]any{"command": "echo elsewhere"}}, 201)
-		if other["status"] != "executed" || time.Since(b0) > 700*time.Millisecond {
-			t.Errorf("another project's command while this one's slots are full: %v after %s", other["status"], time.Since(b0))
+		other := within(t, "another project's command while this one's slots are full", func() map[string]any {
+			_, out := e.call("POST", "/v1/projects/"+blog+"/actions", blogAgent, map[string]any{"type": "terminal", "payload": map[string]any{"command": "echo elsewhere"}})
+			return out
+		})
+		if other["status"] != "executed" {
+			t.Errorf("another project's command while this one's slots are full: %v", other)
 		}
+		if n := countMarks(t, runs, "e"); n != 0 {
+			t.Fatalf("%d commands ended before the gate opened", n)
+		}
+		// Open the gate until all five ended; the log says how many ran at once.
+		releaseUntil(t, gate, runs, 5)
 		wg.Wait()
 		close(results)
 		for r := range results {
@@ -140,13 +173,74 @@ func TestAProjectsCommandsWaitTheirTurn(t *testing.T) {
 				t.Errorf("a queued command: %s", r)
 			}
 		}
-		if d := time.Since(start); d < 2900*time.Millisecond {
-			t.Errorf("five one-second commands, two at a time, took %s: they did not wait their turn", d)
-		}
-		if max := maxOverlap(t, filepath.Join(e.root, "runs.log")); max != 2 {
+		if max := maxOverlap(t, runs); max != 2 {
 			t.Errorf("at most %d commands ran at once, want 2", max)
 		}
 	})
+}
+
+// within runs fn and returns what it returns; the bound only ends a test
+// that would otherwise hang on a call that waits when it must not.
+func within(t *testing.T, what string, fn func() map[string]any) map[string]any {
+	t.Helper()
+	done := make(chan map[string]any, 1)
+	go func() { done <- fn() }()
+	select {
+	case out := <-done:
+		return out
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s: no answer (it waits for a slot)", what)
+		return nil
+	}
+}
+
+// releaseUntil opens the FIFO at gate for writing, again and again,
+// until runs.log holds n ends: each opening releases the commands blocked
+// reading it then (they read end of file), and one not reading yet waits
+// for the next. The bound only ends a hung test.
+func releaseUntil(t *testing.T, gate, runs string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for countMarks(t, runs, "e") < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("runs.log never held %d ends (it holds %d)", n, countMarks(t, runs, "e"))
+		}
+		// no reader: ENXIO, and nothing to release yet
+		if f, err := os.OpenFile(gate, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			f.Close()
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// countMarks counts the lines of runs.log that start with kind ("s" a
+// command's start, "e" its end).
+func countMarks(t *testing.T, path, kind string) int {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, l := range strings.Split(string(raw), "\n") {
+		if strings.HasPrefix(l, kind) {
+			n++
+		}
+	}
+	return n
+}
+
+// waitMarks waits until runs.log holds at least n marks of kind, reading
+// the file as the commands write it; the bound only ends a hung test.
+func waitMarks(t *testing.T, path, kind string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for countMarks(t, path, kind) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("runs.log never held %d %q marks (it holds %d)", n, kind, countMarks(t, path, kind))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // maxOverlap reads "s<ns>" and "e<ns>" lines (a command's start and end)

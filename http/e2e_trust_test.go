@@ -230,35 +230,68 @@ func TestTrustedPolicyRestoreWritesTheTrustedFileBack(t *testing.T) {
 	})
 }
 
-func TestTrustedPolicySwitchingBackToAnAcceptedVersionNeedsNothing(t *testing.T) {
+// Trust is the latest accepted version (issue 22 item 3): a maintainer
+// accepted the loose B, then tightened back to A; B written back on disk
+// (as a process an action left behind would) is a loosening like any
+// other: held, with its event, until a maintainer accepts it again.
+func TestTrustedPolicyAnOlderAcceptedVersionIsALoosening(t *testing.T) {
 	eachStore(t, func(t *testing.T, e *env) {
 		e.setPermissions(trusted)                                                                           // A
 		e.writeDisk(loosened)                                                                               // B, on another branch
 		e.ok("POST", e.pp("/permissions/accept"), e.maintainer, map[string]any{"hash": sha(loosened)}, 200) // B accepted
-		e.setPermissions(trusted)                                                                           // back to A through brabo
-		if a := e.terminal(bashLine); a["status"] != "pending" {
+		if a := e.terminal(bashLine); a["status"] != "executed" {
+			t.Fatalf("bash under the accepted B: %v %v", a["status"], a["reason"])
+		}
+		e.setPermissions(trusted) // a maintainer tightens back to A
+		if a := e.terminal(bashLine); a["status"] != "pending" || strings.Contains(a["reason"].(string), heldMarker) {
 			t.Fatalf("bash under A: %v %v", a["status"], a["reason"])
 		}
-		before := e.permissionEvents()
+		changed := len(e.eventsOfType(brabo.EventPermissionsChanged))
 
-		// B again on disk: it loosens A, and it was accepted: it applies.
+		// B again on disk, written behind brabo's back: held.
 		e.writeDisk(loosened)
+		for range 2 {
+			a := e.terminal(bashLine)
+			if a["status"] != "pending" || !strings.Contains(a["reason"].(string), heldMarker) {
+				t.Fatalf("bash after the older B came back on disk: %v %v", a["status"], a["reason"])
+			}
+		}
+		evs := e.eventsOfType(brabo.EventPermissionsChanged)
+		if len(evs) != changed+1 {
+			t.Fatalf("%d changed_on_disk events for the older version on disk, want 1", len(evs)-changed)
+		}
+		if p := payloadOf(evs[len(evs)-1]); p["hash"] != sha(loosened) || p["trustedHash"] != sha(trusted) || p["applied"] != false ||
+			p["earlierVersion"] != true || str(p, "change", "kind") != "loosen" ||
+			!slices.Equal(listOf(p, "change", "allow", "added"), []string{"Terminal(bash)"}) {
+			t.Fatalf("changed_on_disk: %s", evs[len(evs)-1].Payload)
+		}
+		if st := e.trustState(); st["status"] != "held" || st["trustedHash"] != sha(trusted) || st["decidedWith"] != sha(trusted) {
+			t.Fatalf("trust state with the older B on disk: %v", st)
+		}
+		// Accept: a developer is refused; a maintainer's applies it.
+		e.refused("POST", e.pp("/permissions/accept"), e.developer, map[string]any{"hash": sha(loosened)}, 403, "forbidden_role")
+		if a := e.terminal(bashLine); a["status"] != "pending" {
+			t.Fatalf("a refused accept applied B: %v", a["status"])
+		}
+		got := e.ok("POST", e.pp("/permissions/accept"), e.maintainer, map[string]any{"hash": sha(loosened)}, 200)
+		if got["status"] != "trusted" || got["trustedHash"] != sha(loosened) {
+			t.Fatalf("accept answered %v", got)
+		}
 		if a := e.terminal(bashLine); a["status"] != "executed" {
-			t.Fatalf("bash after switching back to the accepted B: %v %v", a["status"], a["reason"])
+			t.Fatalf("bash after the accept: %v %v", a["status"], a["reason"])
 		}
-		if st := e.trustState(); st["status"] != "trusted" || st["trustedHash"] != sha(loosened) {
-			t.Fatalf("trust state on B: %v", st)
+		acc := e.eventsOfType(brabo.EventPermissionsAccepted)
+		if p := payloadOf(acc[len(acc)-1]); len(acc) != 2 || p["hash"] != sha(loosened) || p["previous"] != sha(trusted) {
+			t.Fatalf("%d accepted events, the last %s", len(acc), acc[len(acc)-1].Payload)
 		}
-		// And A again: trusted too.
+
+		// A, tighter than the now current B, on disk: applies at once.
 		e.writeDisk(trusted)
 		if a := e.terminal(bashLine); a["status"] != "pending" || strings.Contains(a["reason"].(string), heldMarker) {
-			t.Fatalf("bash after switching back to A: %v %v", a["status"], a["reason"])
+			t.Fatalf("bash after the tighter A came back on disk: %v %v", a["status"], a["reason"])
 		}
-		if st := e.trustState(); st["status"] != "trusted" || st["trustedHash"] != sha(trusted) {
-			t.Fatalf("trust state on A: %v", st)
-		}
-		if after := e.permissionEvents(); after != before {
-			t.Fatalf("switching between accepted versions recorded %d events", after-before)
+		if st := e.trustState(); st["status"] != "applied" || st["trustedHash"] != sha(loosened) || st["decidedWith"] != sha(trusted) {
+			t.Fatalf("trust state with A on disk: %v", st)
 		}
 	})
 }

@@ -15,13 +15,16 @@ import (
 // POST /v1/actions/{id}/result.
 
 // hookRoutes are all a hook token may call: propose what its agent runs
-// itself, wait for its own actions' decisions, report their results, and
-// say who it is.
+// itself, wait for its own actions' decisions, report their results, say
+// who it is, and read the permissions brabo decides with.
 var hookRoutes = map[string]bool{
 	"POST /v1/projects/{project}/actions": true,
 	"GET /v1/actions/{action}/wait":       true,
 	"POST /v1/actions/{action}/result":    true,
 	"GET /v1/me":                          true,
+	// The rules brabo decides with now: the hook decides a read inside
+	// the project with them, never with the file on disk.
+	"GET /v1/projects/{project}/permissions/effective": true,
 }
 
 // hookMay refuses a hook token every route but hookRoutes: it never reads

@@ -84,6 +84,7 @@ var routes = []route{
 	{"GET", "/v1/projects/{project}", (*Server).getProject},
 	{"PATCH", "/v1/projects/{project}", (*Server).patchProject},
 	{"PUT", "/v1/projects/{project}/container", (*Server).putContainer},
+	{"PUT", "/v1/projects/{project}/infra-agent", (*Server).putInfraAgent},
 	{"POST", "/v1/projects/{project}/members", (*Server).createMember},
 	{"POST", "/v1/projects/{project}/agents", (*Server).createAgent},
 	{"GET", "/v1/projects/{project}/agents", (*Server).listAgents},
@@ -94,6 +95,7 @@ var routes = []route{
 	{"GET", "/v1/projects/{project}/permissions", (*Server).getPermissions},
 	{"PUT", "/v1/projects/{project}/permissions", (*Server).putPermissions},
 	{"GET", "/v1/projects/{project}/permissions/trust", (*Server).getTrust},
+	{"GET", "/v1/projects/{project}/permissions/effective", (*Server).getEffectivePermissions},
 	{"POST", "/v1/projects/{project}/permissions/accept", (*Server).acceptPermissions},
 	{"POST", "/v1/projects/{project}/permissions/restore", (*Server).restorePermissions},
 	{"POST", "/v1/projects/{project}/actions", (*Server).propose},
@@ -200,6 +202,12 @@ var codeStatus = map[brabo.Code]int{
 	brabo.CodeInvalidProject:       http.StatusBadRequest,
 	brabo.CodeNeedsApproval:        http.StatusConflict,
 	"conflict":                     http.StatusConflict,
+
+	// The container path (container.go).
+	brabo.CodeNotContainerProject:     http.StatusConflict,
+	brabo.CodeContainerAlreadyRunning: http.StatusConflict,
+	brabo.CodeNoContainerEngine:       http.StatusConflict,
+	brabo.CodeNotInfraAgent:           http.StatusForbidden,
 }
 
 // writeError answers {code, message}; an unexpected error is a 500 whose

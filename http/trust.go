@@ -44,6 +44,30 @@ func (s *Server) getTrust(w http.ResponseWriter, r *http.Request) error {
 	return s.writeTrust(w, r, p.ID, st, err)
 }
 
+// getEffectivePermissions answers the content brabo decides the project's
+// actions with now: the file on disk when it is trusted or tightens, the
+// trusted version while it waits for a maintainer. A member of the project
+// or one of its agents (the hook decides a read inside the project with
+// it, issue 31 item 1).
+func (s *Server) getEffectivePermissions(w http.ResponseWriter, r *http.Request) error {
+	c := callerOf(r)
+	p, role, err := s.projectAccess(r.Context(), c, r.PathValue("project"))
+	if err != nil {
+		return err
+	}
+	if c.agent == nil {
+		if err := requireRole(role, brabo.Developer, "reading permissions.json"); err != nil {
+			return err
+		}
+	}
+	st, content, err := s.Pipeline.DecidingPermissions(r.Context(), p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"hash": st.DecidedWith, "content": string(content), "status": st.Status})
+	return nil
+}
+
 // acceptPermissions makes the file on disk the trusted version
 // (maintainer). The body names the hash of the version the caller saw: a
 // file that changed since is 409 permissions_changed.

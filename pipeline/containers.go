@@ -194,8 +194,13 @@ func (c *containerRun) start() (*brabo.Result, error) {
 	if err := c.record(); err != nil {
 		return nil, err
 	}
+	// brabo's settings: the folder with its protected paths read-only, no
+	// network; their digest on a label, so that a container made otherwise
+	// is recreated (docker.Engine.Start) and gets no floor (containerfloor.go).
+	cs := settingsFor(mount)
 	info, err := c.s.Containers.Start(c.ctx, brabo.ContainerSpec{Name: c.row.Name, Image: image, Args: c.a.Payload.Args,
-		Resources: res, Mount: mount, Labels: map[string]string{"brabo.project": c.p.ID, "brabo.workspace": c.p.WorkspaceDir}})
+		Resources: res, Mount: mount, ReadOnly: cs.ReadOnly, Network: cs.Network,
+		Labels: map[string]string{brabo.LabelProject: c.p.ID, "brabo.workspace": c.p.WorkspaceDir, brabo.LabelSettings: cs.Digest}})
 	if err != nil {
 		c.row.State, c.row.Error = brabo.ContainerFailed, err.Error()
 		if rerr := c.record(); rerr != nil {

@@ -51,7 +51,7 @@ func (s *Service) execute(ctx context.Context, a *brabo.ProposedAction, p *brabo
 		}
 		sn := takeSnapshot(scope.Root)
 		res, err = s.runExecutor(ctx, brabo.ExecRequest{Action: a, Project: p, Root: scope.Root, Credential: cred, PR: pr,
-			Started: s.running(ctx, a)})
+			MayWriteProtected: allowed, Started: s.running(ctx, a)})
 		if res == nil {
 			res = &brabo.Result{}
 		}
@@ -109,6 +109,12 @@ func (s *Service) runExecutor(ctx context.Context, req brabo.ExecRequest) (res *
 	defer release()
 	if isContainerType(req.Action.Type) {
 		return s.runContainer(ctx, req) // the engine, with the lifecycle row (containers.go)
+	}
+	if req.Action.Type == brabo.ContainerHandoff {
+		return s.runHandoff(ctx, req) // the seed, then the start (containerhandoff.go)
+	}
+	if req.Action.Type == brabo.Terminal && req.Action.Decision.Container != "" {
+		return s.runInContainer(ctx, req) // there or nowhere (containerfloor.go)
 	}
 	return s.Executor.Execute(ctx, req)
 }

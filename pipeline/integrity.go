@@ -38,7 +38,8 @@ const (
 // permissions, git's config and hooks, the hook managers', the agents'
 // configuration and instructions.
 var protectedFiles = []string{
-	"permissions.json", ".git", ".git/config", ".git/config.worktree", ".git/info/attributes",
+	"permissions.json", ".git", ".git/config", ".git/config.worktree", ".git/commondir", ".git/gitdir",
+	".git/objects/info/alternates",
 	".gitmodules", ".pre-commit-config.yaml", "lefthook.yml", "lefthook.yaml", ".lefthook.yml",
 	"lefthook-local.yml", ".claude/settings.json", ".claude/settings.local.json", ".cursor/hooks.json",
 	".mcp.json", "CLAUDE.md", "AGENTS.md", "GEMINI.md", ".cursorrules",
@@ -46,7 +47,7 @@ var protectedFiles = []string{
 
 // protectedFolders are taken whole (every file in them).
 var protectedFolders = []string{
-	".git/hooks", ".husky", ".githooks", ".claude/agents", ".claude/skills", ".claude/commands",
+	".git/hooks", ".git/info", ".husky", ".githooks", ".claude/agents", ".claude/skills", ".claude/commands",
 	".claude/hooks", ".codex", ".gemini", ".cursor/rules",
 }
 
@@ -65,13 +66,18 @@ type snapshot struct {
 	root      string
 	files     map[string]fileState
 	worktrees map[string]bool // the worktree folders that existed
+	// gitDirs are the git folders whose control files were taken besides
+	// the projects' own .git (a gitfile's target, a commondir, the
+	// administrative folders of .git/worktrees): a new file counts only
+	// inside a folder the snapshot before the action took.
+	gitDirs map[string]bool
 }
 
 // takeSnapshot reads the project's protected files. It lists folders
 // rather than trying every protected name (most are absent), and reuses
 // what it read of a file whose status has not moved (statCache).
 func takeSnapshot(root string) *snapshot {
-	sn := &snapshot{root: root, files: map[string]fileState{}, worktrees: map[string]bool{}}
+	sn := &snapshot{root: root, files: map[string]fileState{}, worktrees: map[string]bool{}, gitDirs: map[string]bool{}}
 	for _, base := range projectRoots(root) {
 		if base != root {
 			sn.worktrees[base] = true
@@ -80,6 +86,7 @@ func takeSnapshot(root string) *snapshot {
 		for _, rel := range gitConfigPaths(base) {
 			sn.takeFolder(filepath.Join(base, rel))
 		}
+		sn.takeGitDirs(base) // gitcontrol.go
 	}
 	return sn
 }
@@ -227,6 +234,9 @@ func (sn *snapshot) changes() []string {
 		if wt := sn.worktreeOf(p); wt != "" && !now.worktrees[wt] {
 			continue // the worktree is gone: removed by brabo
 		}
+		if sn.worktreeAdminMoved(now, p) {
+			continue
+		}
 		if after, ok := now.files[p]; !ok {
 			after = readState(p)
 			if !before.same(after) {
@@ -242,6 +252,12 @@ func (sn *snapshot) changes() []string {
 		}
 		if wt := now.worktreeOf(p); wt != "" && !sn.worktrees[wt] {
 			continue // a worktree brabo added meanwhile
+		}
+		if sn.worktreeAdminMoved(now, p) {
+			continue
+		}
+		if !sn.covers(p) {
+			continue // a folder a changed gitfile points to now: the gitfile is the change
 		}
 		out = append(out, p)
 	}
@@ -432,10 +448,10 @@ func samePath(a, b string) bool {
 }
 
 // approvedChange says which protected changes an action may make: those a
-// maintainer approved knowing them — the file a write_file names, or any
-// protected file for a terminal command whose decision named a protected
-// write — when the human who approved it is a maintainer or above. An
-// auto-approved action may change none.
+// maintainer approved knowing them — the file a write_file names, or the
+// protected paths a terminal line visibly writes (its segments'
+// ProtectedWrites), and nothing else — when the human who approved it is a
+// maintainer or above. An auto-approved action may change none.
 func (s *Service) approvedChange(ctx context.Context, a *brabo.ProposedAction, root string, decider *brabo.Member, from brabo.ActionStatus) func(string) bool {
 	none := func(string) bool { return false }
 	if a.Type == brabo.GitRepoCreate {
@@ -464,13 +480,44 @@ func (s *Service) approvedChange(ctx context.Context, a *brabo.ProposedAction, r
 		}
 		return func(p string) bool { return samePath(p, target) }
 	case brabo.Terminal:
+		// Only the paths the approved line visibly writes: a maintainer who
+		// approved `echo … >> .git/config && make` approved that write, not
+		// what make changes elsewhere (issue 31 item 1).
+		var approved []string
 		for _, seg := range a.Decision.Segments {
-			for _, n := range seg.Notes {
-				if strings.HasPrefix(n, "protected: writes ") {
-					return func(string) bool { return true }
+			for _, rel := range seg.ProtectedWrites {
+				approved = append(approved, filepath.Join(root, filepath.FromSlash(rel)))
+			}
+		}
+		if len(approved) == 0 {
+			return none
+		}
+		return func(p string) bool {
+			for _, w := range approved {
+				if writesPath(w, p) {
+					return true
 				}
 			}
+			return false
 		}
 	}
 	return none
+}
+
+// writesPath reports whether a visible write of w accounts for a change of
+// p: p is w, lies in w (a folder written whole), or is a folder w lies in
+// that the write made (a new parent).
+func writesPath(w, p string) bool {
+	if samePath(w, p) {
+		return true
+	}
+	sep := string(filepath.Separator)
+	if strings.HasPrefix(p, w+sep) {
+		return true
+	}
+	if strings.HasPrefix(w, p+sep) {
+		info, err := os.Lstat(p)
+		return err == nil && info.IsDir()
+	}
+	return false
 }

@@ -103,7 +103,10 @@ func lcsLen(a, b []string) int {
 // included, where GNU diff is on the machine.
 func TestLineDiffAsDiffU(t *testing.T) {
 	if _, err := exec.LookPath("diff"); err != nil {
-		t.Skip("no diff on this machine")
+		if os.Getenv("CI") != "" {
+			t.Fatalf("no diff on this machine, and CI is set: %v", err)
+		}
+		t.Skip("no diff on this machine; under CI this fails")
 	}
 	cases := [][2]string{
 		{"all: build\n\nbuild:\n\tgo build ./...\n", "all: build\n\nbuild:\n\tcurl -fsSL https://get.example | sh\n\tgo build ./...\n"},

@@ -73,6 +73,13 @@ type Service struct {
 	StopGrace     time.Duration
 	started       time.Time
 
+	// Unsandboxed, when set, says terminal commands run outside the
+	// sandbox (sandbox.go: UnsandboxedMissing, UnsandboxedChosen): every
+	// terminal decision's reason says it, and unless UnsandboxedChosen
+	// (the operator's --no-sandbox) none is auto-approved.
+	Unsandboxed       string
+	UnsandboxedChosen bool
+
 	fileLocks  sync.Map     // permissions.json path → *sync.Mutex
 	diskCache  sync.Map     // permissions.json path → *diskFile, its last read (trust.go)
 	trustCache trustedRules // trusted contents compiled, by hash
@@ -283,6 +290,9 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 	if err != nil {
 		return nil, err
 	}
+	if err := s.refuseContainer(ctx, req, project); err != nil {
+		return nil, err // before anything is queued (containerfloor.go)
+	}
 	scope, scopeErr := s.ScopeRoot(project)
 	if req.Type == brabo.WriteFile && scopeErr == nil {
 		if err := checkPermissionsWrite(scope.Root, req.Payload); err != nil {
@@ -296,6 +306,13 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 		AgentAllow: s.agentRules(req.Actor.id(), patterns),
 		Tool:       req.Payload.Tool, McpMapped: policy.McpToolMapped(project.McpTools, req.Payload.Tool),
 	}
+	// The container floor only where the container path exists
+	// (containerfloor.go).
+	var fl floor
+	if req.Type == brabo.Terminal && scopeErr == nil {
+		fl = s.floorFor(ctx, project, scope.Root, req.Execution != nil && req.Execution.Mode == brabo.ExecutionExternal)
+	}
+	in.ContainerRunning = fl.applies
 	var st *TrustState
 	if scopeErr == nil {
 		// The file on disk, or the trusted version while the file waits
@@ -308,12 +325,14 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 		in.Scope.Root = "" // Decide asks a human for what it cannot scope
 	}
 	d := policy.Decide(in)
+	fl.applyFloor(&d)
 	if st != nil && st.Held() {
 		d.Reason += heldReason(st)
 	}
 	if scopeErr != nil && d.Policy == brabo.AutoApprove {
 		d.Policy, d.Reason = brabo.RequireApproval, "scope: invalid project folder: "+scopeErr.Error()
 	}
+	d = s.unsandboxed(req.Type, d)
 	a := &brabo.ProposedAction{
 		ID: NewID("act"), ProjectID: project.ID, Type: req.Type, Payload: req.Payload,
 		ActorID: req.Actor.id(), ActorKind: req.Actor.kind(), PrincipalID: principal,

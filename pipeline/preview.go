@@ -434,5 +434,5 @@ func (s *Service) CurrentReason(ctx context.Context, a *brabo.ProposedAction) (s
 	if st != nil && st.Held() {
 		d.Reason += heldReason(st)
 	}
-	return d.Reason, nil
+	return s.unsandboxed(a.Type, d).Reason, nil
 }

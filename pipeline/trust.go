@@ -107,7 +107,8 @@ type TrustState struct {
 	TrustedHash string `json:"trustedHash"`
 	// DiskHash is the file on disk, "" when it cannot be read.
 	DiskHash string `json:"diskHash"`
-	// Status is "trusted" (the file on disk is a trusted version),
+	// Status is "trusted" (the file on disk is the current trusted
+	// version, the latest accepted),
 	// "applied" (it differs, and is as strict or stricter: it is used) or
 	// "held" (it loosens, is invalid or cannot be read: the trusted
 	// version is used until a maintainer accepts or restores).
@@ -123,6 +124,7 @@ type TrustState struct {
 	trusted *policy.Rules
 	disk    *diskFile
 	use     *policy.Rules
+	earlier bool // the file on disk is an older accepted version
 }
 
 // Trust statuses.
@@ -187,29 +189,18 @@ func (s *Service) judge(ctx context.Context, p *brabo.Project, root string, trus
 		st.Change = policy.Change{Kind: policy.ChangeInvalid, Invalid: "permissions.json cannot be read: " + st.Unreadable}
 		return st, nil
 	}
-	if seen != nil && seen.Trusted {
-		// Another trusted version (a branch switched back): it needs
-		// nothing, and becomes the one later changes are compared with.
-		if record {
-			if err := s.Store.Update(ctx, func(tx brabo.Tx) error {
-				_, err := tx.SetPermissionsCurrent(ctx, p.ID, disk.hash, s.now())
-				return err
-			}); err != nil {
-				return nil, err
-			}
-			st.TrustedHash = disk.hash
-		}
-		st.Status, st.Change, st.use, st.DecidedWith = StatusTrusted, policy.Change{Kind: policy.ChangeSame}, disk.rules, disk.hash
-		return st, nil
-	}
+	// An older accepted version is judged like any other content: trust is
+	// the latest accepted version (issue 22 item 3), so a file written back
+	// to one a later version tightened is a loosening, and waits.
+	st.earlier = seen != nil && seen.Trusted
 	st.Change = policy.Compare(st.trusted, disk.rules)
 	if st.Change.Applies() {
 		st.Status, st.use, st.DecidedWith = StatusApplied, disk.rules, disk.hash
 	} else {
 		st.Status, st.use, st.DecidedWith = StatusHeld, st.trusted, trust.Hash
 	}
-	if record && seen == nil && st.Change.Kind != policy.ChangeSame {
-		if err := s.reportChange(ctx, p, st); err != nil {
+	if record && (seen == nil || seen.ReportedSeq < trust.Seq) && st.Change.Kind != policy.ChangeSame {
+		if err := s.reportChange(ctx, p, st, trust.Seq); err != nil {
 			return nil, err
 		}
 	}
@@ -260,11 +251,12 @@ func (s *Service) firstUse(ctx context.Context, p *brabo.Project, disk *diskFile
 }
 
 // reportChange records permissions.changed_on_disk for a content seen for
-// the first time, once whichever instance sees it first.
-func (s *Service) reportChange(ctx context.Context, p *brabo.Project, st *TrustState) error {
+// the first time against the current trusted version (seq, its history
+// entry), once whichever instance sees it first.
+func (s *Service) reportChange(ctx context.Context, p *brabo.Project, st *TrustState, seq int64) error {
 	return s.Store.Update(ctx, func(tx brabo.Tx) error {
 		now := s.now()
-		first, err := tx.ReportPermissions(ctx, p.ID, st.DiskHash, now)
+		first, err := tx.ReportPermissions(ctx, p.ID, st.DiskHash, seq, now)
 		if err != nil || !first {
 			return err
 		}
@@ -272,7 +264,9 @@ func (s *Service) reportChange(ctx context.Context, p *brabo.Project, st *TrustS
 		return tx.AppendEvent(ctx, &brabo.Event{ProjectID: p.ID, Type: brabo.EventPermissionsChanged,
 			ActorID: brabo.SystemActor, CreatedAt: now, Payload: mustJSON(map[string]any{
 				"hash": st.DiskHash, "trustedHash": st.TrustedHash, "change": st.Change,
-				"applied": st.Status == StatusApplied, "summary": st.Change.Summary()})})
+				"applied": st.Status == StatusApplied, "summary": st.Change.Summary(),
+				// an older accepted version, not the latest: no longer trusted
+				"earlierVersion": st.earlier})})
 	})
 }
 

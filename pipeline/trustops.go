@@ -44,6 +44,23 @@ func (s *Service) EffectiveRules(ctx context.Context, p *brabo.Project) (*policy
 	return st.use, st, nil
 }
 
+// DecidingPermissions returns the trust state and the bytes of the content
+// decisions use now (DecidedWith): the file on disk as read when it is
+// trusted or applied, the trusted version while the file is held. A
+// project whose file cannot be read and has no trusted version yet has
+// none: its hash is "" and its content nil.
+func (s *Service) DecidingPermissions(ctx context.Context, p *brabo.Project) (*TrustState, []byte, error) {
+	st, err := s.PermissionsTrust(ctx, p)
+	if err != nil || st.DecidedWith == "" {
+		return st, nil, err
+	}
+	if st.disk != nil && st.disk.hash == st.DecidedWith {
+		return st, st.disk.data, nil
+	}
+	content, err := s.TrustedContent(ctx, p.ID, st.DecidedWith)
+	return st, content, err
+}
+
 // TrustedContent returns the bytes of the project's current trusted
 // version.
 func (s *Service) TrustedContent(ctx context.Context, projectID, hash string) ([]byte, error) {
@@ -138,24 +155,18 @@ func (s *Service) trust(ctx context.Context, tx brabo.Tx, projectID string, cont
 
 // checkBase refuses to build a new trusted version (always-allow) on a
 // file on disk that is held back: the result would launder the change no
-// maintainer accepted. A trusted file, or one as strict or stricter than
-// the trusted version, is a fine base. It locks the trust row.
+// maintainer accepted. The current trusted file, or one as strict or
+// stricter than it, is a fine base. It locks the trust row.
 func (s *Service) checkBase(ctx context.Context, tx brabo.Tx, projectID string, data []byte) error {
 	current, err := lockTrust(ctx, tx, projectID)
 	if err != nil || current == "" {
 		return err
 	}
-	hash := policy.ContentHash(data)
-	if hash == current {
+	if policy.ContentHash(data) == current {
 		return nil
 	}
-	v, err := tx.PermissionsVersion(ctx, projectID, hash)
-	if err == nil && v.Trusted {
-		return nil
-	}
-	if err != nil && !errors.Is(err, brabo.ErrNotFound) {
-		return err
-	}
+	// An older accepted version is no base of its own: only the current
+	// one is trusted, so it is compared like any other content.
 	trusted, err := s.compiledTrusted(ctx, tx, projectID, current)
 	if err != nil {
 		return err

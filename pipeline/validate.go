@@ -84,12 +84,12 @@ func validateNewTypes(t brabo.ActionType, p *brabo.Payload) error {
 		if amount <= 0 {
 			return invalid("spend: amount must be more than zero")
 		}
-	case brabo.ContainerStart:
+	case brabo.ContainerStart, brabo.ContainerHandoff:
 		if p.CPUs < 0 || math.IsNaN(p.CPUs) || math.IsInf(p.CPUs, 0) || p.MemoryMB < 0 {
-			return invalid("container_start: cpus and memoryMb must be positive numbers, or omitted for the module map's minimum")
+			return invalid("%s: cpus and memoryMb must be positive numbers, or omitted for the module map's minimum", t)
 		}
 		if strings.ContainsFunc(p.Image, func(r rune) bool { return r <= ' ' || r == 0x7f }) || strings.HasPrefix(p.Image, "-") {
-			return invalid("container_start: image %q is not an image reference", p.Image)
+			return invalid("%s: image %q is not an image reference", t, p.Image)
 		}
 	}
 	return nil

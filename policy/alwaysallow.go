@@ -15,6 +15,7 @@ import (
 var neverAlwaysAllow = []brabo.ActionType{
 	brabo.GitPush, brabo.PrOpen, brabo.GitMerge, brabo.ContainerRemove,
 	brabo.InstructionPatch, brabo.Parallelize, brabo.RaiseMaxParallel,
+	brabo.ContainerHandoff,
 }
 
 // NeverAlwaysAllowTypes returns the types that can never be always-allowed.

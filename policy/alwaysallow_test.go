@@ -196,9 +196,10 @@ func TestAlwaysAllowThenDecide(t *testing.T) {
 // an external effect or privilege. Other types record their Label().
 func TestAlwaysAllowRefusals(t *testing.T) {
 	never := map[brabo.ActionType]bool{brabo.GitPush: true, brabo.PrOpen: true, brabo.GitMerge: true,
-		brabo.ContainerRemove: true, brabo.InstructionPatch: true, brabo.Parallelize: true, brabo.RaiseMaxParallel: true}
+		brabo.ContainerRemove: true, brabo.InstructionPatch: true, brabo.Parallelize: true, brabo.RaiseMaxParallel: true,
+		brabo.ContainerHandoff: true}
 	if got := NeverAlwaysAllowTypes(); len(got) != len(never) {
-		t.Errorf("NeverAlwaysAllowTypes() = %v, want the 7 of DESIGN §6.3", got)
+		t.Errorf("NeverAlwaysAllowTypes() = %v, want the 7 of DESIGN §6.3 and container_handoff", got)
 	}
 	for _, typ := range brabo.ActionTypes() {
 		if typ == brabo.Terminal {

@@ -7,6 +7,7 @@ package policy
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/brabo-dev/brabo"
@@ -91,6 +92,11 @@ func protectedHits(segs []*segment, verdicts []brabo.Segment, p Protect, root st
 		w, r := p.segmentHits(s, root)
 		for _, h := range w {
 			verdicts[i].Notes = append(verdicts[i].Notes, "protected: "+h.reason(true))
+			for _, rel := range h.abs {
+				if !slices.Contains(verdicts[i].ProtectedWrites, rel) {
+					verdicts[i].ProtectedWrites = append(verdicts[i].ProtectedWrites, rel)
+				}
+			}
 			verdicts[i].Flags = brabo.AddFlag(verdicts[i].Flags, brabo.Flag{Kind: brabo.FlagProtected, What: clipFlag(h.path)})
 		}
 		for _, h := range r {

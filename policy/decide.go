@@ -188,6 +188,8 @@ lists:
 		d.Policy, d.Reason = brabo.RequireApproval, fmt.Sprintf("cap: %s (spending on more agents is a human decision)", in.Type)
 	case brabo.ContainerRemove:
 		d.Policy, d.Reason = brabo.RequireApproval, "cap: container_remove (forces a full reprovision)"
+	case brabo.ContainerHandoff:
+		d.Policy, d.Reason = brabo.RequireApproval, "cap: container_handoff (a maintainer accepts every handoff)"
 	}
 }
 

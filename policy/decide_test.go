@@ -157,14 +157,16 @@ func runRows(t *testing.T, rows []row) {
 		t.Run(r.name, func(t *testing.T) {
 			in := r.input(t, root)
 			d := Decide(in)
-			checkRow(t, r, in, d, root)
+			checkRow(t, r, in, d, root, false)
 		})
 	}
 }
 
 // checkRow asserts everything a row states of a decision, and what holds
-// of every decision.
-func checkRow(t *testing.T, r row, in Input, d brabo.Decision, root string) {
+// of every decision. A strict row (loose false) states its reason and its
+// segments ("" is none); a loose row states what it checks, and an empty
+// reason or segs is not checked — but never taken from the decision.
+func checkRow(t *testing.T, r row, in Input, d brabo.Decision, root string, loose bool) {
 	t.Helper()
 	show := func() string {
 		var b strings.Builder
@@ -187,7 +189,7 @@ func checkRow(t *testing.T, r row, in Input, d brabo.Decision, root string) {
 	if d.Policy != r.want {
 		t.Errorf("policy %s, want %s%s", d.Policy, r.want, show())
 	}
-	if want := withRoot(r.reason, root); r.reason == "" || !strings.HasPrefix(d.Reason, want) {
+	if want := withRoot(r.reason, root); (r.reason == "" && !loose) || !strings.HasPrefix(d.Reason, want) {
 		t.Errorf("reason %q, want it to start with %q%s", d.Reason, want, show())
 	}
 	if d.ScopeRoot != (brabo.ScopeRoot{Mode: in.Scope.Mode, ID: in.Scope.ID}) {
@@ -202,7 +204,7 @@ func checkRow(t *testing.T, r row, in Input, d brabo.Decision, root string) {
 		for _, s := range d.Segments {
 			got = append(got, string(s.Verdict))
 		}
-		if strings.Join(got, " ") != r.segs {
+		if (r.segs != "" || !loose) && strings.Join(got, " ") != r.segs {
 			t.Errorf("segment verdicts %q, want %q%s", strings.Join(got, " "), r.segs, show())
 		}
 	}
@@ -374,6 +376,8 @@ func typedCap(typ brabo.ActionType) (string, bool) {
 		return "cap: raise_max_parallel", true
 	case brabo.ContainerRemove:
 		return "cap: container_remove", true
+	case brabo.ContainerHandoff:
+		return "cap: container_handoff", true
 	}
 	return "", false
 }

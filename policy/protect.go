@@ -2,6 +2,7 @@ package policy
 
 import (
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -106,6 +107,34 @@ const worktreesDir = ".brabo/worktrees"
 type protectedHit struct {
 	path string // as written
 	row  ProtectedRow
+	// abs are the protected paths inside the project folder the write may
+	// name, relative to it (one per folder the segment may run in).
+	abs []string
+}
+
+// protectedWrites returns the protected paths inside root that a path
+// written t may name from the folders cwds, relative to root.
+func protectedWrites(p Protect, t string, cwds cwdSet, root string) []string {
+	if root == "" {
+		return nil
+	}
+	var out []string
+	for _, c := range p.candidates(t, cwds) {
+		if !c.known {
+			continue
+		}
+		if _, ok := p.protectedPath(c.path, t, root, true); !ok {
+			continue
+		}
+		rel, ok := strings.CutPrefix(c.path, strings.TrimSuffix(root, "/")+"/")
+		if !ok || rel == "" {
+			continue
+		}
+		if !slices.Contains(out, rel) {
+			out = append(out, rel)
+		}
+	}
+	return out
 }
 
 // reason is the sentence for a hit.
@@ -333,6 +362,9 @@ func (p Protect) segmentHits(s *segment, root string) (writes, reads []protected
 				continue
 			}
 			hit := protectedHit{path: pw.text, row: row}
+			if abs.known && pw.kind == argWrite {
+				hit.abs = protectedWrites(p, pw.text, s.cwds, root)
+			}
 			switch {
 			case pw.kind == argWrite:
 				writes = append(writes, hit)

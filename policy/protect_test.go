@@ -41,6 +41,11 @@ func TestProtectedWritesNeedAMaintainer(t *testing.T) {
 		"echo x > src/../permissions.json",
 		"echo x > $PWD/permissions.json",
 		"echo x > /proc/self/cwd/permissions.json",
+		"cd /home/alice && echo x >> /proc/self/cwd/.gitconfig",
+		// a glob that could name a protected file
+		"cp x .gi?/config",
+		"echo x > .g*/hooks/pre-commit",
+		"tee ~/.bashr?",
 		"echo x > <root>/permissions.json",
 		"cd src && echo x > ../permissions.json",
 		"cat > permissions.json",
@@ -232,6 +237,34 @@ func TestRequiredRole(t *testing.T) {
 		d := Decide(Input{Type: typ, Role: brabo.Owner, Scope: Scope{Root: root}})
 		if d.RequiredRole != typ.MinRole() && typ != brabo.Terminal {
 			t.Errorf("%s: role %s, want the type's minimum %s", typ, d.RequiredRole, typ.MinRole())
+		}
+	}
+}
+
+// Each segment names the protected paths it visibly writes, relative to
+// the project folder: what a maintainer's approval lets the action change
+// (pipeline's integrity check restores every other protected path).
+func TestProtectedWritesAreNamedPerSegment(t *testing.T) {
+	root := newProject(t)
+	for cmd, want := range map[string][][]string{
+		"echo x >> .git/config":                                {{".git/config"}},
+		"cd src && echo x > ../permissions.json":               {nil, {"permissions.json"}},
+		"echo x > <root>/CLAUDE.md":                            {{"CLAUDE.md"}},
+		"echo x > src/notes.txt":                               {nil},
+		"echo x > .git/hooks/pre-commit; echo y > AGENTS.md":   {{".git/hooks/pre-commit"}, {"AGENTS.md"}},
+		"echo x > .brabo/worktrees/dev-a/.git/config":          {{".brabo/worktrees/dev-a/.git/config"}},
+		"echo x > /tmp/outside-the-project-folder/.git/config": {nil},
+	} {
+		cmd = strings.ReplaceAll(cmd, "<root>", root)
+		d := Decide(protectInput(root, cmd, true))
+		if len(d.Segments) != len(want) {
+			t.Errorf("%s: %d segments, want %d", cmd, len(d.Segments), len(want))
+			continue
+		}
+		for i, seg := range d.Segments {
+			if strings.Join(seg.ProtectedWrites, ",") != strings.Join(want[i], ",") {
+				t.Errorf("%s: segment %d writes %q, want %q", cmd, i, seg.ProtectedWrites, want[i])
+			}
 		}
 	}
 }

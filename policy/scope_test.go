@@ -8,8 +8,10 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/brabo-dev/brabo"
@@ -134,11 +136,19 @@ func TestValidateLocalRoot(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer os.Chmod(ro, 0o755)
-		if _, w, _ := diskProbe(ro); w {
-			t.Skip("this process can write in a 0555 folder (running as root): the write probe cannot fail here")
+		if os.Geteuid() == 0 {
+			// root writes in a 0555 folder: run the check as nobody
+			validateAsNobody(t, ro)
+			return
 		}
 		if err := ValidateLocalRoot(ro, own, diskProbe); err == nil || !strings.Contains(err.Error(), "is not writable by brabo") {
 			t.Fatalf("ValidateLocalRoot(read-only) = %v", err)
+		}
+	})
+	t.Run("a folder the probe finds unwritable is refused", func(t *testing.T) {
+		unwritable := func(string) (bool, bool, error) { return true, false, nil }
+		if err := ValidateLocalRoot(project, own, unwritable); err == nil || !strings.Contains(err.Error(), "is not writable by brabo") {
+			t.Fatalf("ValidateLocalRoot with an unwritable probe = %v", err)
 		}
 	})
 	t.Run("a probe error is named", func(t *testing.T) {
@@ -160,6 +170,60 @@ func TestValidateLocalRoot(t *testing.T) {
 			t.Fatalf("the project folder holds %v after the probes (%v)", entries, err)
 		}
 	})
+}
+
+// scopeProbeDirVar names the folder TestValidateLocalRootAsChild checks
+// when validateAsNobody runs this test binary as nobody.
+const scopeProbeDirVar = "BRABO_TEST_SCOPE_PROBE_DIR"
+
+// validateAsNobody runs ValidateLocalRoot on dir with the real disk probe
+// in a copy of this test binary started as nobody (uid 65534), which
+// cannot write in a 0555 folder as root can, and fails t unless the
+// folder is refused as not writable.
+func validateAsNobody(t *testing.T, dir string) {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "policy.test")
+	data, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// nobody must reach the binary and the folder: open their ancestors
+	for _, p := range []string{filepath.Dir(bin), filepath.Dir(dir)} {
+		for ; p != "/" && p != os.TempDir(); p = filepath.Dir(p) {
+			if err := os.Chmod(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	cmd := exec.Command(bin, "-test.run=^TestValidateLocalRootAsChild$", "-test.v")
+	cmd.Env = append(os.Environ(), scopeProbeDirVar+"="+dir)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "refused: ") {
+		t.Fatalf("ValidateLocalRoot as nobody: %v\n%s", err, out)
+	}
+}
+
+// TestValidateLocalRootAsChild is validateAsNobody's child: with
+// BRABO_TEST_SCOPE_PROBE_DIR set it checks that folder with the real disk
+// probe and passes only when it is refused as not writable. Without the
+// variable it has nothing to check.
+func TestValidateLocalRootAsChild(t *testing.T) {
+	dir := os.Getenv(scopeProbeDirVar)
+	if dir == "" {
+		return
+	}
+	if os.Geteuid() == 0 {
+		t.Fatal("the child runs as root")
+	}
+	err := ValidateLocalRoot(dir, nil, diskProbe)
+	if err == nil || !strings.Contains(err.Error(), "is not writable by brabo") {
+		t.Fatalf("ValidateLocalRoot(%q) as uid %d = %v, want not writable", dir, os.Geteuid(), err)
+	}
+	t.Logf("refused: %v", err)
 }
 
 // The tokens DESIGN §5 checks: absolute paths, "..", "~", $HOME/${HOME},

@@ -367,9 +367,10 @@ func TestSeedPageIAM(t *testing.T) {
 		brabo.RaiseMaxParallel: brabo.Maintainer, brabo.ProposeExecutionPlan: brabo.Maintainer,
 		brabo.AssessImplementability: brabo.Maintainer, brabo.ContainerStart: brabo.Maintainer,
 		brabo.ContainerStop: brabo.Maintainer, brabo.ContainerRemove: brabo.Maintainer, brabo.Spend: brabo.Owner,
+		brabo.ContainerHandoff: brabo.Maintainer, // ADR 0190: the infra agent's handoff
 	}
-	if len(brabo.ActionTypes()) != 20 || len(want) != 20 {
-		t.Fatalf("%d action types, %d in the table; the page has 20", len(brabo.ActionTypes()), len(want))
+	if len(brabo.ActionTypes()) != 21 || len(want) != 21 {
+		t.Fatalf("%d action types, %d in the table; the page has 20, and ADR 0190 adds container_handoff", len(brabo.ActionTypes()), len(want))
 	}
 	var rows []row
 	for _, typ := range brabo.ActionTypes() {

@@ -38,6 +38,9 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	if err := lim.checkWaitCap(); err != nil {
 		return usageError(stderr, "agent", "%v", err)
 	}
+	if err := checkPassEnv(*passEnv, sf); err != nil {
+		return usageError(stderr, "agent", "%v", err)
+	}
 	if *modelSpec == "" {
 		return usageError(stderr, "agent", "no model: set --model or BRABO_MODEL (e.g. openai:gpt-4.1 with OPENAI_API_KEY)")
 	}
@@ -66,8 +69,9 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 		*workspaces = filepath.Join(data, "workspaces")
 	}
 	ws, _ := filepath.Abs(*workspaces)
-	ex := newExecutor(procenv.Filter(os.Environ(), strings.Split(*passEnv, ",")), data, store)
-	svc := &pipeline.Service{Store: store, WorkspacesRoot: ws, Log: log, Executor: ex}
+	sb, unsandboxed := sandboxing(false, sf.hidden(), log, io.Discard)
+	ex := newExecutor(procenv.Filter(os.Environ(), strings.Split(*passEnv, ",")), data, store, sb)
+	svc := &pipeline.Service{Store: store, WorkspacesRoot: ws, Log: log, Executor: ex, Unsandboxed: unsandboxed}
 	svc.Protect = protection(data, procenv.Filter(os.Environ(), strings.Split(*passEnv, ",")))
 	if err := cf.apply(svc); err != nil {
 		return usageError(stderr, "agent", "%v", err)

@@ -26,7 +26,7 @@ import (
 // command's real output is in the next request the server receives.
 func TestAgentCommandOnAnOpenAICompatibleServer(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts real processes")
+		t.Skip("-short: starts real processes")
 	}
 	var calls atomic.Int32
 	var sawOutput atomic.Bool

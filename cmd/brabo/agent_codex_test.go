@@ -159,7 +159,7 @@ func TestCodexAsksBrabo(t *testing.T) {
 		// The README's table ("When the hook is missing or killed") says
 		// the command runs: a Codex that changes this changes the table.
 		if !ap.exists("codex-killed") {
-			t.Error("Codex no longer runs a command whose hook was killed: update the README's table")
+			t.Error("Codex no longer runs a command whose hook was killed: update the table in docs/hooks.md")
 		}
 	})
 
@@ -172,7 +172,7 @@ func TestCodexAsksBrabo(t *testing.T) {
 		model, _ := codexRun(t, ap, codex, home, execCommand("mkdir codex-nohook"))
 		t.Logf("Codex with its hook missing: ran=%v, the model got %q", ap.exists("codex-nohook"), codexOutput(model, 1))
 		if !ap.exists("codex-nohook") {
-			t.Error("Codex no longer runs a command whose hook is missing: update the README's table")
+			t.Error("Codex no longer runs a command whose hook is missing: update the table in docs/hooks.md")
 		}
 	})
 

@@ -27,7 +27,7 @@ const agentScript = `{"turns": [
 // from its stored Ctx with the real output (DESIGN §7.2, §7.3).
 func TestAWaitingAgentSurvivesARestart(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts and kills real servers")
+		t.Skip("-short: starts and kills real servers")
 	}
 	data, root := t.TempDir(), t.TempDir()
 	model := scriptedModel(t, agentScript)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/brabo-dev/brabo/internal/sandbox"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -25,13 +26,13 @@ import (
 // (supervisor.Runners: the dev lead's plan and assessment, parallelize,
 // raise_max_parallel). Its terminal commands are confined (confinement)
 // when data names the data folder.
-func newExecutor(env []string, data string, store brabo.Store) *executor.Executor {
+func newExecutor(env []string, data string, store brabo.Store, sb *sandbox.Sandbox) *executor.Executor {
 	repos := ""
 	if abs, err := filepath.Abs(data); err == nil && data != "" {
 		// git_repo_create's bare repositories: the local provider's remotes.
 		repos = filepath.Join(abs, "repos")
 	}
-	ex := executor.New(executor.Options{Env: env, Confine: confinement(data), ReposRoot: repos})
+	ex := executor.New(executor.Options{Env: env, Confine: confinement(data), ReposRoot: repos, Sandbox: sb})
 	if store != nil {
 		for t, r := range supervisor.Runners(store) {
 			ex.Register(t, r)

@@ -127,7 +127,7 @@ func noOverflow(t *testing.T, ctx context.Context, what string) {
 // overflow, and the screenshots in docs/.
 func TestWebCards(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts a server and a browser")
+		t.Skip("-short: starts a server and a browser")
 	}
 	ctx := browser(t)
 	data, root, shots, home := t.TempDir(), t.TempDir(), t.TempDir(), t.TempDir()

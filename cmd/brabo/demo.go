@@ -123,8 +123,11 @@ func demo(ctx context.Context, addr string, autoApprove, keep bool, out io.Write
 		return err
 	}
 	defer store.Close()
-	svc := &pipeline.Service{Store: store, Executor: newExecutor(procenv.Own(), f.data, store),
-		WorkspacesRoot: filepath.Join(f.data, "workspaces"), Log: quiet}
+	// The demo's commands are its own script's: sandboxed where bubblewrap
+	// runs, and said to be unsandboxed where it does not.
+	sb, unsandboxed := sandboxing(false, nil, quiet, io.Discard)
+	svc := &pipeline.Service{Store: store, Executor: newExecutor(procenv.Own(), f.data, store, sb),
+		WorkspacesRoot: filepath.Join(f.data, "workspaces"), Log: quiet, Unsandboxed: unsandboxed, UnsandboxedChosen: true}
 	svc.Protect = protection(f.data, procenv.Own())
 	token, err := brabohttp.Bootstrap(ctx, store, "you")
 	if err != nil {

@@ -190,7 +190,10 @@ func runPrinted(t *testing.T, line string) map[string]any {
 // task is done, and Ctrl-C ends it with 130 and no error text.
 func TestDemoPrintedCommandsWork(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
-		t.Skip("the demo prints curl commands; curl is not installed")
+		if os.Getenv("BRABO_REQUIRE_README_TOOLS") != "" {
+			t.Fatalf("the demo prints curl commands, and curl is not installed: %v", err)
+		}
+		t.Skip("the demo prints curl commands; curl is not installed (BRABO_REQUIRE_README_TOOLS fails this)")
 	}
 	d := startDemo(t)
 	pr := d.approveUntilPR(t)
@@ -221,10 +224,13 @@ func TestDemoPrintedCommandsWork(t *testing.T) {
 // and finishes the task, with no error in the log.
 func TestDemoKeptIsRevived(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs the demo, then brabo serve on what it kept")
+		t.Skip("-short: runs the demo, then brabo serve on what it kept")
 	}
 	if _, err := exec.LookPath("curl"); err != nil {
-		t.Skip("the demo prints curl commands; curl is not installed")
+		if os.Getenv("BRABO_REQUIRE_README_TOOLS") != "" {
+			t.Fatalf("the demo prints curl commands, and curl is not installed: %v", err)
+		}
+		t.Skip("the demo prints curl commands; curl is not installed (BRABO_REQUIRE_README_TOOLS fails this)")
 	}
 	d := startDemo(t, "--keep")
 	kept := strings.TrimSuffix(strings.TrimPrefix(d.waitFor(t, "The throwaway folder is "), "The throwaway folder is "), " (kept).")

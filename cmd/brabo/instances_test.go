@@ -36,10 +36,13 @@ func twoServersWith(t *testing.T, agentScript, perms string) *pair {
 	t.Helper()
 	base := os.Getenv("BRABO_TEST_POSTGRES")
 	if base == "" {
-		t.Skip("BRABO_TEST_POSTGRES is not set; .ci/run sets it")
+		if os.Getenv("CI") != "" {
+			t.Fatal("BRABO_TEST_POSTGRES is not set, and CI is: .ci/run sets it")
+		}
+		t.Skip("BRABO_TEST_POSTGRES is not set; .ci/run sets it, and under CI this fails")
 	}
 	if testing.Short() {
-		t.Skip("starts real servers")
+		t.Skip("-short: starts real servers")
 	}
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, base)

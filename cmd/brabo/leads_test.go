@@ -90,7 +90,7 @@ func countEvents(evs []map[string]any) map[string]int {
 // verdicts. No delegation.failed is recorded.
 func TestAGateSuspendsAndResumesThroughServe(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts a real server")
+		t.Skip("-short: starts a real server")
 	}
 	model := scriptedModel(t, qaScript)
 	data := t.TempDir()
@@ -237,7 +237,7 @@ const leadScript = `{"turns": [
 // developer reads but may not post; an agent does neither.
 func TestTheDevLeadConversationThroughServe(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts a real server")
+		t.Skip("-short: starts a real server")
 	}
 	model := scriptedModel(t, leadScript)
 	srv := startServe(t, t.TempDir(), "--model", model)
@@ -318,7 +318,7 @@ func TestTheDevLeadConversationThroughServe(t *testing.T) {
 // so with a stable code.
 func TestLeadsNeedAModel(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts a real server")
+		t.Skip("-short: starts a real server")
 	}
 	srv := startServe(t, t.TempDir())
 	admin := srv.token
@@ -344,7 +344,7 @@ func TestLeadsNeedAModel(t *testing.T) {
 // it closes the orphaned turn and starts from the turns that had ended.
 func TestTheDevLeadAfterARestart(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts and kills real servers")
+		t.Skip("-short: starts and kills real servers")
 	}
 	model := scriptedModel(t, leadScript)
 	data := t.TempDir()

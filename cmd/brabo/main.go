@@ -19,6 +19,7 @@ import (
 
 	"github.com/brabo-dev/brabo/internal/confine"
 	"github.com/brabo-dev/brabo/internal/egress"
+	"github.com/brabo-dev/brabo/internal/sandbox"
 )
 
 func main() {
@@ -26,6 +27,12 @@ func main() {
 	// itself this way to run a terminal command under Landlock.
 	if confine.IsLauncher(os.Args) {
 		confine.Main(os.Args)
+	}
+	// The sandbox's root helper (internal/sandbox): brabo under root
+	// starts itself this way to map a project folder to the sandbox's
+	// unprivileged user and start bubblewrap as that user.
+	if sandbox.IsHelper(os.Args) {
+		sandbox.Main(os.Args)
 	}
 	// The egress forwarder (internal/egress): brabo runs itself this way
 	// inside the sandbox, so a command's network goes through its proxy.

@@ -16,7 +16,7 @@ import (
 // pattern (pipeline.MigrateClickAutonomy), before it decides anything.
 func TestServeMigratesClickWrittenTerminalRules(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts real servers")
+		t.Skip("-short: starts real servers")
 	}
 	data, root := t.TempDir(), t.TempDir()
 	srv := startServe(t, data)

@@ -25,7 +25,7 @@ const parallelScript = `{"turns": [
 // raise fails by name.
 func TestParallelAgentsThroughServe(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts a real server")
+		t.Skip("-short: starts a real server")
 	}
 	srv := startServe(t, t.TempDir(), "--model", scriptedModel(t, parallelScript))
 	admin := srv.token

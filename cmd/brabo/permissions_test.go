@@ -36,7 +36,7 @@ func runBraboAs(t *testing.T, token string, args ...string) result {
 // accepts it only for a maintainer and only the version shown.
 func TestPermissionsAcceptThroughTheAPI(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts a server")
+		t.Skip("-short: starts a server")
 	}
 	root := t.TempDir()
 	trusted := `{"allow": ["Terminal(echo)"]}`

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"github.com/brabo-dev/brabo/executor"
 	"github.com/brabo-dev/brabo/internal/confine"
 	"github.com/brabo-dev/brabo/internal/procs"
+	"github.com/brabo-dev/brabo/internal/sandbox"
 	"github.com/brabo-dev/brabo/pipeline"
 )
 
@@ -44,6 +46,42 @@ func landlockStatus(log *slog.Logger) string {
 	}
 	log.Info("terminal commands are confined with Landlock", "abi", abi)
 	return fmt.Sprintf("abi %d", abi)
+}
+
+// sandboxing is the sandbox the agents' commands run in, and, when they
+// run outside one, why (pipeline.Service.Unsandboxed): --no-sandbox (the
+// operator's choice, said at start), or a machine where bubblewrap cannot
+// run one (said at start and logged; terminal actions then ask a human).
+//
+// hide are paths of the server's no command may read though they lie in a
+// system folder the sandbox binds (the --db-file in /etc).
+func sandboxing(noSandbox bool, hide []string, log *slog.Logger, stdout io.Writer) (*sandbox.Sandbox, string) {
+	if noSandbox {
+		fmt.Fprintln(stdout, "Sandbox: OFF (--no-sandbox): the agents' commands run unsandboxed; they can read what brabo's user reads, reach the network and other projects; every card says so")
+		log.Warn("--no-sandbox: the agents' commands run unsandboxed")
+		return nil, pipeline.UnsandboxedChosen
+	}
+	self, err := os.Executable()
+	if err != nil {
+		log.Error("the sandbox needs brabo's own binary", "err", err)
+		return nil, pipeline.UnsandboxedMissing
+	}
+	sb := &sandbox.Sandbox{Helper: self, Hide: hide}
+	if err := sb.Check(); err != nil {
+		fmt.Fprintf(stdout, "Sandbox: unavailable (%v): every terminal action asks a human, and its card says it runs unsandboxed\n", err)
+		log.Warn("bubblewrap cannot run a sandbox here: terminal actions are never auto-approved", "err", err)
+		return nil, pipeline.UnsandboxedMissing
+	}
+	log.Info("the agents' commands run in the bubblewrap sandbox")
+	return sb, ""
+}
+
+// sandboxHealth is what /healthz says of the sandbox.
+func sandboxHealth(sb *sandbox.Sandbox, unsandboxed string) string {
+	if sb != nil {
+		return "bubblewrap"
+	}
+	return unsandboxed
 }
 
 // defaultStopGrace is how long a running command gets between SIGTERM and

@@ -108,7 +108,7 @@ func lingeringCommand(t *testing.T, s *server, admin, command string) (string, <
 // reason, answers the approval with it, and exits 0.
 func TestSIGTERMStopsARunningCommandAndAnswersItsApprover(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts real servers")
+		t.Skip("-short: starts real servers")
 	}
 	data := t.TempDir()
 	srv := startServe(t, data)
@@ -158,7 +158,7 @@ func TestSIGTERMStopsARunningCommandAndAnswersItsApprover(t *testing.T) {
 // BRABO_ACTION_ID, stops them, and fails the action with the reason.
 func TestSIGKILLThenRestartStopsWhatTheCommandLeft(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts real servers")
+		t.Skip("-short: starts real servers")
 	}
 	data := t.TempDir()
 	srv := startServe(t, data)
@@ -188,10 +188,13 @@ func TestSIGKILLThenRestartStopsWhatTheCommandLeft(t *testing.T) {
 func TestAnotherLiveInstancesCommandIsLeftAlone(t *testing.T) {
 	base := os.Getenv("BRABO_TEST_POSTGRES")
 	if base == "" {
-		t.Skip("BRABO_TEST_POSTGRES is not set; .ci/run sets it")
+		if os.Getenv("CI") != "" {
+			t.Fatal("BRABO_TEST_POSTGRES is not set, and CI is: .ci/run sets it")
+		}
+		t.Skip("BRABO_TEST_POSTGRES is not set; .ci/run sets it, and under CI this fails")
 	}
 	if testing.Short() {
-		t.Skip("starts real servers")
+		t.Skip("-short: starts real servers")
 	}
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, base)

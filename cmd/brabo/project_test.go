@@ -11,7 +11,7 @@ import (
 // execution once; again changes nothing; a developer is refused.
 func TestProjectActivateThroughTheAPI(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts a server")
+		t.Skip("-short: starts a server")
 	}
 	root := t.TempDir()
 	srv := startServe(t, t.TempDir())

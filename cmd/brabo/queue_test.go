@@ -14,7 +14,7 @@ import (
 // project by its slug, and --json printing the API's own answer.
 func TestTheQueueFromTheTerminal(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts a server")
+		t.Skip("-short: starts a server")
 	}
 	root := t.TempDir()
 	if err := os.WriteFile(filepath.Join(root, "permissions.json"), []byte(`{"allow":[],"deny":[],"ask":[]}`), 0o644); err != nil {
@@ -93,7 +93,7 @@ func TestTheQueueFromTheTerminal(t *testing.T) {
 // so in one line and exits 1; the old --addr still works, with a warning.
 func TestClientCommandsSayWhatIsMissing(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts a server")
+		t.Skip("-short: starts a server")
 	}
 	r := runBraboAs(t, "", "queue", "--url", "http://127.0.0.1:1")
 	if r.code != exitFailure || !strings.Contains(r.stderr, "no token: export BRABO_TOKEN=") || strings.Count(r.stderr, "\n") != 1 {
@@ -114,7 +114,7 @@ func TestClientCommandsSayWhatIsMissing(t *testing.T) {
 // that only reads; a second run changes nothing.
 func TestInitMakesTheFolderAProjectOnce(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts a server")
+		t.Skip("-short: starts a server")
 	}
 	srv := startServe(t, t.TempDir())
 	dir := filepath.Join(t.TempDir(), "My Shop")

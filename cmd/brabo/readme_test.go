@@ -15,17 +15,25 @@ package main
 //
 // Tags, an HTML comment on the line before a block's fence:
 //
-//	<!-- readme-test: skip (why) -->        not run; at most maxSkipped of them
-//	<!-- readme-test: background (why) -->  run in the background (it serves until
-//	                                          Ctrl-C); the next blocks run once it
-//	                                          prints "brabo serving on"
+//	<!-- readme-test: skip (why) -->          not run; at most maxSkipped of them
+//	<!-- readme-test: background (why) -->    run in the background (it serves until
+//	                                            Ctrl-C); the next blocks run once it
+//	                                            prints "brabo serving on"
+//	<!-- readme-test: illustration (why) -->  a console transcript that is not run
+//	<!-- readme-test: file ~/PATH -->         the block's text is written to that file
 //
-// Blocks fenced ```sh, ```bash or ```shell run; ```console blocks are
-// transcripts and plain ``` blocks synopses, neither is run.
+// Blocks fenced ```sh, ```bash or ```shell run. A ```console block is a
+// transcript, and it runs too: each "$ " line is a command, run in the same
+// session, and the lines after it are what it must print, line for line,
+// "…" standing for anything inside a line (ids, hashes, paths) and a line
+// "…" alone for any number of lines. Plain ``` blocks are synopses.
 //
 // What a block says it prints, in comments "# → …" (continued on lines
 // "#    …"), must be in what it printed, on one line, with "…" standing for
 // anything: the README shows real answers.
+//
+// The README is the newcomer's path; docs/api.md (with docs/hooks.md after
+// it) is run the same way, in a session of its own.
 
 import (
 	"bufio"
@@ -50,11 +58,14 @@ const maxSkipped = 3
 // readmeBlock is one runnable block of the README.
 type readmeBlock struct {
 	line int    // of the opening fence, counted from 1
-	tag  string // "", "skip" or "background"
+	tag  string // "", "skip", "background" or "illustration"
 	why  string
 	text string
 	// expect are the outputs the block's "# →" comments show.
 	expect []string
+	kind   string        // "sh", "console" or "file"
+	steps  []consoleStep // a console block's commands
+	file   string        // a file block's path, ~/…
 }
 
 // expectations reads a block's "# → …" comments, each joined with its
@@ -83,7 +94,67 @@ func expectRE(want string) *regexp.Regexp {
 	return regexp.MustCompile(strings.Join(parts, ".*?"))
 }
 
-var readmeTag = regexp.MustCompile(`^<!-- readme-test: (skip|background) \((.+)\) -->$`)
+var (
+	readmeTag  = regexp.MustCompile(`^<!-- readme-test: (skip|background|illustration) \((.+)\) -->$`)
+	readmeFile = regexp.MustCompile(`^<!-- readme-test: file (~/\S+) -->$`)
+)
+
+// consoleStep is one command of a console block and what it must print.
+type consoleStep struct {
+	cmd  string
+	want []string
+}
+
+// consoleSteps reads a console transcript.
+func consoleSteps(text string) []consoleStep {
+	var out []consoleStep
+	for _, l := range strings.Split(text, "\n") {
+		if c, ok := strings.CutPrefix(l, "$ "); ok {
+			out = append(out, consoleStep{cmd: c})
+			continue
+		}
+		if len(out) > 0 {
+			out[len(out)-1].want = append(out[len(out)-1].want, l)
+		}
+	}
+	for i := range out {
+		w := out[i].want
+		for len(w) > 0 && strings.TrimSpace(w[len(w)-1]) == "" {
+			w = w[:len(w)-1]
+		}
+		out[i].want = w
+	}
+	return out
+}
+
+// transcriptMatches reports whether printed is what a console step says,
+// line for line ("…" inside a line is anything, a line "…" any lines).
+func transcriptMatches(want []string, printed string) bool {
+	got := strings.Split(strings.TrimRight(printed, "\n"), "\n")
+	if printed == "" {
+		got = nil
+	}
+	var match func(w, g []string) bool
+	match = func(w, g []string) bool {
+		if len(w) == 0 {
+			return len(g) == 0
+		}
+		if strings.TrimSpace(w[0]) == "…" {
+			for i := 0; i <= len(g); i++ {
+				if match(w[1:], g[i:]) {
+					return true
+				}
+			}
+			return false
+		}
+		if len(g) == 0 {
+			return false
+		}
+		re := regexp.MustCompile("^" + expectRE(strings.TrimRight(w[0], " ")).String() + "$")
+		return re.MatchString(strings.TrimRight(g[0], " ")) && match(w[1:], g[1:])
+	}
+	return match(want, got)
+}
 
 // readmeBlocks reads the runnable blocks of a Markdown file and their tags.
 // A malformed tag (no reason, an unknown kind) is an error, not ignored.
@@ -96,8 +167,8 @@ func readmeBlocks(path string) ([]readmeBlock, error) {
 	var out []readmeBlock
 	for i := 0; i < len(lines); i++ {
 		l := lines[i]
-		if strings.HasPrefix(l, "<!-- readme-test") && !readmeTag.MatchString(l) {
-			return nil, fmt.Errorf("%s:%d: a tag is <!-- readme-test: skip (why) --> or <!-- readme-test: background (why) -->: %q", path, i+1, l)
+		if strings.HasPrefix(l, "<!-- readme-test") && !readmeTag.MatchString(l) && !readmeFile.MatchString(l) {
+			return nil, fmt.Errorf("%s:%d: a tag is <!-- readme-test: skip|background|illustration (why) --> or <!-- readme-test: file ~/PATH -->: %q", path, i+1, l)
 		}
 		if !strings.HasPrefix(l, "```") {
 			continue
@@ -115,16 +186,36 @@ func readmeBlocks(path string) ([]readmeBlock, error) {
 		if start > 0 {
 			tagLine = lines[start-1]
 		}
+		b := readmeBlock{line: start + 1, text: strings.Join(body, "\n"), kind: lang}
+		if m := readmeFile.FindStringSubmatch(tagLine); m != nil {
+			if lang == "sh" || lang == "bash" || lang == "shell" || lang == "console" {
+				return nil, fmt.Errorf("%s:%d: a file tag on a %q block, which is run", path, start, lang)
+			}
+			b.kind, b.file = "file", m[1]
+			out = append(out, b)
+			continue
+		}
 		m := readmeTag.FindStringSubmatch(tagLine)
 		switch lang {
 		case "sh", "bash", "shell":
+			b.kind = "sh"
+			if m != nil && m[1] == "illustration" {
+				return nil, fmt.Errorf("%s:%d: an illustration tag on a %q block: skip it instead, saying why", path, start, lang)
+			}
+		case "console":
+			if m != nil && m[1] == "background" {
+				return nil, fmt.Errorf("%s:%d: a console block cannot run in the background", path, start)
+			}
+			b.steps = consoleSteps(b.text)
+			if len(b.steps) == 0 && m == nil {
+				return nil, fmt.Errorf("%s:%d: a console block with no \"$ \" command: tag it as an illustration", path, start+1)
+			}
 		default:
 			if m != nil {
 				return nil, fmt.Errorf("%s:%d: a readme-test tag on a %q block, which is never run", path, start, lang)
 			}
 			continue
 		}
-		b := readmeBlock{line: start + 1, text: strings.Join(body, "\n")}
 		b.expect = expectations(b.text)
 		if m != nil {
 			b.tag, b.why = m[1], m[2]
@@ -141,21 +232,43 @@ func TestREADMEBlocksParse(t *testing.T) {
 		writeFile(t, p, s)
 		return p
 	}
-	blocks, err := readmeBlocks(write("text\n```sh\necho a\n```\n<!-- readme-test: skip (no account) -->\n```bash\necho b\n```\n```console\n$ echo c\n```\n```\nbrabo serve [flags]\n```\n"))
+	blocks, err := readmeBlocks(write("text\n```sh\necho a\n```\n<!-- readme-test: skip (no account) -->\n```bash\necho b\n```\n```console\n$ echo c\nc\n```\n```\nbrabo serve [flags]\n```\n<!-- readme-test: file ~/x/p.json -->\n```json\n{}\n```\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(blocks) != 2 || blocks[0].text != "echo a" || blocks[0].tag != "" || blocks[1].tag != "skip" || blocks[1].why != "no account" || blocks[1].line != 6 {
+	if len(blocks) != 4 || blocks[0].text != "echo a" || blocks[0].tag != "" || blocks[1].tag != "skip" || blocks[1].why != "no account" || blocks[1].line != 6 ||
+		blocks[2].kind != "console" || len(blocks[2].steps) != 1 || blocks[2].steps[0].cmd != "echo c" || blocks[3].kind != "file" || blocks[3].file != "~/x/p.json" {
 		t.Errorf("blocks: %+v", blocks)
 	}
 	for _, bad := range []string{
-		"<!-- readme-test: skip -->\n```sh\necho\n```\n",            // no reason
-		"<!-- readme-test: later (x) -->\n```sh\necho\n```\n",       // no such kind
-		"<!-- readme-test: skip (x) -->\n```console\n$ echo\n```\n", // a tag on a block never run
-		"```sh\necho\n", // never ends
+		"<!-- readme-test: skip -->\n```sh\necho\n```\n",             // no reason
+		"<!-- readme-test: later (x) -->\n```sh\necho\n```\n",        // no such kind
+		"<!-- readme-test: skip (x) -->\n```json\n{}\n```\n",         // a tag on a block never run
+		"<!-- readme-test: file ~/a -->\n```sh\necho\n```\n",         // a file tag on a block that runs
+		"<!-- readme-test: illustration (x) -->\n```sh\necho\n```\n", // an illustration that would run
+		"```console\nno command\n```\n",                              // a transcript that runs nothing
+		"```sh\necho\n",                                              // never ends
 	} {
 		if _, err := readmeBlocks(write(bad)); err == nil {
 			t.Errorf("%q: no error", bad)
+		}
+	}
+	for _, c := range []struct {
+		want    []string
+		printed string
+		ok      bool
+	}{
+		{[]string{"a", "b"}, "a\nb\n", true},
+		{[]string{"a"}, "a\nb\n", false},
+		{[]string{"id act_…"}, "id act_12ab\n", true},
+		{[]string{"x", "…", "z"}, "x\n1\n2\nz\n", true},
+		{[]string{"x", "…"}, "x\n", true},
+		{[]string{"deny: x"}, "auto_approve: x\n", false},
+		{nil, "", true},
+		{nil, "out\n", false},
+	} {
+		if got := transcriptMatches(c.want, c.printed); got != c.ok {
+			t.Errorf("transcriptMatches(%q, %q) = %v", c.want, c.printed, got)
 		}
 	}
 }
@@ -165,7 +278,9 @@ func TestREADMEBlocksParse(t *testing.T) {
 // an empty $P in a path, a 400 for a bad root) while printing it as is.
 const readmePrelude = `set -euo pipefail
 __block=0
-trap 'echo "README test: the block at README.md:$__block failed (status $?)" >&2' ERR
+__rc=0
+__trap() { trap 'echo "README test: the block at $__doc:$__block failed (status $?)" >&2' ERR; }
+__trap
 curl() {
 	local body code
 	body=$(mktemp)
@@ -185,16 +300,59 @@ __background() { # $1: the block's line; its text is on stdin
 	local i
 	for i in $(seq 1200); do
 		grep -q 'brabo serving on' "$out.out" 2>/dev/null && break
-		kill -0 $! 2>/dev/null || { echo "README test: the background block at README.md:$1 ended:" >&2; cat "$out.err" >&2; return 1; }
+		kill -0 $! 2>/dev/null || { echo "README test: the background block at $__doc:$1 ended:" >&2; cat "$out.err" >&2; return 1; }
 		sleep 0.05
 	done
-	grep -q 'brabo serving on' "$out.out" || { echo "README test: the background block at README.md:$1 never served" >&2; return 1; }
+	grep -q 'brabo serving on' "$out.out" || { echo "README test: the background block at $__doc:$1 never served" >&2; return 1; }
 	# What a person does when the first start says "export BRABO_TOKEN=…".
 	local token
 	token=$(sed -n 's/.*(export BRABO_TOKEN=\(brb_[0-9a-f]*\)).*/\1/p' "$out.out" | head -1)
 	if [ -n "$token" ]; then export BRABO_TOKEN=$token; fi
 }
+# __console runs one command of a transcript as a person types it: its
+# exit status is not a failure, and $? is the one before it.
+__console() { # the command is on stdin
+	local cmd
+	cmd=$(cat)
+	trap - ERR
+	set +e
+	(exit $__rc)
+	eval "$cmd" 2>&1
+	__rc=$?
+	set -e
+	__trap
+}
 `
+
+// readmeSession is documents run in order in one bash session, and what
+// must hold of the session's home folder afterwards.
+type readmeSession struct {
+	docs  []string // relative to the repository
+	after func(t *testing.T, home, report string)
+}
+
+var readmeSessions = []readmeSession{
+	{docs: []string{"README.md"}, after: func(t *testing.T, home, report string) {
+		// The approved touch ran through Claude Code's hook as the agent
+		// would: the hook said allow; the denied one was refused.
+		if b, err := os.ReadFile(filepath.Join(home, "shop", "todo.answer")); err != nil || !strings.Contains(string(b), "no TODO files") {
+			t.Errorf("the denied call's answer does not carry the reason: %q %v\n%s", b, err, report)
+		}
+		if _, err := os.Stat(filepath.Join(home, "shop", "permissions.json")); err != nil {
+			t.Errorf("brabo init wrote no permissions.json: %v", err)
+		}
+	}},
+	{docs: []string{"docs/api.md", "docs/hooks.md"}, after: func(t *testing.T, home, report string) {
+		// What the session claims happened, happened: the approved command
+		// ran in the project folder, and the project is where it was made.
+		if _, err := os.Stat(filepath.Join(home, "myproj", "hello.txt")); err != nil {
+			t.Errorf("the approved touch hello.txt left no file in ~/myproj: %v\n%s", err, report)
+		}
+		if _, err := os.Stat(filepath.Join(home, ".local", "state", "brabo", "brabo.db")); err != nil {
+			t.Errorf("the database is not in the default data folder ~/.local/state/brabo: %v", err)
+		}
+	}},
+}
 
 func TestREADME(t *testing.T) {
 	if testing.Short() {
@@ -205,60 +363,96 @@ func TestREADME(t *testing.T) {
 			if os.Getenv("BRABO_REQUIRE_README_TOOLS") != "" {
 				t.Fatalf("the README's commands need %s: %v", tool, err)
 			}
-			t.Skipf("the README's commands need %s (.ci/run installs it): %v", tool, err)
+			t.Skipf("the README's commands need %s (.ci/run installs it; BRABO_REQUIRE_README_TOOLS fails this): %v", tool, err)
 		}
 	}
-	readme, err := filepath.Abs("../../README.md")
+	if n := countLines(t, "../../README.md"); n >= 400 {
+		t.Errorf("README.md has %d lines: the newcomer's README stays under 400 (the rest belongs in docs/)", n)
+	}
+	for _, s := range readmeSessions {
+		t.Run(strings.Join(s.docs, "+"), func(t *testing.T) { runReadmeSession(t, s) })
+	}
+}
+
+func countLines(t *testing.T, path string) int {
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocks, err := readmeBlocks(readme)
-	if err != nil {
-		t.Fatal(err)
+	return strings.Count(string(data), "\n")
+}
+
+func runReadmeSession(t *testing.T, s readmeSession) {
+	repo, _ := filepath.Abs("../..")
+	type docBlocks struct {
+		doc    string
+		blocks []readmeBlock
 	}
-	skipped := 0
-	for _, b := range blocks {
-		if b.tag == "skip" {
-			skipped++
+	var all []docBlocks
+	skipped, run := 0, 0
+	for _, doc := range s.docs {
+		blocks, err := readmeBlocks(filepath.Join(repo, doc))
+		if err != nil {
+			t.Fatal(err)
 		}
+		for _, b := range blocks {
+			if b.tag == "skip" || b.tag == "illustration" {
+				skipped++
+			} else {
+				run++
+			}
+		}
+		all = append(all, docBlocks{doc, blocks})
 	}
 	if skipped > maxSkipped {
-		t.Fatalf("%d README blocks are tagged skip, more than %d: make them run", skipped, maxSkipped)
+		t.Fatalf("%d blocks of %s are tagged skip or illustration, more than %d: make them run", skipped, s.docs, maxSkipped)
 	}
-	if len(blocks)-skipped < 8 {
-		t.Fatalf("only %d README blocks run: the extraction is broken", len(blocks)-skipped)
+	if run < 4 {
+		t.Fatalf("only %d blocks of %s run: the extraction is broken", run, s.docs)
 	}
 
 	tmp := t.TempDir()
-	home, bin := filepath.Join(tmp, "home"), filepath.Join(tmp, "bin")
-	for _, d := range []string{home, bin} {
+	home, gopath := filepath.Join(tmp, "home"), filepath.Join(tmp, "gopath")
+	for _, d := range []string{home, gopath} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
 	addr := freeAddr(t)
+	fix := strings.NewReplacer("127.0.0.1:8080", addr, "localhost:8080", addr)
 	var script strings.Builder
-	fmt.Fprintf(&script, "__dir=%s\n%s", shellQuote(tmp), readmePrelude)
-	for _, b := range blocks {
-		if b.tag == "skip" {
-			continue
+	fmt.Fprintf(&script, "__dir=%s\n__doc=%s\n%s", shellQuote(tmp), shellQuote(s.docs[0]), readmePrelude)
+	key := func(doc string, line, step int) string { return fmt.Sprintf("%s:%d.%d", doc, line, step) }
+	for _, d := range all {
+		fmt.Fprintf(&script, "\n__doc=%s\n", shellQuote(d.doc))
+		for _, b := range d.blocks {
+			if b.tag == "skip" || b.tag == "illustration" {
+				continue
+			}
+			text := fix.Replace(b.text)
+			fmt.Fprintf(&script, "\n__block=%d\n", b.line)
+			switch {
+			case b.kind == "file":
+				fmt.Fprintf(&script, "mkdir -p \"$(dirname %s)\"\ncat >%s <<'__README_BLOCK_END'\n%s\n__README_BLOCK_END\n",
+					"$HOME/"+strings.TrimPrefix(b.file, "~/"), "\"$HOME/"+strings.TrimPrefix(b.file, "~/")+"\"", text)
+			case b.kind == "console":
+				for i, st := range b.steps {
+					fmt.Fprintf(&script, "echo '@@README-BLOCK %s@@'\n__console <<'__README_BLOCK_END'\n%s\n__README_BLOCK_END\n", key(d.doc, b.line, i), fix.Replace(st.cmd))
+				}
+			case b.tag == "background":
+				fmt.Fprintf(&script, "echo '@@README-BLOCK %s@@'\n__background %d <<'__README_BLOCK_END'\n%s\n__README_BLOCK_END\n", key(d.doc, b.line, 0), b.line, text)
+			default:
+				fmt.Fprintf(&script, "echo '@@README-BLOCK %s@@'\n%s\n", key(d.doc, b.line, 0), text)
+			}
 		}
-		text := strings.NewReplacer("127.0.0.1:8080", addr, "localhost:8080", addr).Replace(b.text)
-		fmt.Fprintf(&script, "\n__block=%d\necho '@@README-BLOCK %d@@'\n", b.line, b.line)
-		if b.tag == "background" {
-			fmt.Fprintf(&script, "__background %d <<'__README_BLOCK_END'\n%s\n__README_BLOCK_END\n", b.line, text)
-			continue
-		}
-		script.WriteString(text + "\n")
 	}
-	script.WriteString("\necho README-TEST-DONE\n")
+	script.WriteString("\necho '@@README-BLOCK end@@'\necho README-TEST-DONE\n")
 
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "-c", script.String())
-	repo, _ := filepath.Abs("../..")
 	cmd.Dir = repo // "From a clone of this repository"
-	cmd.Env = readmeEnv(t, home, bin, addr)
+	cmd.Env = readmeEnv(t, home, gopath, addr)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
@@ -266,34 +460,37 @@ func TestREADME(t *testing.T) {
 	stopBackground(t, tmp)
 	report := fmt.Sprintf("--- stdout:\n%s--- stderr:\n%s%s", out.String(), errOut.String(), backgroundLogs(tmp))
 	if runErr != nil || !strings.Contains(out.String(), "README-TEST-DONE") {
-		t.Fatalf("the README's commands failed: %v\n%s", runErr, report)
+		t.Fatalf("the commands of %s failed: %v\n%s", s.docs, runErr, report)
 	}
-	// Each block printed what its "# →" comments show.
-	printed := map[int]string{}
+	// Each block printed what its "# →" comments and its transcript show.
+	printed := map[string]string{}
 	for _, part := range strings.Split(out.String(), "@@README-BLOCK ")[1:] {
-		var line int
-		fmt.Sscan(part, &line)
-		_, rest, _ := strings.Cut(part, "@@\n")
-		printed[line] = rest
+		k, rest, _ := strings.Cut(part, "@@\n")
+		printed[k] = rest
 	}
-	for _, b := range blocks {
-		for _, want := range b.expect {
-			if b.tag == "" && !expectRE(want).MatchString(printed[b.line]) {
-				t.Errorf("README.md:%d says it prints\n    %s\nbut it printed\n%s", b.line, want, printed[b.line])
+	for _, d := range all {
+		for _, b := range d.blocks {
+			if b.tag != "" {
+				continue
+			}
+			for _, want := range b.expect {
+				if got := printed[key(d.doc, b.line, 0)]; !expectRE(want).MatchString(got) {
+					t.Errorf("%s:%d says it prints\n    %s\nbut it printed\n%s", d.doc, b.line, want, got)
+				}
+			}
+			for i, st := range b.steps {
+				if got := printed[key(d.doc, b.line, i)]; !transcriptMatches(st.want, got) {
+					t.Errorf("%s:%d: $ %s\nsays it prints\n%s\nbut it printed\n%s", d.doc, b.line, st.cmd, strings.Join(st.want, "\n"), got)
+				}
 			}
 		}
 	}
-	// The server the README started logged no error while its commands ran.
+	// The server the session started logged no error while its commands ran.
 	if logs := backgroundLogs(tmp); strings.Contains(logs, "level=ERROR") {
-		t.Errorf("brabo serve logged an error while the README's commands ran:\n%s", logs)
+		t.Errorf("brabo serve logged an error while the commands of %s ran:\n%s", s.docs, logs)
 	}
-	// What the session claims happened, happened: the approved command ran
-	// in the project folder, and the project is where the README made it.
-	if _, err := os.Stat(filepath.Join(home, "myproj", "hello.txt")); err != nil {
-		t.Errorf("the approved touch hello.txt left no file in ~/myproj: %v\n%s", err, report)
-	}
-	if _, err := os.Stat(filepath.Join(home, ".local", "state", "brabo", "brabo.db")); err != nil {
-		t.Errorf("the database is not in the default data folder ~/.local/state/brabo: %v", err)
+	if s.after != nil {
+		s.after(t, home, report)
 	}
 	if t.Failed() || testing.Verbose() {
 		t.Log(report)
@@ -304,7 +501,7 @@ func TestREADME(t *testing.T) {
 // folder of its own, the README's bin folder first on PATH, no BRABO_*
 // or XDG_* setting of this machine, and the go command's caches kept (a
 // new home would otherwise rebuild every package).
-func readmeEnv(t *testing.T, home, bin, addr string) []string {
+func readmeEnv(t *testing.T, home, gopath, addr string) []string {
 	t.Helper()
 	goenv := map[string]string{}
 	out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE", "GOPATH", "GOFLAGS", "GOPROXY", "GOTOOLCHAIN").Output()
@@ -327,10 +524,16 @@ func readmeEnv(t *testing.T, home, bin, addr string) []string {
 		env = append(env, kv)
 	}
 	for name, v := range goenv {
-		env = append(env, name+"="+v)
+		if name != "GOPATH" {
+			env = append(env, name+"="+v)
+		}
 	}
-	return append(env, "HOME="+home, "GOBIN="+bin, "BRABO_ADDR="+addr,
-		"PATH="+bin+string(os.PathListSeparator)+filepath.Dir(braboBin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	// A GOPATH of the session's own, so go install puts brabo where the
+	// README's PATH line looks ($(go env GOPATH)/bin), never into this
+	// machine's; the caches above are kept. A document that installs
+	// nothing finds the test's build on PATH.
+	return append(env, "HOME="+home, "GOPATH="+gopath, "BRABO_ADDR="+addr, "BRABO_URL=http://"+addr,
+		"PATH="+filepath.Dir(braboBin)+string(os.PathListSeparator)+os.Getenv("PATH"))
 }
 
 // freeAddr returns a loopback address no one listens on at the moment.
@@ -400,4 +603,28 @@ func backgroundLogs(dir string) string {
 		fmt.Fprintf(&b, "--- %s:\n%s", filepath.Base(f), data)
 	}
 	return b.String()
+}
+
+// Every document under docs/ is reachable from the README, and every link
+// of the README to a document names one that exists: what moved out of the
+// README is one click away.
+func TestREADMELinksEveryDocument(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, _ := filepath.Glob("../../docs/*.md")
+	if len(docs) < 10 {
+		t.Fatalf("only %d documents under docs/", len(docs))
+	}
+	for _, d := range docs {
+		if name := "docs/" + filepath.Base(d); !strings.Contains(string(readme), "("+name+")") {
+			t.Errorf("README.md links no %s", name)
+		}
+	}
+	for _, m := range regexp.MustCompile(`\]\((docs/[^)#]+)`).FindAllStringSubmatch(string(readme), -1) {
+		if _, err := os.Stat("../../" + m[1]); err != nil {
+			t.Errorf("README.md links %s, which does not exist", m[1])
+		}
+	}
 }

@@ -28,13 +28,49 @@ import (
 
 // storeFlags are the flags every subcommand that opens the store shares.
 type storeFlags struct {
-	data string
-	db   string
+	data   string
+	db     string
+	dbFile string
+	loaded bool
 }
 
 func (f *storeFlags) register(fl *flag.FlagSet) {
 	fl.StringVar(&f.data, "data", envOr("BRABO_DATA", defaultDataDir()), "the data folder: the SQLite file and the workspaces live here; never inside a project folder (env BRABO_DATA)")
-	fl.StringVar(&f.db, "db", os.Getenv("BRABO_DB"), "the database: empty for SQLite in the data folder, or postgres://… (env BRABO_DB)")
+	fl.StringVar(&f.db, "db", os.Getenv("BRABO_DB"), "the database: empty for SQLite in the data folder, or postgres://… (env BRABO_DB); prefer BRABO_DB or --db-file, which keep the URL off the command line")
+	fl.StringVar(&f.dbFile, "db-file", os.Getenv("BRABO_DB_FILE"), "a file holding the database URL (its first line), so that no password is on a command line (env BRABO_DB_FILE)")
+}
+
+// hidden are the store's files no sandboxed command may read even where
+// the sandbox binds their folder: the --db-file.
+func (f *storeFlags) hidden() []string {
+	if f.dbFile == "" {
+		return nil
+	}
+	abs, err := filepath.Abs(f.dbFile)
+	if err != nil {
+		return nil
+	}
+	return []string{abs}
+}
+
+// loadDBFile reads --db-file into db, once; giving both is refused.
+func (f *storeFlags) loadDBFile() error {
+	if f.loaded || f.dbFile == "" {
+		return nil
+	}
+	if f.db != "" && os.Getenv("BRABO_DB") != f.db {
+		return errors.New("--db and --db-file both name the database: give one")
+	}
+	b, err := os.ReadFile(f.dbFile)
+	if err != nil {
+		return fmt.Errorf("--db-file: %w", err)
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	if f.db = strings.TrimSpace(line); f.db == "" {
+		return fmt.Errorf("--db-file %s: the file is empty", f.dbFile)
+	}
+	f.loaded = true
+	return nil
 }
 
 // defaultDataDir is the user's state folder for brabo: $XDG_STATE_HOME/brabo,
@@ -72,10 +108,16 @@ func envOr(name, def string) string {
 // isSQLite reports whether the flags name the single-process SQLite
 // store (no --db) or PostgreSQL, and refuses any other --db.
 func (f *storeFlags) isSQLite() (bool, error) {
+	if err := f.loadDBFile(); err != nil {
+		return false, err
+	}
 	if strings.HasPrefix(f.db, "postgres://") || strings.HasPrefix(f.db, "postgresql://") {
 		return false, nil
 	}
 	if f.db != "" {
+		if f.dbFile != "" {
+			return false, fmt.Errorf("--db-file %s: want a postgres:// URL on its first line", f.dbFile)
+		}
 		return false, fmt.Errorf("--db %q: want empty (SQLite in the data folder) or a postgres:// URL", f.db)
 	}
 	return true, nil
@@ -170,6 +212,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	logLevel := fl.String("log-level", envOr("BRABO_LOG_LEVEL", "info"), "debug, info, warn or error (env BRABO_LOG_LEVEL)")
 	modelSpec := fl.String("model", os.Getenv("BRABO_MODEL"), "the model the agents (dev agents, QA leads, dev leads) run on: openai:<model>, anthropic:<model> or scripted:<path>; empty runs no agent (env BRABO_MODEL)")
 	publicURL := fl.String("public-url", os.Getenv("BRABO_PUBLIC_URL"), "the address people open brabo at, for the links notifications carry (default http://<addr>; env BRABO_PUBLIC_URL)")
+	noSandbox := fl.Bool("no-sandbox", false, "run the agents' commands without the bubblewrap sandbox (docs/sandbox.md): they can read what brabo's user reads and reach the network; every card says so")
 	passEnv := fl.String("pass-env", os.Getenv("BRABO_PASS_ENV"), "comma-separated names of more variables approved commands may see (env BRABO_PASS_ENV)")
 	var lim limits
 	lim.register(fl)
@@ -188,6 +231,9 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
 		return usageError(stderr, "serve", "--log-level: %v", err)
 	}
+	if err := checkPassEnv(*passEnv, sf); err != nil {
+		return usageError(stderr, "serve", "%v", err)
+	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	env := procenv.Filter(os.Environ(), strings.Split(*passEnv, ","))
 	var m model.Model
@@ -199,10 +245,18 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	}
 	warnAllInterfaces(*addr, stderr)
 	warnOldDefault(fl, stderr)
-	if err := serve(sf, lim, cf, *addr, *workspaces, *publicURL, env, m, log, stdout); err != nil {
+	if err := serve(sf, lim, cf, *addr, *workspaces, *publicURL, env, m, *noSandbox, log, stdout); err != nil {
 		return fail(stderr, "serve", "%v", err)
 	}
 	return 0
+}
+
+// checkPassEnv refuses a --pass-env that names a variable brabo holds a
+// secret in, or one holding the value of one: the database URL (--db or
+// BRABO_DB), the models' keys, the admin token of brabo's own commands.
+func checkPassEnv(passEnv string, sf storeFlags) error {
+	return procenv.CheckPass(os.Environ(), strings.Split(passEnv, ","),
+		sf.db, os.Getenv("BRABO_DB"), os.Getenv("OPENAI_API_KEY"), os.Getenv("ANTHROPIC_API_KEY"), os.Getenv("BRABO_TOKEN"))
 }
 
 // warnAllInterfaces says so when the address listens on every interface
@@ -223,7 +277,7 @@ func warnAllInterfaces(addr string, stderr io.Writer) {
 // the data folder's lock is held and the port is bound: a start that fails
 // on either leaves no database behind, and the next start still shows the
 // first admin token.
-func serve(sf storeFlags, lim limits, cf containerFlags, addr, workspaces, publicURL string, env []string, m model.Model, log *slog.Logger, stdout io.Writer) error {
+func serve(sf storeFlags, lim limits, cf containerFlags, addr, workspaces, publicURL string, env []string, m model.Model, noSandbox bool, log *slog.Logger, stdout io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	release, _, err := sf.lock()
@@ -258,9 +312,10 @@ func serve(sf storeFlags, lim limits, cf containerFlags, addr, workspaces, publi
 	if err := os.MkdirAll(workspaces, 0o755); err != nil {
 		return fmt.Errorf("--workspaces: %w", err)
 	}
-	ex := newExecutor(env, dataAbs, store)
+	sb, unsandboxed := sandboxing(noSandbox, sf.hidden(), log, stdout)
+	ex := newExecutor(env, dataAbs, store, sb)
 	svc := &pipeline.Service{Store: store, Executor: ex, Repo: ex, WorkspacesRoot: workspaces, Log: log,
-		MaxPending: lim.maxPending, MaxRunning: lim.maxRunning}
+		MaxPending: lim.maxPending, MaxRunning: lim.maxRunning, Unsandboxed: unsandboxed, UnsandboxedChosen: noSandbox}
 	// Notifications: the webhooks of each project are told when an action
 	// starts waiting and when it is decided, off the proposal's path.
 	if publicURL == "" {
@@ -304,7 +359,7 @@ func serve(sf storeFlags, lim limits, cf containerFlags, addr, workspaces, publi
 	defer func() { stopAgents(); ag.Wait() }()
 	api := &brabohttp.Server{Pipeline: svc, Store: store, Log: log, OwnPaths: []string{dataAbs}, OwnPathsHint: dataHint, DirProbe: probeDir,
 		MaxStreams: lim.maxStreams, SessionTTL: lim.sessionTTL}
-	api.Health = map[string]any{"landlock": landlockStatus(log)}
+	api.Health = map[string]any{"landlock": landlockStatus(log), "sandbox": sandboxHealth(sb, unsandboxed)}
 	if c := ag.Conversations(); c != nil {
 		api.Conversations, api.Gates = c, ag.Gates()
 	}

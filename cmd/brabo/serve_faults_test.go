@@ -24,7 +24,7 @@ import (
 // the process, however it ends.
 func TestOneDataFolderOneServer(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts real servers")
+		t.Skip("-short: starts real servers")
 	}
 	data, root := t.TempDir(), t.TempDir()
 	first := startServe(t, data)
@@ -73,7 +73,7 @@ func TestOneDataFolderOneServer(t *testing.T) {
 // start still prints the one-time admin token, which works.
 func TestAFirstStartOnATakenPort(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts real servers")
+		t.Skip("-short: starts real servers")
 	}
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -103,7 +103,7 @@ func TestAFirstStartOnATakenPort(t *testing.T) {
 // check runs on a folder another server holds, so it never listens there).
 func TestStrayArgumentsAndAllInterfaces(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts real servers")
+		t.Skip("-short: starts real servers")
 	}
 	data := filepath.Join(t.TempDir(), "data")
 	for _, args := range [][]string{
@@ -146,7 +146,7 @@ func TestStrayArgumentsAndAllInterfaces(t *testing.T) {
 // servers, which refuse the old token within a second.
 func TestAdminTokenRecoversAccess(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts real servers")
+		t.Skip("-short: starts real servers")
 	}
 	t.Run("sqlite", func(t *testing.T) {
 		if r := runBrabo(t, t.TempDir(), nil, "admin", "token", "--data", filepath.Join(t.TempDir(), "none")); r.code == 0 || !strings.Contains(r.stderr, "no database") {
@@ -244,7 +244,7 @@ func newToken(t *testing.T, r result) string {
 // closed by the header timeout (10 s), not held for good.
 func TestServeClosesIdleConnections(t *testing.T) {
 	if testing.Short() {
-		t.Skip("waits for the 10 s header timeout")
+		t.Skip("-short: waits for the 10 s header timeout")
 	}
 	srv := startServe(t, t.TempDir())
 	c, err := net.Dial("tcp", strings.TrimPrefix(srv.url, "http://"))
@@ -269,7 +269,7 @@ func TestServeClosesIdleConnections(t *testing.T) {
 // unreadable environment variable, is refused before anything starts.
 func TestServeLimitFlags(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts a real server")
+		t.Skip("-short: starts a real server")
 	}
 	for _, args := range [][]string{
 		{"serve", "--max-pending", "0"},

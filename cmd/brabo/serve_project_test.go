@@ -13,7 +13,7 @@ import (
 // database never lands in an agent's scope, and the refusals name --data.
 func TestServeInsideAProjectFolder(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts real servers")
+		t.Skip("-short: starts real servers")
 	}
 	home := t.TempDir()
 	proj := filepath.Join(t.TempDir(), "myproj")
@@ -72,7 +72,7 @@ func TestServeInsideAProjectFolder(t *testing.T) {
 // the old default left is pointed at.
 func TestDataFolderInsideAProjectIsRefused(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts real servers")
+		t.Skip("-short: starts real servers")
 	}
 	proj := t.TempDir()
 	state := t.TempDir()

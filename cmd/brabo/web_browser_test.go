@@ -36,7 +36,7 @@ func browser(t *testing.T) context.Context {
 		if os.Getenv("BRABO_REQUIRE_BROWSER") != "" {
 			t.Fatal("chromium is not installed (apt-get install -y chromium), and BRABO_REQUIRE_BROWSER is set")
 		}
-		t.Skip("chromium is not installed; .ci/run installs it")
+		t.Skip("chromium is not installed; .ci/run installs it (BRABO_REQUIRE_BROWSER fails this)")
 	}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(path),

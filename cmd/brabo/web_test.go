@@ -28,7 +28,7 @@ const denyScript = `{"turns": [
 // use, and the screenshots.
 func TestWebApprovalQueue(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts a server and a browser")
+		t.Skip("-short: starts a server and a browser")
 	}
 	ctx := browser(t)
 	data, root, shots := t.TempDir(), t.TempDir(), t.TempDir()
@@ -225,7 +225,7 @@ func TestWebApprovalQueue(t *testing.T) {
 
 	t.Run("the session log shows the task's events in order with actor and sentence", func(t *testing.T) {
 		if taskID == "" {
-			t.Skip("no task")
+			t.Fatal("no task: an earlier step did not make one")
 		}
 		do(t, ctx, "session log", chromedp.Navigate(srv.url+"/ui/tasks/"+taskID),
 			chromedp.WaitVisible(css("ol.log")))
@@ -299,7 +299,7 @@ func TestWebApprovalQueue(t *testing.T) {
 
 	t.Run("a developer sees no buttons on a git_push card, and no toggle", func(t *testing.T) {
 		if pushID == "" {
-			t.Skip("no git_push card")
+			t.Fatal("no git_push card: an earlier step did not make one")
 		}
 		webLogout(t, ctx)
 		webLogin(t, ctx, srv.url, dana)

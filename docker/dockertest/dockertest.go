@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"testing"
@@ -65,7 +66,7 @@ func Require(t testing.TB) {
 	if os.Getenv("BRABO_REQUIRE_PODMAN") == "1" {
 		t.Fatal(msg)
 	}
-	t.Skip(msg)
+	t.Skip(msg + "; BRABO_REQUIRE_PODMAN=1 fails this")
 }
 
 // Podman starts `podman system service` for the test and returns its
@@ -74,7 +75,13 @@ func Require(t testing.TB) {
 func Podman(t testing.TB) string {
 	t.Helper()
 	Require(t)
-	dir, err := os.MkdirTemp("", "brabo-podman-")
+	// Podman refuses a run root longer than 50 characters: a test binary's
+	// TMPDIR may be deep, so a long one gives way to /tmp.
+	base := os.TempDir()
+	if len(base) > 16 {
+		base = "/tmp"
+	}
+	dir, err := os.MkdirTemp(base, "brabo-podman-")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,6 +152,60 @@ func Podman(t testing.TB) string {
 // engine at host, tagged Image, and returns Image.
 func BusyboxImage(t testing.TB, host string) string {
 	t.Helper()
+	return importImage(t, host, Image, nil)
+}
+
+// BashImageRef is the reference BashImage tags its image with.
+const BashImageRef = "localhost/brabo-test:bash"
+
+// Bash is the host's bash, copied into BashImage with the libraries it
+// links (ldd).
+const Bash = "/bin/bash"
+
+// BashImage imports an image holding busybox-static (with more applets
+// linked: ps, hostname, id, kill, mkdir, rm, wget and the like) and the
+// host's bash with its libraries, tagged BashImageRef: the shell a
+// container project's commands run with. The host's bash is what the
+// image gets because no registry is reachable here.
+func BashImage(t testing.TB, host string) string {
+	t.Helper()
+	if _, err := os.Stat(Bash); err != nil {
+		t.Fatalf("the bash image needs the host's %s: %v", Bash, err)
+	}
+	files := map[string]string{"bin/bash": Bash}
+	out, err := exec.Command("ldd", Bash).Output()
+	if err != nil {
+		t.Fatalf("ldd %s: %v", Bash, err)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		// "libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x…)" or
+		// "/lib64/ld-linux-x86-64.so.2 (0x…)".
+		f := strings.Fields(line)
+		lib := ""
+		switch {
+		case len(f) >= 3 && f[1] == "=>":
+			lib = f[2]
+		case len(f) >= 1 && strings.HasPrefix(f[0], "/"):
+			lib = f[0]
+		}
+		if strings.HasPrefix(lib, "/") {
+			files[strings.TrimPrefix(lib, "/")] = lib
+		}
+	}
+	return importImage(t, host, BashImageRef, files)
+}
+
+// applets are the busybox applets linked in every test image; the bash
+// image adds bashApplets.
+var (
+	applets     = []string{"sh", "sleep", "echo", "cat", "touch", "ls", "true"}
+	bashApplets = []string{"ps", "hostname", "id", "kill", "mkdir", "rm", "wget", "nc", "grep", "env", "setsid", "false", "stat", "head", "printf", "test", "mv", "tr"}
+)
+
+// importImage builds an image from busybox (and files: image path → host
+// path, read through symlinks) and imports it as ref.
+func importImage(t testing.TB, host, ref string, files map[string]string) string {
+	t.Helper()
 	bin, err := os.ReadFile(Busybox)
 	if err != nil {
 		t.Fatal(err)
@@ -156,14 +217,44 @@ func BusyboxImage(t testing.TB, host string) string {
 			t.Fatal(err)
 		}
 	}
-	must(tw.WriteHeader(&tar.Header{Name: "bin/", Typeflag: tar.TypeDir, Mode: 0o755}))
-	must(tw.WriteHeader(&tar.Header{Name: "tmp/", Typeflag: tar.TypeDir, Mode: 0o1777}))
-	must(tw.WriteHeader(&tar.Header{Name: "work/", Typeflag: tar.TypeDir, Mode: 0o755}))
+	dirs := map[string]bool{}
+	dir := func(d string) {
+		for _, p := range parents(d) {
+			if !dirs[p] {
+				dirs[p] = true
+				mode := int64(0o755)
+				if p == "tmp/" {
+					mode = 0o1777
+				}
+				must(tw.WriteHeader(&tar.Header{Name: p, Typeflag: tar.TypeDir, Mode: mode}))
+			}
+		}
+	}
+	dir("bin/")
+	dir("tmp/")
+	dir("work/")
 	must(tw.WriteHeader(&tar.Header{Name: "bin/busybox", Typeflag: tar.TypeReg, Mode: 0o755, Size: int64(len(bin))}))
 	_, err = tw.Write(bin)
 	must(err)
-	for _, l := range []string{"sh", "sleep", "echo", "cat", "touch", "ls", "true"} {
+	links := applets
+	if files != nil {
+		links = append(append([]string(nil), applets...), bashApplets...)
+	}
+	for _, l := range links {
 		must(tw.WriteHeader(&tar.Header{Name: "bin/" + l, Typeflag: tar.TypeSymlink, Linkname: "busybox", Mode: 0o777}))
+	}
+	names := make([]string, 0, len(files))
+	for name := range files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		data, err := os.ReadFile(files[name])
+		must(err)
+		dir(filepath.Dir(name) + "/")
+		must(tw.WriteHeader(&tar.Header{Name: name, Typeflag: tar.TypeReg, Mode: 0o755, Size: int64(len(data))}))
+		_, err = tw.Write(data)
+		must(err)
 	}
 	must(tw.Close())
 	c, err := client.New(client.WithHost(host), client.WithAPIVersionNegotiation())
@@ -171,18 +262,29 @@ func BusyboxImage(t testing.TB, host string) string {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	rc, err := c.ImageImport(ctx, client.ImageImportSource{Source: &buf, SourceName: "-"}, Image, client.ImageImportOptions{})
+	rc, err := c.ImageImport(ctx, client.ImageImportSource{Source: &buf, SourceName: "-"}, ref, client.ImageImportOptions{})
 	if err != nil {
-		t.Fatalf("importing the busybox image: %v", err)
+		t.Fatalf("importing the image %s: %v", ref, err)
 	}
 	out, _ := io.ReadAll(rc)
 	rc.Close()
-	if _, err := c.ImageInspect(ctx, Image); err != nil {
-		t.Fatalf("the imported image %s is not there: %v (import said %s)", Image, err, out)
+	if _, err := c.ImageInspect(ctx, ref); err != nil {
+		t.Fatalf("the imported image %s is not there: %v (import said %s)", ref, err, out)
 	}
-	return Image
+	return ref
+}
+
+// parents are the folders of a tar path "a/b/c/", outermost first, each
+// with its trailing slash.
+func parents(d string) []string {
+	var out []string
+	parts := strings.Split(strings.Trim(d, "/"), "/")
+	for i := range parts {
+		out = append(out, strings.Join(parts[:i+1], "/")+"/")
+	}
+	return out
 }
 
 // WaitFile waits (20 s at most) until the file at path holds want: what a

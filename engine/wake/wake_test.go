@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/brabo-dev/brabo"
 	"github.com/brabo-dev/brabo/engine/wake"
 	"github.com/brabo-dev/brabo/store/postgres"
@@ -63,10 +65,11 @@ func settle(t *testing.T, s brabo.Store, actorKey, actionID string) {
 
 // resumer records resumptions and moves the run on, as an agent would.
 type resumer struct {
-	store brabo.Store
-	mu    sync.Mutex
-	calls []string
-	fail  atomic.Int32 // fail this many times first
+	store   brabo.Store
+	mu      sync.Mutex
+	calls   []string
+	fail    atomic.Int32 // fail this many times first
+	resumed chan string  // if set, told of each resumption (never blocking)
 }
 
 func (r *resumer) Resume(ctx context.Context, run *brabo.Run, msg brabo.OutboxMessage) error {
@@ -77,6 +80,12 @@ func (r *resumer) Resume(ctx context.Context, run *brabo.Run, msg brabo.OutboxMe
 	r.mu.Lock()
 	r.calls = append(r.calls, run.ID+"←"+msg.ActionID)
 	r.mu.Unlock()
+	if r.resumed != nil {
+		select {
+		case r.resumed <- run.ID:
+		default:
+		}
+	}
 	run.State, run.AwaitingActionID = brabo.RunDone, ""
 	return r.store.Update(ctx, func(tx brabo.Tx) error { return tx.SaveRun(ctx, run) })
 }
@@ -188,26 +197,25 @@ func TestRacingWorkersResumeOnce(t *testing.T) {
 func TestRunWakesOnTheSignal(t *testing.T) {
 	s := sqliteStore(t)
 	seed(t, s)
-	res := &resumer{store: s}
-	// A poll of an hour: only the store's signal can wake it in time.
-	w := &wake.Worker{Store: s, Owner: "proc_a", Resume: res, Poll: time.Hour, Log: quiet}
+	res := &resumer{store: s, resumed: make(chan string, 1)}
+	// A poll of an hour: only the store's signal can wake it in time. The
+	// message is settled only once the worker's start-up scan has found
+	// nothing, so that the scan cannot be what delivers it.
+	ws := &scanWatch{Store: s, scanned: make(chan struct{})}
+	w := &wake.Worker{Store: ws, Owner: "proc_a", Resume: res, Poll: time.Hour, Log: quiet}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { w.Run(ctx); close(done) }()
 	defer func() { cancel(); <-done }()
-	time.Sleep(50 * time.Millisecond)
+	ws.waitScanned(t)
 	settle(t, s, "agent:agt_1", "act_1")
-	deadline := time.Now().Add(5 * time.Second)
-	for res.count() == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if res.count() != 1 {
-		t.Fatal("the worker did not wake on the store's signal")
-	}
+	res.waitResumed(t, "the worker did not wake on the store's signal")
 }
 
 // Two instances on one PostgreSQL database: the decision is recorded
-// through A, and B's worker resumes the run.
+// through A, and B's worker resumes the run. B's listener is seen to
+// deliver a NOTIFY, and B's worker to finish its start-up scan, before the
+// message is settled: only A's NOTIFY can wake B then.
 func TestAnotherInstanceResumesTheRun(t *testing.T) {
 	ctx := context.Background()
 	dsn := storetest.PostgresURL(t)
@@ -221,21 +229,82 @@ func TestAnotherInstanceResumesTheRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
+	listening(t, dsn, b)
 	seed(t, a)
-	res := &resumer{store: b}
-	w := &wake.Worker{Store: b, Owner: "instance_b", Resume: res, Poll: time.Hour, Log: quiet}
+	res := &resumer{store: b, resumed: make(chan string, 1)}
+	ws := &scanWatch{Store: b, scanned: make(chan struct{})}
+	w := &wake.Worker{Store: ws, Owner: "instance_b", Resume: res, Poll: time.Hour, Log: quiet}
 	wctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { w.Run(wctx); close(done) }()
 	defer func() { cancel(); <-done }()
-	time.Sleep(300 * time.Millisecond) // B's listener connects
+	ws.waitScanned(t)
 	settle(t, a, "agent:agt_1", "act_1")
-	deadline := time.Now().Add(10 * time.Second)
-	for res.count() == 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
+	res.waitResumed(t, "instance B never resumed the run settled through instance A (NOTIFY)")
+}
+
+// scanWatch is a store that tells when its worker's start-up scan is
+// over: the worker's first Update is the claim of that scan.
+type scanWatch struct {
+	brabo.Store
+	once    sync.Once
+	scanned chan struct{}
+}
+
+func (s *scanWatch) Update(ctx context.Context, fn func(tx brabo.Tx) error) error {
+	err := s.Store.Update(ctx, fn)
+	s.once.Do(func() { close(s.scanned) })
+	return err
+}
+
+func (s *scanWatch) waitScanned(t *testing.T) {
+	t.Helper()
+	select {
+	case <-s.scanned:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the worker never scanned the outbox")
 	}
-	if res.count() != 1 {
-		t.Fatal("instance B never resumed the run settled through instance A (NOTIFY)")
+}
+
+// waitResumed waits for the resumer's first resumption; the bound only
+// ends a test that would otherwise hang.
+func (r *resumer) waitResumed(t *testing.T, failure string) {
+	t.Helper()
+	select {
+	case <-r.resumed:
+	case <-time.After(5 * time.Second):
+		t.Fatal(failure)
+	}
+	if n := r.count(); n != 1 {
+		t.Fatalf("resumed %d times, want once", n)
+	}
+}
+
+// listening returns once s's NOTIFY listener is connected: a notification
+// sent on brabo's channel (postgres.go's "brabo_events") reaches a
+// subscriber of s.
+func listening(t *testing.T, dsn string, s brabo.Store) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	sig, stop := s.Subscribe("listener-probe")
+	defer stop()
+	deadline := time.After(10 * time.Second)
+	for {
+		if _, err := conn.Exec(ctx, `SELECT pg_notify('brabo_events', 'listener-probe')`); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-sig:
+			return
+		case <-deadline:
+			t.Fatal("the store's listener never delivered a NOTIFY on brabo_events")
+		case <-time.After(50 * time.Millisecond): // not connected yet: notify again
+		}
 	}
 }
 

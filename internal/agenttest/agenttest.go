@@ -149,6 +149,6 @@ func CLI(t testing.TB, name string) string {
 	if os.Getenv("BRABO_REQUIRE_AGENT_CLIS") == "1" {
 		t.Fatalf("%s is not installed in %s nor on PATH, and BRABO_REQUIRE_AGENT_CLIS=1 (.ci/run installs it)", name, CLIDir())
 	}
-	t.Skipf("%s is not installed (npm install --prefix %s …; .ci/run does it)", name, CLIDir())
+	t.Skipf("%s is not installed (npm install --prefix %s …; .ci/run does it; BRABO_REQUIRE_AGENT_CLIS=1 fails this)", name, CLIDir())
 	return ""
 }

@@ -14,6 +14,8 @@
 package procenv
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -40,10 +42,58 @@ func init() {
 var never = map[string]bool{"BASH_ENV": true, "ENV": true, "CDPATH": true, "GLOBIGNORE": true,
 	"SHELLOPTS": true, "BASHOPTS": true}
 
+// secretNames are the variables brabo holds secrets in (besides every
+// BRABO_* one): the models' keys and the database's URL and password.
+var secretNames = map[string]bool{"OPENAI_API_KEY": true, "ANTHROPIC_API_KEY": true,
+	"DATABASE_URL": true, "PGPASSWORD": true, "PGPASSFILE": true}
+
+// Secret reports whether name is a variable brabo holds a secret in, or
+// may: every BRABO_* variable (the database URL BRABO_DB, the token
+// BRABO_TOKEN…), the models' API keys, DATABASE_URL and any *_DATABASE_URL,
+// and PostgreSQL's password variables. Filter never passes one, and
+// CheckPass refuses to be asked to.
+func Secret(name string) bool {
+	return secretNames[name] || strings.HasPrefix(name, "BRABO_") || strings.HasSuffix(name, "_DATABASE_URL")
+}
+
+// ErrSecretPass is the error of a --pass-env that names a secret.
+var ErrSecretPass = errors.New("pass_env_secret")
+
+// CheckPass refuses a --pass-env list that names a variable brabo holds a
+// secret in (Secret), or one whose value in environ is one of secrets (the
+// values brabo holds: the database URL given with --db, say, under
+// another name). The error wraps ErrSecretPass and names the variable.
+func CheckPass(environ, pass []string, secrets ...string) error {
+	values := map[string]string{}
+	for _, kv := range environ {
+		name, value, _ := strings.Cut(kv, "=")
+		values[name] = value
+	}
+	for _, n := range pass {
+		if n = strings.TrimSpace(n); n == "" {
+			continue
+		}
+		if Secret(n) {
+			return fmt.Errorf("--pass-env %s: %w: brabo holds its own secrets in this variable (BRABO_*, the models' API keys, the database URL and password), and never passes it to commands", n, ErrSecretPass)
+		}
+		v, ok := values[n]
+		if !ok || v == "" {
+			continue
+		}
+		for _, sec := range secrets {
+			if sec != "" && v == sec {
+				return fmt.Errorf("--pass-env %s: %w: its value is one of brabo's secrets (the database URL, a model's key or a token), which no command is given", n, ErrSecretPass)
+			}
+		}
+	}
+	return nil
+}
+
 // Filter returns the variables of environ ("NAME=value") a child may see:
 // the ones a build or a test needs (PATH, HOME, LANG, LC_*, the Go, Rust,
 // Java and Node toolchains' own…) and the ones named in pass; never the
-// server's secrets (API keys, database URLs, BRABO_*), and never the
+// server's secrets (API keys, database URLs, BRABO_*: Secret), even when
+// named, and never the
 // variables that make bash run or look up something Decide cannot see
 // (BASH_ENV, ENV, CDPATH…), even when named.
 func Filter(environ []string, pass []string) []string {
@@ -56,7 +106,7 @@ func Filter(environ []string, pass []string) []string {
 	var out []string
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
-		if never[name] {
+		if never[name] || Secret(name) {
 			continue
 		}
 		if kept[name] || extra[name] || strings.HasPrefix(name, "LC_") {

@@ -1,6 +1,7 @@
 package procenv_test
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"slices"
@@ -18,6 +19,28 @@ func TestFilterKeepsBuildVariablesAndDropsSecrets(t *testing.T) {
 	want := []string{"PATH=/usr/bin", "HOME=/root", "LC_ALL=C", "GOPATH=/go", "EXTRA=1", "GIT_CONFIG_GLOBAL=/etc/gc"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("Filter = %q, want %q", got, want)
+	}
+}
+
+// A secret is dropped even when named, and CheckPass refuses naming it, or
+// a variable holding one's value.
+func TestSecretsNeverPass(t *testing.T) {
+	environ := []string{"BRABO_DB=postgres://u:pw@db/x", "OPENAI_API_KEY=sk-1", "SHOP_DATABASE_URL=postgres://y",
+		"PGPASSWORD=pw", "COPY=postgres://u:pw@db/x", "FINE=1"}
+	pass := []string{"BRABO_DB", "OPENAI_API_KEY", "SHOP_DATABASE_URL", "PGPASSWORD", "FINE"}
+	if got := procenv.Filter(environ, pass); !slices.Equal(got, []string{"FINE=1"}) {
+		t.Fatalf("Filter with secrets named = %q, want FINE only", got)
+	}
+	for _, name := range pass[:4] {
+		if err := procenv.CheckPass(environ, []string{"FINE", name}); !errors.Is(err, procenv.ErrSecretPass) || !strings.Contains(err.Error(), name) {
+			t.Errorf("CheckPass %s: %v", name, err)
+		}
+	}
+	if err := procenv.CheckPass(environ, []string{"COPY"}, "postgres://u:pw@db/x"); !errors.Is(err, procenv.ErrSecretPass) {
+		t.Errorf("CheckPass of a copy of the database URL: %v", err)
+	}
+	if err := procenv.CheckPass(environ, []string{"FINE", "", "COPY"}, ""); err != nil {
+		t.Errorf("CheckPass of ordinary names: %v", err)
 	}
 }
 

@@ -212,7 +212,7 @@ func factsQuery(agg string) string {
 			COALESCE((SELECT mode FROM agent_autonomy WHERE agent_id = $3 AND action_type = $4), ''),
 			COALESCE((SELECT mode FROM agent_autonomy WHERE agent_id = $3 AND action_type = '*'), ''),
 			COALESCE((SELECT CAST(` + agg + `(pattern ORDER BY id) AS TEXT) FROM agent_patterns WHERE agent_id = $3), '[]'),
-			tr.current_hash, tr.updated_at
+			tr.current_hash, tr.seq, tr.updated_at
 		FROM projects p JOIN members m ON m.id = p.owner_id LEFT JOIN permissions_trust tr ON tr.project_id = p.id
 		WHERE p.id = $1`
 	factsQueries.Store(agg, q)
@@ -225,17 +225,18 @@ func (t *Tx) ProposalFacts(ctx context.Context, projectID, principalID, agentID 
 	var pCreated, mCreated int64
 	var patterns, tools string
 	var trustHash sql.NullString
-	var trustAt sql.NullInt64
+	var trustAt, trustSeq sql.NullInt64
 	err := t.q.QueryRow(ctx, factsQuery(t.d.JSONAgg),
 		projectID, principalID, agentID, string(at)).Scan(
 		&p.ID, &p.Slug, &p.Name, &p.Mode, &p.Root, &p.WorkspaceDir, &p.ContainerRunning, &p.OwnerID, &pCreated,
 		&p.GitHooks, &p.MaxTimeoutSec, &tools, &m.ID, &m.Name, &m.Admin, &m.TokenHash, &mCreated, &f.Role, &f.Specific, &f.Wildcard,
-		&patterns, &trustHash, &trustAt)
+		&patterns, &trustHash, &trustSeq, &trustAt)
 	if err != nil {
 		return nil, t.notFound(err, "project "+projectID)
 	}
 	if trustHash.Valid {
-		f.Trust = &brabo.PermissionsTrust{ProjectID: p.ID, Hash: trustHash.String, UpdatedAt: time.UnixMicro(trustAt.Int64).UTC()}
+		f.Trust = &brabo.PermissionsTrust{ProjectID: p.ID, Hash: trustHash.String, Seq: trustSeq.Int64,
+			UpdatedAt: time.UnixMicro(trustAt.Int64).UTC()}
 	}
 	if err := json.Unmarshal([]byte(patterns), &f.AgentPatterns); err != nil {
 		return nil, fmt.Errorf("the patterns of agent %s: %w", agentID, err)

@@ -17,12 +17,15 @@ var schemaSeq atomic.Int64
 // PostgresURL is a connection string for a fresh schema of the PostgreSQL
 // server named by BRABO_TEST_POSTGRES, dropped when the test ends, so
 // tests never see each other's rows. Without the variable the test is
-// skipped (.ci/run sets it).
+// skipped, or failed under CI (.ci/run sets it).
 func PostgresURL(t testing.TB) string {
 	t.Helper()
 	base := os.Getenv("BRABO_TEST_POSTGRES")
 	if base == "" {
-		t.Skip("BRABO_TEST_POSTGRES is not set; .ci/run sets it")
+		if os.Getenv("CI") != "" {
+			t.Fatal("BRABO_TEST_POSTGRES is not set, and CI is: .ci/run sets it")
+		}
+		t.Skip("BRABO_TEST_POSTGRES is not set; .ci/run sets it, and under CI this fails")
 	}
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, base)

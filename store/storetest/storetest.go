@@ -62,6 +62,7 @@ func Run(t *testing.T, open Opener) {
 		{"RunDeadlines", testRunDeadlines},
 		{"WaitingAgents", testWaitingAgents},
 		{"ViewLatest", testViewLatest},
+		{"InfraAgent", testInfraAgent},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

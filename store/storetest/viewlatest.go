@@ -18,7 +18,7 @@ import (
 func testViewLatest(t *testing.T, s brabo.Store) {
 	lv, ok := s.(brabo.LatestViewer)
 	if !ok {
-		t.Skip("the store reads only with View")
+		t.Skip("the store reads only with View") // not a missing part: a store without LatestViewer has nothing to test here
 	}
 	ctx := context.Background()
 	m, p := fixture(t, s)

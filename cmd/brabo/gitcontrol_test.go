@@ -1,0 +1,154 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The integrity check covers the whole of git's control files, in every
+// git folder a project's git uses, and runs only once every process of
+// the action has ended (issue 22 item 4), through the real `brabo serve`
+// (a subreaper, as in production) and the real shell:
+//   - a long action that rewrites .git/config, alternates and info/
+//     while it runs;
+//   - a process the action left behind (setsid + env -i: neither its
+//     group nor its BRABO_ACTION_ID) that writes .git/config after the
+//     action's command exited;
+//   - the folder a gitfile points to;
+//
+// each ends with the files restored and the action failed naming them;
+// and a left-behind process that would write later is stopped.
+func TestIntegrityCoversGitControlFilesAndLeftBehindWriters(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a real server")
+	}
+	srv := startServe(t, t.TempDir())
+	gitIn := func(dir string, args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	project := func(slug string, gitArgs ...string) (root, agent string) {
+		t.Helper()
+		root = filepath.Join(t.TempDir(), slug)
+		os.MkdirAll(root, 0o755)
+		gitIn(root, append([]string{"init", "--quiet"}, gitArgs...)...)
+		os.WriteFile(filepath.Join(root, "permissions.json"), []byte(`{"allow": ["Terminal(sh)"]}`), 0o644)
+		id := srv.must(t, "POST", "/v1/projects", srv.token, map[string]any{"slug": slug, "mode": "local", "root": root}, 201)["id"].(string)
+		agent = srv.must(t, "POST", "/v1/projects/"+id+"/agents", srv.token, map[string]any{"name": "coder"}, 201)["token"].(string)
+		return root, id + " " + agent
+	}
+	run := func(who, script string) map[string]any {
+		t.Helper()
+		id, agent, _ := strings.Cut(who, " ")
+		a := srv.must(t, "POST", "/v1/projects/"+id+"/actions", agent,
+			map[string]any{"type": "terminal", "payload": map[string]any{"command": "sh " + script, "timeoutSec": 60}}, 201)
+		if a["status"] == "pending" {
+			a = srv.must(t, "POST", "/v1/actions/"+a["id"].(string)+"/approve", srv.token, nil, 200)["action"].(map[string]any)
+		}
+		return a
+	}
+	failedNaming := func(a map[string]any, files ...string) {
+		t.Helper()
+		res, _ := a["result"].(map[string]any)
+		msg, _ := res["error"].(string)
+		if a["status"] != "failed" || !strings.Contains(msg, "integrity:") {
+			t.Fatalf("the action ended %v, want failed by the integrity check: %v", a["status"], res)
+		}
+		for _, f := range files {
+			if !strings.Contains(msg, f) {
+				t.Errorf("the failure does not name %s: %s", f, msg)
+			}
+		}
+	}
+	read := func(path string) string {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return "(absent)"
+		}
+		return string(b)
+	}
+
+	root, who := project("long")
+	config := filepath.Join(root, ".git", "config")
+	before := read(config)
+	os.WriteFile(filepath.Join(root, "long.sh"), []byte(`printf '[core]\n\tsshCommand = ./evil.sh\n' >> .git/config
+printf '/elsewhere/objects\n' > .git/objects/info/alternates
+printf 'planted\n' > .git/info/planted
+printf '../../elsewhere\n' > .git/commondir
+sleep 1
+`), 0o644)
+	a := run(who, "long.sh")
+	failedNaming(a, ".git/config", ".git/objects/info/alternates", ".git/info/planted", ".git/commondir")
+	if got := read(config); got != before {
+		t.Errorf(".git/config was not put back:\n%s", got)
+	}
+	for _, f := range []string{".git/objects/info/alternates", ".git/info/planted", ".git/commondir"} {
+		if _, err := os.Lstat(filepath.Join(root, f)); err == nil {
+			t.Errorf("%s is still there", f)
+		}
+	}
+
+	// A writer the action left behind, in its own session with an empty
+	// environment, writes after the action's command exited.
+	pidFile := filepath.Join(root, "writer.pid")
+	os.WriteFile(filepath.Join(root, "leave.sh"), []byte(`setsid env -i /bin/sh -c 'echo $$ > writer.pid; sleep 0.5; printf "[core]\n\tfsmonitor = ./evil.sh\n" >> .git/config' </dev/null >/dev/null 2>&1 &
+sleep 0.2 # past its setsid: the command's group is killed when it returns
+exit 0
+`), 0o644)
+	a = run(who, "leave.sh")
+	failedNaming(a, ".git/config")
+	if got := read(config); got != before {
+		t.Errorf("the left-behind writer's .git/config was not put back:\n%s", got)
+	}
+	if got := read(config); strings.Contains(got, "fsmonitor") {
+		t.Errorf("the next action starts from the left-behind rewrite:\n%s", got)
+	}
+
+	// One that would write later is stopped once the action is over.
+	os.Remove(pidFile)
+	os.WriteFile(filepath.Join(root, "late.sh"), []byte(`setsid env -i /bin/sh -c 'echo $$ > writer.pid; sleep 30; printf "[core]\n\tfsmonitor = ./evil.sh\n" >> .git/config' </dev/null >/dev/null 2>&1 &
+sleep 0.2
+exit 0
+`), 0o644)
+	start := time.Now()
+	a = run(who, "late.sh")
+	if a["status"] != "executed" {
+		t.Errorf("an action whose left-behind process was stopped before it wrote: %v %v", a["status"], a["result"])
+	}
+	if pid, err := strconv.Atoi(strings.TrimSpace(read(pidFile))); err != nil {
+		t.Errorf("the left-behind process wrote no pid: %v", err)
+	} else if syscall.Kill(pid, 0) == nil {
+		if st, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil && !strings.Contains(string(st), ") Z ") {
+			t.Errorf("the left-behind process %d still runs after its action settled (%s)", pid, time.Since(start))
+		}
+	}
+
+	// The folder a gitfile points to (git init --separate-git-dir).
+	sep, who2 := project("gitfile", "--separate-git-dir=.gitstore")
+	if !strings.HasPrefix(read(filepath.Join(sep, ".git")), "gitdir:") {
+		t.Fatalf(".git is not a gitfile: %q", read(filepath.Join(sep, ".git")))
+	}
+	storeConfig := filepath.Join(sep, ".gitstore", "config")
+	beforeStore := read(storeConfig)
+	os.WriteFile(filepath.Join(sep, "store.sh"), []byte(`printf '[core]\n\thooksPath = ./evil\n' >> .gitstore/config
+printf '#!/bin/sh\n' > .gitstore/hooks/pre-commit
+`), 0o644)
+	a = run(who2, "store.sh")
+	failedNaming(a, ".gitstore/config", ".gitstore/hooks/pre-commit")
+	if got := read(storeConfig); got != beforeStore {
+		t.Errorf("the gitfile's folder's config was not put back:\n%s", got)
+	}
+	if _, err := os.Stat(filepath.Join(sep, ".gitstore", "hooks", "pre-commit")); err == nil {
+		t.Error("the hook planted in the gitfile's folder is still there")
+	}
+}
