@@ -166,13 +166,3 @@ func TestNetworkRefusalOnTheCardAndThePage(t *testing.T) {
 		t.Fatalf("the next run: %q", out)
 	}
 }
-
-// The test binary is also the egress forwarder (as brabo is): the
-// executor starts it with egress.Subcommand to run a command with its
-// network through the proxy.
-func TestMain(m *testing.M) {
-	if egress.IsForwarder(os.Args) {
-		egress.Main(os.Args)
-	}
-	os.Exit(m.Run())
-}

@@ -10,6 +10,7 @@ import (
 	"github.com/brabo-dev/brabo"
 	"github.com/brabo-dev/brabo/executor"
 	"github.com/brabo-dev/brabo/internal/egress"
+	"github.com/brabo-dev/brabo/internal/sandbox"
 	"github.com/brabo-dev/brabo/pipeline"
 	"github.com/brabo-dev/brabo/policy"
 )
@@ -31,6 +32,21 @@ func egressNetwork(apiAddr, db string, log *slog.Logger) *executor.Network {
 		Proxy:     &egress.Proxy{Own: ownAddrs(apiAddr, db), Log: log},
 		Forwarder: self,
 	}
+}
+
+// sandboxNetwork is egressNetwork for the sandbox sb: nil without one
+// (--no-sandbox, no bubblewrap), where a command's network is the host's
+// and a proxy it could ignore would promise nothing. The sessions'
+// sockets belong to the user sb runs commands as.
+func sandboxNetwork(sb *sandbox.Sandbox, apiAddr, db string, log *slog.Logger) *executor.Network {
+	if sb == nil {
+		return nil
+	}
+	n := egressNetwork(apiAddr, db, log)
+	if n != nil {
+		n.Proxy.SocketUID, n.Proxy.SocketGID = sb.User()
+	}
+	return n
 }
 
 // withRules has n decide with svc's effective rules for the project.
