@@ -78,6 +78,11 @@ type Options struct {
 	// outside it. Nil runs commands unsandboxed (--no-sandbox, a machine
 	// without bubblewrap, where the pipeline makes a human approve each).
 	Sandbox *sandbox.Sandbox
+	// Network, when set, routes every terminal command's connections
+	// through brabo's egress proxy (network.go, docs/network.md); brabo
+	// sets it with the sandbox, whose network namespace makes it the only
+	// way out.
+	Network *Network
 }
 
 // Confinement says how terminal commands are confined.

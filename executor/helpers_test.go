@@ -17,6 +17,7 @@ import (
 	"github.com/brabo-dev/brabo"
 	"github.com/brabo-dev/brabo/executor"
 	"github.com/brabo-dev/brabo/internal/confine"
+	"github.com/brabo-dev/brabo/internal/egress"
 	"github.com/brabo-dev/brabo/internal/sandbox"
 )
 
@@ -32,6 +33,9 @@ func TestMain(m *testing.M) {
 	}
 	if sandbox.IsHelper(os.Args) {
 		sandbox.Main(os.Args)
+	}
+	if egress.IsForwarder(os.Args) {
+		egress.Main(os.Args)
 	}
 	dir, err := os.MkdirTemp("", "executor-test-")
 	if err != nil {

@@ -101,12 +101,22 @@ func (e *Executor) runTerminal(ctx context.Context, req brabo.ExecRequest) (*bra
 			"XDG_CACHE_HOME="+filepath.Join(cache, "xdg"))
 	}
 	name, args := e.opts.Shell, []string{"-c", p.Command}
+	// The way out through brabo's egress proxy (network.go): in the
+	// sandbox, its socket and the forwarder are bound in and the
+	// forwarder starts the command.
+	nr, err := e.openNetwork(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("terminal: %w", err)
+	}
+	defer nr.close()
 	var prep *sandbox.Prepared
 	if sb := e.opts.Sandbox; sb != nil {
 		// The sandbox's own /tmp is the command's private temp folder,
 		// gone with its mount namespace.
-		prep, err = sb.Prepare(sandbox.Spec{Root: sc.resolved, Dir: dir, Cache: cache, MayWrite: req.MayWriteProtected,
-			Env: procenv.Child(e.baseEnv(), set)}, []string{name, "-c", p.Command})
+		spec := sandbox.Spec{Root: sc.resolved, Dir: dir, Cache: cache, MayWrite: req.MayWriteProtected,
+			Env: procenv.Child(e.baseEnv(), set)}
+		nr.sandbox(&spec)
+		prep, err = sb.Prepare(spec, []string{name, "-c", p.Command})
 		if err != nil {
 			return sandboxFailed(&SandboxError{Err: err}), nil
 		}
@@ -129,6 +139,9 @@ func (e *Executor) runTerminal(ctx context.Context, req brabo.ExecRequest) (*bra
 			name, args = c.Launcher, confine.Spec{Write: write, Hide: c.Hide}.Args(e.opts.Shell, "-c", p.Command)
 		}
 	}
+	if prep == nil {
+		name, args = nr.wrap(nr.socket(), name, args)
+	}
 	env := procenv.Child(e.baseEnv(), set)
 
 	limit := e.timeout(p.TimeoutSec, req.Project)
@@ -142,6 +155,12 @@ func (e *Executor) runTerminal(ctx context.Context, req brabo.ExecRequest) (*bra
 		}
 		return nil, fmt.Errorf("terminal: starting %s: %w", name, err)
 	}
+	if why, ok := nr.cannotForward(oc.ExitCode, out.String()); ok {
+		if prep != nil {
+			return sandboxFailed(&SandboxError{Reason: why}), nil
+		}
+		return nil, fmt.Errorf("terminal: %s", why)
+	}
 	if prep != nil {
 		if why := sandboxFailure(oc, out.String()); why != "" {
 			return sandboxFailed(&SandboxError{Reason: why}), nil
@@ -152,6 +171,7 @@ func (e *Executor) runTerminal(ctx context.Context, req brabo.ExecRequest) (*bra
 		return nil, fmt.Errorf("terminal: %s", strings.TrimSpace(out.String()))
 	}
 	res := &brabo.Result{ExitCode: oc.ExitCode, Output: out.String(), Truncated: out.truncated()}
+	nr.finish(res)
 	if why := runOf(runCtx).stopReason(); why != "" && oc.ExitCode != 0 {
 		// brabo stopped it; a command that still finished well keeps its
 		// outcome.

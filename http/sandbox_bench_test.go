@@ -15,19 +15,23 @@ import (
 	"github.com/brabo-dev/brabo/executor"
 	brabohttp "github.com/brabo-dev/brabo/http"
 	"github.com/brabo-dev/brabo/internal/confine"
+	"github.com/brabo-dev/brabo/internal/egress"
 	"github.com/brabo-dev/brabo/internal/sandbox"
 	"github.com/brabo-dev/brabo/pipeline"
 	"github.com/brabo-dev/brabo/store/sqlite"
 )
 
-// TestMain lets the test binary be the sandbox's root helper and the
-// Landlock launcher, as brabo's main does (BenchmarkSandboxedTerminal).
+// TestMain lets the test binary be the sandbox's root helper, the
+// Landlock launcher and the egress forwarder, as brabo's main does (BenchmarkSandboxedTerminal).
 func TestMain(m *testing.M) {
 	if sandbox.IsHelper(os.Args) {
 		sandbox.Main(os.Args)
 	}
 	if confine.IsLauncher(os.Args) {
 		confine.Main(os.Args)
+	}
+	if egress.IsForwarder(os.Args) {
+		egress.Main(os.Args)
 	}
 	os.Exit(m.Run())
 }

@@ -123,6 +123,7 @@ var routes = []route{
 	{"POST", "/v1/actions/{action}/deny", (*Server).deny},
 	{"GET", "/v1/actions/{action}/approve-always", (*Server).previewAlways},
 	{"POST", "/v1/actions/{action}/approve-always", (*Server).approveAlways},
+	{"POST", "/v1/actions/{action}/allow-network", (*Server).allowNetwork},
 	{"POST", "/v1/projects/{project}/lead/messages", (*Server).postLeadMessage},
 	{"GET", "/v1/projects/{project}/lead/messages", (*Server).getLeadMessages},
 	{"POST", "/v1/tasks/{task}/gate", (*Server).triggerGate},

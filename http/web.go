@@ -98,6 +98,7 @@ var webRoutes = []webRoute{
 	{"POST", "/ui/actions/{action}/deny", false, (*Server).webDeny},
 	{"GET", "/ui/actions/{action}/always", false, (*Server).alwaysPreview},
 	{"POST", "/ui/actions/{action}/always", false, (*Server).webAlways},
+	{"POST", "/ui/actions/{action}/allow-network", false, (*Server).webAllowNetwork},
 	{"GET", "/ui/projects/{project}/agents", true, (*Server).agentsPage},
 	{"POST", "/ui/projects/{project}/agents/{agent}/mode", false, (*Server).webSetMode},
 	{"POST", "/ui/projects/{project}/agents/{agent}/revoke", false, (*Server).webRevokeAgent},

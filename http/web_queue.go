@@ -43,6 +43,11 @@ type card struct {
 	CanAlways bool
 	// Error is a refusal to show on the card (a 409's sentence).
 	Error string
+	// Network are the connections the action's sandboxed run was refused
+	// (issue 24); CanAllowNetwork is true for a maintainer, who may add
+	// the patterns that allow them.
+	Network         []brabo.NetworkRefusal
+	CanAllowNetwork bool
 
 	// Preview is the card's view of the change (brabo.Preview): computed
 	// when the action was proposed, or now for one recorded before.
@@ -213,6 +218,8 @@ func (s *Server) cardFor(ctx context.Context, m *brabo.Member, a *brabo.Proposed
 		return c, err
 	}
 	c.CanDecide = a.Status == brabo.StatusPending && role.AtLeast(c.MinRole)
+	c.Network = a.Result.NetworkRefusals()
+	c.CanAllowNetwork = len(c.Network) > 0 && role.AtLeast(brabo.Maintainer)
 	c.CanApprove = c.CanDecide && role.AtLeast(c.NeedRole)
 	if c.CanApprove {
 		_, err := s.Pipeline.AlwaysAllowPreview(ctx, a.ID, m)

@@ -190,6 +190,9 @@ func (s *Service) settleWith(ctx context.Context, a *brabo.ProposedAction, from 
 				return err
 			}
 		}
+		if err := appendNetworkRefused(ctx, tx, a, res, now); err != nil {
+			return err
+		}
 		if !tell {
 			return nil
 		}

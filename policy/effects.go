@@ -23,6 +23,17 @@ var toolGlobals = map[string]map[string]bool{
 	"pnpm":  set("-w", "--workspace", "--prefix", "-C", "--dir", "--filter", "-F", "--loglevel"),
 	"yarn":  set("-w", "--workspace", "--cwd", "--prefix"),
 	"cargo": set("-Z", "--config", "--manifest-path", "-C", "--color"),
+	// Infrastructure, container registries, package publishing and
+	// release tools (issue 24).
+	"tofu":       set(),
+	"pulumi":     set("-C", "--cwd", "-s", "--stack", "--color", "-v", "--verbose"),
+	"podman":     set("--url", "--connection", "-c", "--root", "--runroot", "--storage-driver", "--log-level", "--identity", "--cgroup-manager"),
+	"skopeo":     set("--override-arch", "--override-os", "--override-variant", "--registries-conf", "--policy", "--tmpdir", "--command-timeout"),
+	"buildah":    set("--root", "--runroot", "--storage-driver", "--log-level", "--registries-conf"),
+	"poetry":     set("-C", "--directory", "-P", "--project"),
+	"twine":      set(),
+	"gem":        set(),
+	"goreleaser": set(),
 }
 
 // effect is one external-effect command: the tool, its subcommand words,
@@ -70,6 +81,28 @@ var effects = []effect{
 	{words: []string{"terraform", "state", "rm"}},
 	{words: []string{"terraform", "state", "mv"}},
 	{words: []string{"terraform", "state", "push"}},
+	{words: []string{"tofu", "state", "rm"}},
+	{words: []string{"tofu", "state", "mv"}},
+	{words: []string{"tofu", "state", "push"}},
+	{words: []string{"podman", "push"}},
+	{words: []string{"podman", "image", "push"}},
+	{words: []string{"podman", "manifest", "push"}},
+	{words: []string{"skopeo", "copy"}},
+	{words: []string{"skopeo", "sync"}},
+	{words: []string{"skopeo", "delete"}},
+	{words: []string{"buildah", "push"}},
+	{words: []string{"buildah", "manifest", "push"}},
+	{words: []string{"poetry", "publish"}},
+	{words: []string{"twine", "upload"}},
+	{words: []string{"gem", "push"}},
+	{words: []string{"gem", "yank"}},
+	{words: []string{"gem", "owner"}},
+	{words: []string{"gh", "release", "upload"}},
+	{words: []string{"gh", "release", "edit"}},
+	{words: []string{"gh", "release", "delete"}},
+	{words: []string{"goreleaser", "release"}},
+	{words: []string{"goreleaser", "publish"}},
+	{words: []string{"goreleaser", "announce"}},
 }
 
 func init() {
@@ -82,7 +115,10 @@ func init() {
 		effects = append(effects, effect{words: []string{"helm", sub}})
 	}
 	for _, sub := range []string{"apply", "destroy", "import", "taint", "untaint", "force-unlock"} {
-		effects = append(effects, effect{words: []string{"terraform", sub}})
+		effects = append(effects, effect{words: []string{"terraform", sub}}, effect{words: []string{"tofu", sub}})
+	}
+	for _, sub := range []string{"up", "update", "destroy", "refresh", "import", "watch", "cancel"} {
+		effects = append(effects, effect{words: []string{"pulumi", sub}})
 	}
 }
 

@@ -48,6 +48,7 @@ type pattern struct {
 	readOnly bool        // the content of a seeded read-only pattern: guarded (DESIGN §4.3)
 	path     pathPattern // the content of a typed label whose content is a path (WriteFile)
 	tool     toolPattern // the content of McpTool
+	net      netPattern  // the content of Network (network.go)
 	// synonym is what a pattern written in another agent's spelling is
 	// read as: Bash(git status) is Terminal(git status).
 	synonym string
@@ -265,6 +266,11 @@ func parsePattern(src string) (p pattern, warning string, err error) {
 		return p, "", errPatternShape
 	}
 	label, content := src[:open], src[open+1:len(src)-1]
+	if label == NetworkLabel {
+		p = pattern{source: src, typ: networkType}
+		p.net, err = parseNetPattern(content)
+		return p, "", err
+	}
 	synonym := ""
 	if label == "Bash" {
 		// Claude Code's spelling of a shell rule, accepted as written.

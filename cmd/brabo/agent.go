@@ -70,7 +70,7 @@ func runAgent(args []string, stdout, stderr io.Writer) int {
 	}
 	ws, _ := filepath.Abs(*workspaces)
 	sb, unsandboxed := sandboxing(false, sf.hidden(), log, io.Discard)
-	ex := newExecutor(procenv.Filter(os.Environ(), strings.Split(*passEnv, ",")), data, store, sb)
+	ex := newExecutor(procenv.Filter(os.Environ(), strings.Split(*passEnv, ",")), data, store, sb, nil)
 	svc := &pipeline.Service{Store: store, WorkspacesRoot: ws, Log: log, Executor: ex, Unsandboxed: unsandboxed}
 	svc.Protect = protection(data, procenv.Filter(os.Environ(), strings.Split(*passEnv, ",")))
 	if err := cf.apply(svc); err != nil {

@@ -26,13 +26,16 @@ import (
 // (supervisor.Runners: the dev lead's plan and assessment, parallelize,
 // raise_max_parallel). Its terminal commands are confined (confinement)
 // when data names the data folder.
-func newExecutor(env []string, data string, store brabo.Store, sb *sandbox.Sandbox) *executor.Executor {
+//
+// net, when set (brabo serve with the sandbox), is the sandboxed
+// commands' way out through the egress proxy (network.go).
+func newExecutor(env []string, data string, store brabo.Store, sb *sandbox.Sandbox, net *executor.Network) *executor.Executor {
 	repos := ""
 	if abs, err := filepath.Abs(data); err == nil && data != "" {
 		// git_repo_create's bare repositories: the local provider's remotes.
 		repos = filepath.Join(abs, "repos")
 	}
-	ex := executor.New(executor.Options{Env: env, Confine: confinement(data), ReposRoot: repos, Sandbox: sb})
+	ex := executor.New(executor.Options{Env: env, Confine: confinement(data), ReposRoot: repos, Sandbox: sb, Network: net})
 	if store != nil {
 		for t, r := range supervisor.Runners(store) {
 			ex.Register(t, r)

@@ -126,7 +126,7 @@ func demo(ctx context.Context, addr string, autoApprove, keep bool, out io.Write
 	// The demo's commands are its own script's: sandboxed where bubblewrap
 	// runs, and said to be unsandboxed where it does not.
 	sb, unsandboxed := sandboxing(false, nil, quiet, io.Discard)
-	svc := &pipeline.Service{Store: store, Executor: newExecutor(procenv.Own(), f.data, store, sb),
+	svc := &pipeline.Service{Store: store, Executor: newExecutor(procenv.Own(), f.data, store, sb, nil),
 		WorkspacesRoot: filepath.Join(f.data, "workspaces"), Log: quiet, Unsandboxed: unsandboxed, UnsandboxedChosen: true}
 	svc.Protect = protection(f.data, procenv.Own())
 	token, err := brabohttp.Bootstrap(ctx, store, "you")

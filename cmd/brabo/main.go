@@ -18,6 +18,7 @@ import (
 	"os"
 
 	"github.com/brabo-dev/brabo/internal/confine"
+	"github.com/brabo-dev/brabo/internal/egress"
 	"github.com/brabo-dev/brabo/internal/sandbox"
 )
 
@@ -32,6 +33,11 @@ func main() {
 	// unprivileged user and start bubblewrap as that user.
 	if sandbox.IsHelper(os.Args) {
 		sandbox.Main(os.Args)
+	}
+	// The egress forwarder (internal/egress): brabo runs itself this way
+	// inside the sandbox, so a command's network goes through its proxy.
+	if egress.IsForwarder(os.Args) {
+		egress.Main(os.Args)
 	}
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

@@ -314,9 +314,11 @@ func serve(sf storeFlags, lim limits, cf containerFlags, addr, workspaces, publi
 		return fmt.Errorf("--workspaces: %w", err)
 	}
 	sb, unsandboxed := sandboxing(noSandbox, sf.hidden(), log, stdout)
-	ex := newExecutor(env, dataAbs, store, sb)
+	net := sandboxNetwork(sb, ln.Addr().String(), sf.db, log)
+	ex := newExecutor(env, dataAbs, store, sb, net)
 	svc := &pipeline.Service{Store: store, Executor: ex, Repo: &gitrepo.Reader{}, WorkspacesRoot: workspaces, Log: log,
 		MaxPending: lim.maxPending, MaxRunning: lim.maxRunning, Unsandboxed: unsandboxed, UnsandboxedChosen: noSandbox}
+	withRules(net, svc)
 	// Notifications: the webhooks of each project are told when an action
 	// starts waiting and when it is decided, off the proposal's path.
 	if publicURL == "" {

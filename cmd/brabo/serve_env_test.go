@@ -22,7 +22,7 @@ func TestTheExecutorRunsTheEnginesTypes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	ex := newExecutor(nil, "", s, nil)
+	ex := newExecutor(nil, "", s, nil, nil)
 	extra := map[brabo.ActionType]string{
 		brabo.ProposeExecutionPlan:   `{"plan":"two agents","agents":{"api":2}}`,
 		brabo.AssessImplementability: `{"story":"s","verdict":"implementable"}`,

@@ -1,6 +1,7 @@
 package confine
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -32,20 +33,36 @@ func Main(args []string) {
 		fmt.Fprintf(os.Stderr, "brabo: cannot confine the command: "+format+"\n", a...)
 		os.Exit(exitCannotConfine)
 	}
-	spec, argv, err := parse(args[2:])
+	argv, err := Restrict(args[2:])
 	if err != nil {
-		fail("%v", err)
-	}
-	if _, err := ABI(); err != nil {
 		fail("%v", err)
 	}
 	path, err := exec.LookPath(argv[0])
 	if err != nil {
 		fail("%v", err)
 	}
+	err = syscall.Exec(path, argv, os.Environ())
+	fail("exec %s: %v", path, err)
+}
+
+// Restrict reads the launcher's arguments (after Subcommand), locks the
+// calling goroutine to its thread for good and confines that thread with
+// the spec (no_new_privs first): what the thread then executes or starts
+// is confined, and nothing else of the process. It returns the program's
+// argv. A program that must stay alive beside its confined child (the
+// egress forwarder) calls it instead of starting the launcher, and starts
+// the child from the same goroutine.
+func Restrict(args []string) ([]string, error) {
+	spec, argv, err := parse(args)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := ABI(); err != nil {
+		return nil, err
+	}
 	rs, err := rules(spec)
 	if err != nil {
-		fail("%v", err)
+		return nil, err
 	}
 	// Landlock applies to the calling thread and what it executes: the
 	// ruleset is enforced and the program executed from one locked
@@ -53,18 +70,17 @@ func Main(args []string) {
 	runtime.LockOSThread()
 	fd, flags, err := config.NewRulesetFD(rs...)
 	if err != nil {
-		fail("%v", err)
+		return nil, err
 	}
 	if fd < 0 {
-		fail("Landlock enforces nothing on this kernel")
+		return nil, errors.New("Landlock enforces nothing on this kernel")
 	}
+	defer unix.Close(fd)
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		fail("prctl(PR_SET_NO_NEW_PRIVS): %v", err)
+		return nil, fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
 	}
 	if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
-		fail("landlock_restrict_self: %v", err)
+		return nil, fmt.Errorf("landlock_restrict_self: %w", err)
 	}
-	unix.Close(fd)
-	err = syscall.Exec(path, argv, os.Environ())
-	fail("exec %s: %v", path, err)
+	return argv, nil
 }

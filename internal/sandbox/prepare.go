@@ -78,6 +78,10 @@ func (p *Prepared) Apply(cmd *exec.Cmd) {
 	cmd.SysProcAttr.Cloneflags |= p.Cloneflags
 }
 
+// User returns the uid and gid commands run as when this process is
+// root (the socket a sandbox gets is theirs).
+func (s *Sandbox) User() (int, int) { return s.uid() }
+
 func (s *Sandbox) uid() (int, int) {
 	u, g := s.UID, s.GID
 	if u == 0 {
@@ -125,6 +129,9 @@ func (s *Sandbox) Prepare(spec Spec, argv []string) (*Prepared, error) {
 		if _, err := confine.ABI(); err == nil {
 			argv = append([]string{LauncherPath}, confine.Spec{Write: pl.write}.Args(argv...)...)
 		}
+	}
+	if len(spec.Prefix) > 0 {
+		argv = append(append([]string(nil), spec.Prefix...), argv...)
 	}
 	out := &Prepared{Env: spec.env(), Write: pl.write}
 	r, w, err := os.Pipe()

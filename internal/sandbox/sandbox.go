@@ -71,6 +71,10 @@ type Spec struct {
 	// they lie in a system folder it gets (the --db-file, in /etc);
 	// Sandbox.Hide is added to them.
 	Hide []string
+	// Prefix, when set, starts the command line, in front of the
+	// Landlock launcher (issue 24's egress forwarder, which applies
+	// Landlock itself to what it starts).
+	Prefix []string
 	// Launcher, when set, is the host path of brabo's binary, bound
 	// read-only at LauncherPath so that Landlock can be applied inside.
 	Launcher string
