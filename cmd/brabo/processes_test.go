@@ -102,6 +102,11 @@ func lingeringCommand(t *testing.T, s *server, admin, command string) (string, <
 	return id, answer, root
 }
 
+// The two tests below hold the host's process tracker, what stops a
+// command's processes where no sandbox does (brabo serve --no-sandbox):
+// in the sandbox they end with its PID namespace (cmd/brabo/sandbox_test.go
+// attacks that with setsid and env -i children).
+
 // TestSIGTERMStopsARunningCommandAndAnswersItsApprover: a graceful stop
 // mid-command signals every process of the command (the setsid and
 // double-forked descendants included), settles the action failed with the
@@ -111,7 +116,7 @@ func TestSIGTERMStopsARunningCommandAndAnswersItsApprover(t *testing.T) {
 		t.Skip("-short: starts real servers")
 	}
 	data := t.TempDir()
-	srv := startServe(t, data)
+	srv := startServe(t, data, "--no-sandbox")
 	admin := srv.token
 	// One descendant also sheds BRABO_ACTION_ID and its group: only the
 	// subreaper knows it is brabo's.
@@ -144,7 +149,7 @@ func TestSIGTERMStopsARunningCommandAndAnswersItsApprover(t *testing.T) {
 		}
 	}
 
-	srv = startServe(t, data)
+	srv = startServe(t, data, "--no-sandbox")
 	a := srv.must(t, "GET", "/v1/actions/"+id, admin, nil, 200)
 	res, _ := a["result"].(map[string]any)
 	if a["status"] != "failed" || res == nil || !strings.Contains(fmt.Sprint(res["error"]), "brabo was stopped") {
@@ -161,7 +166,7 @@ func TestSIGKILLThenRestartStopsWhatTheCommandLeft(t *testing.T) {
 		t.Skip("-short: starts real servers")
 	}
 	data := t.TempDir()
-	srv := startServe(t, data)
+	srv := startServe(t, data, "--no-sandbox")
 	admin := srv.token
 	id, answer, _ := lingeringAction(t, srv, admin)
 
@@ -172,7 +177,7 @@ func TestSIGKILLThenRestartStopsWhatTheCommandLeft(t *testing.T) {
 		t.Fatalf("after kill -9 only %d processes of the command run: the test proves nothing", n)
 	}
 
-	srv = startServe(t, data)
+	srv = startServe(t, data, "--no-sandbox")
 	noneLeft(t, id, "after the restart")
 	a := srv.must(t, "GET", "/v1/actions/"+id, admin, nil, 200)
 	res, _ := a["result"].(map[string]any)

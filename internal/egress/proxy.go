@@ -98,10 +98,19 @@ type Session struct {
 }
 
 // Open starts an action's session: its proxy listens on a unix socket in a
-// new private folder under dir (os.TempDir when empty), deciding with
+// new private folder under dir (os.TempDir when empty, /tmp when that
+// path is too long for a socket), deciding with
 // rules, which are the project's effective rules when the action starts.
 func (p *Proxy) Open(dir string, rules *policy.Rules) (*Session, error) {
 	p.ownOnce.Do(p.loadOwn)
+	if dir == "" {
+		// A long TMPDIR (a test's, a per-user one) would not fit a unix
+		// socket's path: /tmp does, and the folder is private (0700).
+		dir = os.TempDir()
+		if len(filepath.Join(dir, "brabo-egress-0123456789", "proxy.sock")) > maxSocketPath {
+			dir = "/tmp"
+		}
+	}
 	d, err := os.MkdirTemp(dir, "brabo-egress-")
 	if err != nil {
 		return nil, fmt.Errorf("egress: the session's folder: %w", err)
