@@ -139,7 +139,9 @@ func TestLeasesOneActorPerAgentAndATakeOverAfterACrash(t *testing.T) {
 	for _, st := range enginetest.Stores {
 		t.Run(st.Name, func(t *testing.T) {
 			w := newWorldOn(t, st.Open(t))
-			const lease = 600 * time.Millisecond
+			// Long enough that a renewal delayed by a loaded machine (CI
+			// shares two cores with the race pass) does not expire it.
+			const lease = 2 * time.Second
 			a, b := w.instance(t, "proc_a", lease), w.instance(t, "proc_b", lease)
 			waitFor(t, "the agent to have an actor", func() bool { return holder(t, w.agent.ID, a, b) != nil })
 			r, _ := suspended(t, w, holder(t, w.agent.ID, a, b).rec)
