@@ -14,6 +14,8 @@ type pathWord struct {
 	// (git's config, the file a copy into a folder makes): the protected
 	// rule reads it; the scope checks what the line names.
 	implied bool
+	// program is the program itself, named by its path.
+	program bool
 }
 
 // checkArgs reads a segment's words with the operand table and decides,
@@ -38,7 +40,7 @@ func (a *analyzer) checkArgs(s *segment) {
 		return
 	}
 	// A program named by its path is a path too (/usr/bin/x, ../tool).
-	s.paths = append(s.paths, pathWord{text: s.verb(), kind: argPath})
+	s.paths = append(s.paths, pathWord{text: s.verbAsWritten(), kind: argPath, program: true})
 	prog := base(s.verb())
 	switch prog {
 	case "declare", "typeset", "local", "export", "readonly":

@@ -49,7 +49,8 @@ func (a *analyzer) classify(s *segment, depth int) {
 		s.opaque = "the program name is empty"
 		return
 	}
-	name := base(v.text)
+	readHelper(s)
+	name := base(s.words[0].text)
 	if why := builtinOpaque(name, s.words[1:]); why != "" {
 		s.opaque = why
 		return

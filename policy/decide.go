@@ -58,6 +58,12 @@ type Input struct {
 	Protect Protect
 	// Tool is the tool an mcp_tool action calls, server__tool.
 	Tool string
+	// Programs is what each program name of a terminal command resolves
+	// to where the command will run (ProgramNames lists the names; see
+	// Program). nil means the caller did not say: a program named by its
+	// path then matches an allow pattern only as written, and one of
+	// git's helpers none.
+	Programs map[string]Program
 	// McpMapped is true when a maintainer mapped Tool (McpToolMapped):
 	// a developer may then approve it; otherwise it needs a maintainer.
 	McpMapped bool
@@ -242,7 +248,7 @@ func decideTerminal(d *brabo.Decision, in Input, autoMode bool) {
 	rules := in.Rules
 	verdicts := make([]brabo.Segment, len(segs))
 	for i, s := range segs {
-		verdicts[i] = judge(s, rules, in.AgentAllow, root, rootErr)
+		verdicts[i] = judge(s, rules, in.AgentAllow, root, rootErr, in.Programs)
 	}
 	flagRoot := root
 	if rootErr != nil {

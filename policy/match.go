@@ -16,7 +16,7 @@ const agentLabel = "agent"
 // judge gives one segment its verdict from the built-in denies, the file,
 // and the agent's own allow patterns (tried after the file's allow).
 // rootErr is CheckRoot(root), found once per line.
-func judge(s *segment, rules, agent *Rules, root string, rootErr error) brabo.Segment {
+func judge(s *segment, rules, agent *Rules, root string, rootErr error, progs map[string]Program) brabo.Segment {
 	v := brabo.Segment{Text: s.text, Tokens: s.tokens()}
 	if s.bare && s.opaque == "" {
 		v.Verdict, v.Rule = brabo.VerdictNoRule, "a variable assignment: no rule can allow it"
@@ -55,12 +55,17 @@ func judge(s *segment, rules, agent *Rules, root string, rootErr error) brabo.Se
 		v.Verdict, v.Rule = brabo.VerdictNoRule, s.progEnv+" set on the line may change what the program does: no allow pattern covers it"
 		return v
 	}
-	rule, why, ok := matchAllow(rules, s, v.Tokens)
+	toks, notIt := identity(s, v.Tokens, progs, root)
+	if notIt != "" {
+		v.Verdict, v.Rule = brabo.VerdictNoRule, notIt
+		return v
+	}
+	rule, why, ok := matchAllow(rules, s, toks)
 	if ok {
 		v.Verdict, v.Rule = brabo.VerdictAllow, fileLabel+" allow: "+rule
 		return v
 	}
-	if rule, agentWhy, ok := matchAllow(agent, s, v.Tokens); ok {
+	if rule, agentWhy, ok := matchAllow(agent, s, toks); ok {
 		v.Verdict, v.Rule = brabo.VerdictAllow, agentLabel+" allow: "+rule
 		return v
 	} else if why == "" {

@@ -39,6 +39,15 @@ type segment struct {
 	// input is true when the program's standard input is a pipe, a heredoc
 	// or a file the line names: an interpreter may read its program there.
 	input bool
+	// progPath is the program as the line names it when the analysis
+	// reads it as another (a git helper, git-push, is git push); helper is
+	// true then.
+	progPath string
+	helper   bool
+	// pathIsName is true when the program, named by its path, is the
+	// file its name resolves to (identity): running it reads nothing the
+	// path scope guards.
+	pathIsName bool
 	// toks are the words' texts, set once the analysis is done with the
 	// words (freezeTokens).
 	toks []string

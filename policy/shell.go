@@ -127,8 +127,8 @@ func analyze(cmd string, cwd cwdSet) (analysis, error) {
 			a.checkArgs(s)
 		}
 		for _, s := range a.segs {
-			if s.opaque == "" && a.funcs[s.verb()] {
-				s.opaque = "calls the function " + s.verb() + " defined in the line"
+			if v := s.verbAsWritten(); s.opaque == "" && a.funcs[v] {
+				s.opaque = "calls the function " + v + " defined in the line"
 			}
 		}
 	}
