@@ -262,13 +262,10 @@ func decideTerminal(d *brabo.Decision, in Input, autoMode bool) {
 	raise := raisedRole(segs, leave, writes)
 	d.Segments = clipSegments(verdicts)
 	if raise != "" {
+		// A capped segment asks, whoever proposed it, and a maintainer
+		// approves it (DESIGN §10): IAM denies only below the type's
+		// minimum role, which terminal's is not.
 		d.RequiredRole = brabo.Maintainer
-		if raise != "opaque" && raise != "protected" && !in.Role.AtLeast(brabo.Maintainer) {
-			// IAM applies the same raise as the typed action's: a
-			// developer's terminal git push is denied like its git_push.
-			d.Policy, d.Reason = brabo.Deny, "iam: "+raise+" requires maintainer"
-			return
-		}
 	}
 	defer protectedCap(d, writes, reads)
 

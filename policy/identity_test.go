@@ -7,7 +7,10 @@ package policy
 // program the agent can write matches no rule, a path that is not the
 // program the rule names matches nothing.
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // hostGit is how the pipeline resolves git on a Debian host.
 var hostGit = map[string]Program{
@@ -95,4 +98,42 @@ func TestClassProgramIdentity(t *testing.T) {
 			deny: []string{"Terminal(git status)"}, cmd: "/opt/other/git status", want: D},
 	}
 	runRowsLoose(t, rows)
+}
+
+// TestClassDeveloperCapsAsk: the seed page says terminal needs only a
+// developer and caps ask ("an ask written in the file asks"): a
+// developer's terminal git push, sudo, git remote add and an ask-listed
+// pnpm publish are require_approval with a maintainer to approve, never an
+// IAM deny.
+func TestClassDeveloperCapsAsk(t *testing.T) {
+	root := newProject(t)
+	rules, err := NewRules("", append(SeedAllow(), "Terminal(git push)", "Terminal(sudo)"), nil, []string{"Terminal(pnpm publish)"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		cmd    string
+		auto   bool
+		reason string
+	}{
+		{"git push origin main", true, "cap: external-effect git push"},
+		{"git push origin main", false, "cap: external-effect git push"},
+		{"sudo apt-get install x", true, "cap: privileged command sudo"},
+		{"sudo ls", false, "cap: privileged command sudo"},
+		{"git remote add origin https://example.com/x.git", true, "cap: external-effect git remote add"},
+		{"git remote add origin https://example.com/x.git", false, "default: no rule approves it"},
+		{"pnpm publish", false, "permissions.json ask: Terminal(pnpm publish)"},
+		{"pnpm publish --access public", true, "permissions.json ask: Terminal(pnpm publish)"},
+		{"git-push origin main", true, "cap: external-effect git push"},
+	} {
+		in := Input{Type: "terminal", Command: c.cmd, Role: "developer", Rules: rules, Scope: Scope{Root: root}}
+		if c.auto {
+			in.Autonomy.Wildcard = "auto_approve"
+		}
+		d := Decide(in)
+		if d.Policy != RA || d.RequiredRole != "maintainer" || !strings.HasPrefix(d.Reason, c.reason) {
+			t.Errorf("%q (auto %v) by a developer: %s (%s), role %s; want require_approval (%s…), maintainer",
+				c.cmd, c.auto, d.Policy, d.Reason, d.RequiredRole, c.reason)
+		}
+	}
 }
