@@ -16,6 +16,9 @@ type pathWord struct {
 	implied bool
 	// program is the program itself, named by its path.
 	program bool
+	// below is a folder only some files of which are written (find
+	// -name '*.o' -delete): the folder itself is not replaced.
+	below bool
 }
 
 // checkArgs reads a segment's words with the operand table and decides,
@@ -91,6 +94,13 @@ func (a *analyzer) checkArgs(s *segment) {
 		if ar.subcommand && !w.static {
 			s.opaque = "the subcommand is an expansion: " + w.text
 			return
+		}
+		if items := s.loopRef(w); items != nil && !ar.option {
+			// The loop variable: each item, none of which is an option.
+			for k := range items {
+				a.checkWord(s, &items[k], items[k].text, ar.kind)
+			}
+			continue
 		}
 		text := w.text
 		if ar.option {
@@ -376,6 +386,22 @@ func (a *analyzer) findArgs(s *segment) {
 		starts = append(starts, &words[i])
 	}
 	deletes := false
+	// -delete removes what the tests select: one -name (-iname) test, no
+	// operator that widens it, and a pattern no protected name matches
+	// leaves the start folders' protected files where they are.
+	names, widened := 0, false
+	for j := i; j < len(words); j++ {
+		switch words[j].text {
+		case "-name", "-iname":
+			names++
+			if j+1 >= len(words) || !words[j+1].static || namesProtected(words[j+1].text) {
+				widened = true
+			}
+		case "-o", "-or", ",", "!", "-not", "(", ")":
+			widened = true
+		}
+	}
+	narrow := names == 1 && !widened
 	for ; i < len(words); i++ {
 		w := &words[i]
 		if !w.static && w.mayBeOption() {
@@ -420,8 +446,14 @@ func (a *analyzer) findArgs(s *segment) {
 	if len(starts) == 0 && deletes {
 		s.paths = append(s.paths, pathWord{text: ".", kind: argWrite})
 	}
+	at := len(s.paths)
 	for _, w := range starts {
 		a.checkPath(s, *w, kind, "")
+	}
+	if deletes && narrow {
+		for k := at; k < len(s.paths); k++ {
+			s.paths[k].below = true
+		}
 	}
 }
 
@@ -586,6 +618,12 @@ func gitImpliedWrites(args []argument) []pathWord {
 	case "worktree":
 		if len(ops) > 0 && ops[0] != "list" {
 			return write(".git/worktrees/")
+		}
+	case "clean":
+		if len(ops) == 0 {
+			// Every untracked file under the folder it runs in: the
+			// agents' local settings and instructions among them.
+			return write(".")
 		}
 	case "init", "clone":
 		return write(".git/")

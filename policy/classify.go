@@ -90,6 +90,8 @@ func (a *analyzer) child(parent *segment, at int, words []word, assigns []word, 
 		progEnv: parent.progEnv,
 		input:   parent.input,
 		childAt: len(words),
+		// A wrapper's program sees the loop's variable too.
+		loopVars: parent.loopVars,
 	}
 	parent.wraps = true
 	if at < parent.childAt {

@@ -48,6 +48,9 @@ type segment struct {
 	// file its name resolves to (identity): running it reads nothing the
 	// path scope guards.
 	pathIsName bool
+	// loopVars are the loop variables bound, where the segment runs, to
+	// a list of paths the line spells out (boundLoop).
+	loopVars map[string][]word
 	// toks are the words' texts, set once the analysis is done with the
 	// words (freezeTokens).
 	toks []string
