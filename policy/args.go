@@ -72,6 +72,7 @@ func (a *analyzer) checkArgs(s *segment) {
 		}
 		return
 	}
+	s.runOpts = runOptionHits(s.words)
 	if prog == "find" {
 		a.findArgs(s)
 		return

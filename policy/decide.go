@@ -246,6 +246,16 @@ func decideTerminal(d *brabo.Decision, in Input, autoMode bool) {
 	}
 	segs := an.segs
 	rules := in.Rules
+	var written []string
+	found := false
+	for _, s := range segs {
+		for k := range s.runOpts {
+			if !found {
+				written, found = lineWrites(segs), true
+			}
+			s.runOpts[k].why = runOptionWhy(s, &s.runOpts[k], root, in.Protect, written)
+		}
+	}
 	verdicts := make([]brabo.Segment, len(segs))
 	for i, s := range segs {
 		verdicts[i] = judge(s, rules, in.AgentAllow, root, rootErr, in.Programs)

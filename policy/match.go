@@ -132,12 +132,16 @@ func matchAllow(r *Rules, s *segment, tokens []string) (rule, why string, ok boo
 	if l == nil || len(tokens) == 0 {
 		return "", "", false
 	}
-	best := -1
+	best, shift := -1, 0
 	visit := func(i int) bool {
 		if best >= 0 && i > best {
 			return true
 		}
 		p := &l.patterns[i]
+		if v := s.uncoveredOption(len(p.tokens), shift); v != "" {
+			why = v
+			return true
+		}
 		if p.readOnly {
 			if v := readOnlyViolation(s); v != "" {
 				why = fmt.Sprintf("%s only covers reading: %s", p.source, v)
@@ -151,6 +155,7 @@ func matchAllow(r *Rules, s *segment, tokens []string) (rule, why string, ok boo
 	if at := harmlessGlobals(tokens); at > 1 {
 		// git --no-pager log, git -C src status: the options do not change
 		// what runs (-C's folder is checked as a path).
+		shift = at - 1
 		l.terminal.match(append([]string{tokens[0]}, tokens[at:]...), visit)
 	}
 	if best < 0 {

@@ -51,6 +51,9 @@ type segment struct {
 	// loopVars are the loop variables bound, where the segment runs, to
 	// a list of paths the line spells out (boundLoop).
 	loopVars map[string][]word
+	// runOpts are the options of the option table the segment holds
+	// (options.go).
+	runOpts []runOpt
 	// toks are the words' texts, set once the analysis is done with the
 	// words (freezeTokens).
 	toks []string
