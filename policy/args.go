@@ -129,6 +129,9 @@ func (a *analyzer) checkArgs(s *segment) {
 	if s.opaque == "" {
 		a.checkCode(s, prog, args)
 	}
+	if prog == "git" {
+		s.paths = append(s.paths, gitRepoPaths(args)...)
+	}
 	for _, pw := range impliedWrites(prog, s.tokens(), args) {
 		pw.implied = true
 		s.paths = append(s.paths, pw)
