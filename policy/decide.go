@@ -12,7 +12,6 @@ import (
 	"path"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/brabo-dev/brabo"
 )
@@ -270,7 +269,8 @@ func decideTerminal(d *brabo.Decision, in Input, autoMode bool) {
 	writes, reads := protectedHits(segs, verdicts, in.Protect, root)
 	leave := leavesOrGains(segs, verdicts)
 	raise := raisedRole(segs, leave, writes)
-	d.Segments = clipSegments(verdicts)
+	d.Segments = verdicts
+	defer boundDecision(d, len(in.Command))
 	if raise != "" {
 		// A capped segment asks, whoever proposed it, and a maintainer
 		// approves it (DESIGN §10): IAM denies only below the type's
@@ -303,52 +303,4 @@ func decideTerminal(d *brabo.Decision, in Input, autoMode bool) {
 	if d.Policy == brabo.AutoApprove && compound != "" {
 		d.Policy, d.Reason = brabo.RequireApproval, compound
 	}
-}
-
-// What a decision shows of its segments is bounded, so that a stored
-// decision stays small whatever the line (DESIGN §9, "Bounded analysis").
-const (
-	maxSegmentText = 1024
-	maxTokenText   = 256
-	maxTokens      = 64
-)
-
-// clipSegments bounds the text and tokens of each segment. The token
-// slices are the analysis' own (segment.tokens): one that needs clipping
-// is copied, never cut in place.
-func clipSegments(v []brabo.Segment) []brabo.Segment {
-	for i := range v {
-		v[i].Text = clip(v[i].Text, maxSegmentText)
-		toks := v[i].Tokens
-		long := len(toks) > maxTokens
-		for _, t := range toks {
-			long = long || len(t) > maxTokenText
-		}
-		if !long {
-			continue
-		}
-		n := min(len(toks), maxTokens)
-		out := make([]string, n, n+1)
-		for j, t := range toks[:n] {
-			out[j] = clip(t, maxTokenText)
-		}
-		if len(toks) > maxTokens {
-			out = append(out, fmt.Sprintf("… %d more", len(toks)-maxTokens))
-		}
-		v[i].Tokens = out
-	}
-	return v
-}
-
-// clip cuts s to at most n bytes on a rune boundary, saying how much it
-// left out.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + fmt.Sprintf("… (%d more bytes)", len(s)-cut)
 }
