@@ -93,7 +93,7 @@ var runOptions = map[string]map[string]optSpec{
 	"npm": npmOptions,
 	"npx": npmOptions,
 	"pnpm": mergeOpts(npmOptions,
-		opts(optConfig, "--dir", "--pnpmfile", "--global-pnpmfile", "--store-dir", "--virtual-store-dir", "--modules-dir", "--filter", "-F"),
+		opts(optConfig, "--dir", "--pnpmfile", "--global-pnpmfile", "--store-dir", "--virtual-store-dir", "--modules-dir"),
 		opts(optProgram, "--use-node-version")),
 	"yarn": mergeOpts(opts(optConfig, "--cwd", "--use-yarnrc", "--modules-folder", "--global-folder", "--prefix"),
 		opts(optProgram, "--script-shell", "--node-options")),
@@ -183,7 +183,7 @@ func runOptionHits(words []word) []runOpt {
 	prog := base(words[0].text)
 	var out []runOpt
 	start := 1
-	if prog == "npx" || prog == "bunx" || prog == "pnpm" || prog == "npm" || prog == "yarn" {
+	if prog == "npx" || prog == "bunx" || (prog == "pnpm" || prog == "npm" || prog == "yarn") && runsPackage(words) {
 		toks := make([]string, len(words))
 		for i, w := range words {
 			toks[i] = w.text
@@ -195,6 +195,17 @@ func runOptionHits(words []word) []runOpt {
 		}
 	}
 	return append(out, scanOptions(prog, words, start)...)
+}
+
+// runsPackage reports whether a package manager's words may hold exec,
+// dlx or x (pnpm exec vitest): only then is the program it runs read.
+func runsPackage(words []word) bool {
+	for _, w := range words[1:] {
+		if w.text == "exec" || w.text == "dlx" || w.text == "x" {
+			return true
+		}
+	}
+	return false
 }
 
 func scanOptions(prog string, words []word, start int) []runOpt {
