@@ -53,6 +53,8 @@ func TestClassProgramIdentity(t *testing.T) {
 			reason: "permissions.json deny: Terminal(git reset --hard)"},
 		{name: "identity: git's clone helper with -u runs a program the line names", auto: true,
 			cmd: "/usr/lib/git-core/git-clone -u 'sh -c id' ../x y", want: RA, reason: "cap: opaque segment"},
+		{name: "identity: a script named git-x.sh is a script, not a helper", auto: true,
+			cmd: "./scripts/git-sync.sh", want: A, reason: "agent_autonomy: auto_approve (wildcard)"},
 		{name: "identity: a function named like a helper is the function", allow: []string{"Terminal(git status)"},
 			cmd: "git-status() { rm -rf .; }; git-status", want: RA},
 		// A helper is allowed only when it is git's own.

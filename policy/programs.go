@@ -76,7 +76,9 @@ func (s *segment) verbAsWritten() string {
 func gitHelper(v string) (string, bool) {
 	b := base(v)
 	sub, ok := strings.CutPrefix(b, "git-")
-	if !ok || sub == "" || strings.ContainsAny(sub, "/") {
+	if !ok || sub == "" || strings.ContainsAny(sub, "/.") {
+		// git dispatches on the name after git-: one with an extension
+		// (git-sync.sh) names no subcommand, and is a script of its own.
 		return "", false
 	}
 	return sub, true
