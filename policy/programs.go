@@ -127,7 +127,7 @@ var bashBuiltins = set(":", ".", "[", "alias", "bg", "bind", "break", "builtin",
 func identity(s *segment, toks []string, progs map[string]Program, root string) (allowToks []string, why string) {
 	v := s.verbAsWritten()
 	if !strings.Contains(v, "/") {
-		if bashBuiltins[v] || progs == nil {
+		if progs == nil || bashBuiltins[v] {
 			return toks, ""
 		}
 		if p, ok := progs[v]; ok && p.Writable {

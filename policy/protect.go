@@ -171,9 +171,12 @@ var protectedIndex = func() (ix struct {
 	project, home  []compiledRow
 	anywhereGlobal []compiledRow
 	nested         []compiledRow // the anywhere rows of several elements
+	nestedBy       map[string][]compiledRow
+	nestedLen      int // the most elements of a nested row
 	readRows       bool
 }) {
 	ix.anywhere = map[string][]compiledRow{}
+	ix.nestedBy = map[string][]compiledRow{}
 	for _, row := range ProtectedTable {
 		ix.readRows = ix.readRows || row.ReadProtected
 		c := compiledRow{row: row, folder: strings.HasSuffix(row.Pattern, "/"),
@@ -184,6 +187,8 @@ var protectedIndex = func() (ix struct {
 			ix.anywhereGlobal = append(ix.anywhereGlobal, c)
 			if len(c.els) > 1 {
 				ix.nested = append(ix.nested, c)
+				ix.nestedBy[c.els[0]] = append(ix.nestedBy[c.els[0]], c)
+				ix.nestedLen = max(ix.nestedLen, len(c.els))
 			}
 		case BaseProject:
 			ix.project = append(ix.project, c)
@@ -329,10 +334,17 @@ func (p Protect) ancestor(abs string, els []string, root string) (ProtectedRow, 
 			return hit("a worktree brabo keeps, with its permissions.json and .git")
 		}
 	}
-	for _, c := range protectedIndex.nested {
-		// els ends with the first k elements of the row, k < len(row).
-		for k := 1; k < len(c.els) && k <= len(els); k++ {
-			if prefixMatches(els[len(els)-k:], c.els[:k]) {
+	// els ends with the first k elements of a row of several, k < its
+	// length: the element k from the end is the row's first (one map
+	// lookup per k), or a glob that may be any of them.
+	globs := strings.ContainsAny(abs, "*?[")
+	for k := 1; k < protectedIndex.nestedLen && k <= len(els); k++ {
+		rows := protectedIndex.nestedBy[els[len(els)-k]]
+		if globs {
+			rows = protectedIndex.nested
+		}
+		for _, c := range rows {
+			if k < len(c.els) && prefixMatches(els[len(els)-k:], c.els[:k]) {
 				return hit("a folder holding " + c.row.Why)
 			}
 		}
