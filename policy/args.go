@@ -72,7 +72,7 @@ func (a *analyzer) checkArgs(s *segment) {
 		}
 		return
 	}
-	s.runOpts = runOptionHits(s.words)
+	s.runOpts = runOptionHits(s.words, s.tokens())
 	if prog == "find" {
 		a.findArgs(s)
 		return

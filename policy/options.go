@@ -174,20 +174,17 @@ type runOpt struct {
 	why string
 }
 
-// runOptionHits finds the options of the table in a segment's words. A
-// package runner's program (npx vitest) is read with its own row.
-func runOptionHits(words []word) []runOpt {
-	if len(words) == 0 {
+// runOptionHits finds the options of the table in a segment's words
+// (toks are their texts). A package runner's program (npx vitest) is read
+// with its own row.
+func runOptionHits(words []word, toks []string) []runOpt {
+	if len(words) == 0 || len(toks) != len(words) {
 		return nil
 	}
 	prog := base(words[0].text)
 	var out []runOpt
 	start := 1
 	if prog == "npx" || prog == "bunx" || (prog == "pnpm" || prog == "npm" || prog == "yarn") && runsPackage(words) {
-		toks := make([]string, len(words))
-		for i, w := range words {
-			toks[i] = w.text
-		}
 		if inner := packageRunnerProgram(prog, toks); inner != nil {
 			at := len(words) - len(inner)
 			out = append(out, scanOptions(prog, words[:at], 1)...)
