@@ -321,6 +321,7 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 			return nil, err
 		}
 		in.Rules = st.use
+		in.Programs = s.programs(req.Type, project, req.Payload.Command, req.Payload.Cwd, scope.Root)
 	} else {
 		in.Scope.Root = "" // Decide asks a human for what it cannot scope
 	}

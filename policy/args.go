@@ -14,6 +14,11 @@ type pathWord struct {
 	// (git's config, the file a copy into a folder makes): the protected
 	// rule reads it; the scope checks what the line names.
 	implied bool
+	// program is the program itself, named by its path.
+	program bool
+	// below is a folder only some files of which are written (find
+	// -name '*.o' -delete): the folder itself is not replaced.
+	below bool
 }
 
 // checkArgs reads a segment's words with the operand table and decides,
@@ -38,7 +43,7 @@ func (a *analyzer) checkArgs(s *segment) {
 		return
 	}
 	// A program named by its path is a path too (/usr/bin/x, ../tool).
-	s.paths = append(s.paths, pathWord{text: s.verb(), kind: argPath})
+	s.paths = append(s.paths, pathWord{text: s.verbAsWritten(), kind: argPath, program: true})
 	prog := base(s.verb())
 	switch prog {
 	case "declare", "typeset", "local", "export", "readonly":
@@ -67,6 +72,7 @@ func (a *analyzer) checkArgs(s *segment) {
 		}
 		return
 	}
+	s.runOpts = runOptionHits(s.words, s.tokens())
 	if prog == "find" {
 		a.findArgs(s)
 		return
@@ -89,6 +95,13 @@ func (a *analyzer) checkArgs(s *segment) {
 		if ar.subcommand && !w.static {
 			s.opaque = "the subcommand is an expansion: " + w.text
 			return
+		}
+		if items := s.loopRef(w); items != nil && !ar.option {
+			// The loop variable: each item, none of which is an option.
+			for k := range items {
+				a.checkWord(s, &items[k], items[k].text, ar.kind)
+			}
+			continue
 		}
 		text := w.text
 		if ar.option {
@@ -115,6 +128,9 @@ func (a *analyzer) checkArgs(s *segment) {
 	}
 	if s.opaque == "" {
 		a.checkCode(s, prog, args)
+	}
+	if prog == "git" {
+		s.paths = append(s.paths, gitRepoPaths(args)...)
 	}
 	for _, pw := range impliedWrites(prog, s.tokens(), args) {
 		pw.implied = true
@@ -374,6 +390,22 @@ func (a *analyzer) findArgs(s *segment) {
 		starts = append(starts, &words[i])
 	}
 	deletes := false
+	// -delete removes what the tests select: one -name (-iname) test, no
+	// operator that widens it, and a pattern no protected name matches
+	// leaves the start folders' protected files where they are.
+	names, widened := 0, false
+	for j := i; j < len(words); j++ {
+		switch words[j].text {
+		case "-name", "-iname":
+			names++
+			if j+1 >= len(words) || !words[j+1].static || namesProtected(words[j+1].text) {
+				widened = true
+			}
+		case "-o", "-or", ",", "!", "-not", "(", ")":
+			widened = true
+		}
+	}
+	narrow := names == 1 && !widened
 	for ; i < len(words); i++ {
 		w := &words[i]
 		if !w.static && w.mayBeOption() {
@@ -418,8 +450,14 @@ func (a *analyzer) findArgs(s *segment) {
 	if len(starts) == 0 && deletes {
 		s.paths = append(s.paths, pathWord{text: ".", kind: argWrite})
 	}
+	at := len(s.paths)
 	for _, w := range starts {
 		a.checkPath(s, *w, kind, "")
+	}
+	if deletes && narrow {
+		for k := at; k < len(s.paths); k++ {
+			s.paths[k].below = true
+		}
 	}
 }
 
@@ -584,6 +622,12 @@ func gitImpliedWrites(args []argument) []pathWord {
 	case "worktree":
 		if len(ops) > 0 && ops[0] != "list" {
 			return write(".git/worktrees/")
+		}
+	case "clean":
+		if len(ops) == 0 {
+			// Every untracked file under the folder it runs in: the
+			// agents' local settings and instructions among them.
+			return write(".")
 		}
 	case "init", "clone":
 		return write(".git/")

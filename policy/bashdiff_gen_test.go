@@ -150,6 +150,9 @@ func bashGenClasses() []bashClass {
 		{"global-opt", bashGlobalOptPlain, bashGlobalOptTricky},
 		{"assign", bashAssignPlain, bashAssignTricky},
 		{"cd-path", bashCdPathPlain, bashCdPathTricky},
+		{"git-helper", bashHelperPlain, bashHelperTricky},
+		{"runner-opt", bashRunnerOptPlain, bashRunnerOptTricky},
+		{"ancestor", bashAncestorPlain, bashAncestorTricky},
 	}
 }
 

@@ -45,7 +45,7 @@ var bashStubNames = strings.Fields(`
 	chmod chown ln mkdir rmdir xargs env timeout nice nohup stdbuf sudo doas kubectl
 	helm terraform docker gh glab ssh scp rsync nc tar sort uniq cut tr diff patch
 	pytest mix id whoami date sleep kill which dirname basename realpath readlink
-	stat base64 dd install mktemp jq perl ruby zsh less vi`)
+	stat base64 dd install mktemp jq perl ruby zsh less vi pwnd projcode vitest`)
 
 // bashShellLinks are names on the stub PATH that are the real shells.
 var bashShellLinks = []string{"bash", "sh", "dash"}
@@ -235,6 +235,12 @@ type bashWorker struct {
 	root    string // the project folder, the scope root Decide is given
 	home    string
 	logFile string
+	// The runners' worker (bashdiff_runners_test.go): PATH when not the
+	// stubs alone, more variables, a longer bound, more project files.
+	path     string
+	extraEnv []string
+	timeout  time.Duration
+	fixture  map[string]string
 }
 
 func (e *bashEnv) newWorker(name string) (*bashWorker, error) {
@@ -270,13 +276,19 @@ func (w *bashWorker) reset() error {
 			return err
 		}
 	}
-	for name, content := range bashFixture {
-		p := filepath.Join(w.root, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			return err
+	for _, files := range []map[string]string{bashFixture, w.fixture} {
+		for name, content := range files {
+			p := filepath.Join(w.root, name)
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				return err
+			}
+			mode := os.FileMode(0o644)
+			if strings.HasPrefix(content, "#!") {
+				mode = 0o755
+			}
+			if err := os.WriteFile(p, []byte(content), mode); err != nil {
+				return err
+			}
 		}
 	}
 	if !w.env.nobody {
@@ -312,7 +324,14 @@ func (w *bashWorker) trace(argv []string) (calls []*straceCall, timedOut bool, e
 	args = append(append(args, "--"), argv...)
 	cmd := exec.Command(e.strace, args...)
 	cmd.Dir = w.root
-	cmd.Env = []string{"PATH=" + e.stubDir, "HOME=" + w.home}
+	pathEnv, limit := e.stubDir, bashTimeout
+	if w.path != "" {
+		pathEnv = w.path
+	}
+	if w.timeout > 0 {
+		limit = w.timeout
+	}
+	cmd.Env = append([]string{"PATH=" + pathEnv, "HOME=" + w.home}, w.extraEnv...)
 	var out bashCapBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -321,7 +340,7 @@ func (w *bashWorker) trace(argv []string) (calls []*straceCall, timedOut bool, e
 		return nil, false, err
 	}
 	var killed atomic.Bool
-	timer := time.AfterFunc(bashTimeout, func() {
+	timer := time.AfterFunc(limit, func() {
 		killed.Store(true)
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	})

@@ -72,6 +72,11 @@ var bashMinApproved = map[string]struct{ seed, tools, auto float64 }{
 	"global-opt":   {0.60, 0.60, 0.80},
 	"assign":       {0.50, 0.50, 0.80},
 	"cd-path":      {0.60, 0.60, 0.80},
+	// issue 25: a helper by its path is allowed only in auto mode (the
+	// harness passes no Programs); the seeded list allows no rm or mv.
+	"git-helper": {0.00, 0.00, 0.80},
+	"runner-opt": {0.80, 0.80, 0.90},
+	"ancestor":   {0.00, 0.00, 0.60},
 }
 
 // bashCorpus is the fixed corpus: the generated lines and the hand-written

@@ -283,20 +283,7 @@ func TestBoundedAnalysis(t *testing.T) {
 		{name: "bounded: a denied segment before the bound still denies", allow: classAllow, deny: []string{"Terminal(curl)"},
 			cmd: "curl x; " + deep, want: D, reason: "permissions.json deny: Terminal(curl)"},
 	})
-	root := newProject(t)
-	for _, cmd := range []string{deep, many, "echo " + strings.Repeat("a", MaxCommandBytes-10)} {
-		d := Decide(Input{Type: brabo.Terminal, Command: cmd, Role: brabo.Developer, Scope: Scope{Root: root}})
-		size := len(d.Reason)
-		for _, s := range d.Segments {
-			size += len(s.Text) + len(s.Rule)
-			for _, tok := range s.Tokens {
-				size += len(tok)
-			}
-		}
-		if size > (MaxSegments+1)*(maxSegmentText+maxTokens*maxTokenText/8) || len(d.Segments) > MaxSegments+1 {
-			t.Errorf("a %d-byte line made a %d-byte decision with %d segments", len(cmd), size, len(d.Segments))
-		}
-	}
+	// The decision's size: TestClassBoundedDecision (bound_test.go).
 }
 
 // runRowsLoose is runRows for rows that state only some of what a row can

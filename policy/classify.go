@@ -49,7 +49,8 @@ func (a *analyzer) classify(s *segment, depth int) {
 		s.opaque = "the program name is empty"
 		return
 	}
-	name := base(v.text)
+	readHelper(s)
+	name := base(s.words[0].text)
 	if why := builtinOpaque(name, s.words[1:]); why != "" {
 		s.opaque = why
 		return
@@ -89,6 +90,8 @@ func (a *analyzer) child(parent *segment, at int, words []word, assigns []word, 
 		progEnv: parent.progEnv,
 		input:   parent.input,
 		childAt: len(words),
+		// A wrapper's program sees the loop's variable too.
+		loopVars: parent.loopVars,
 	}
 	parent.wraps = true
 	if at < parent.childAt {

@@ -12,7 +12,6 @@ import (
 	"path"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/brabo-dev/brabo"
 )
@@ -58,6 +57,12 @@ type Input struct {
 	Protect Protect
 	// Tool is the tool an mcp_tool action calls, server__tool.
 	Tool string
+	// Programs is what each program name of a terminal command resolves
+	// to where the command will run (ProgramNames lists the names; see
+	// Program). nil means the caller did not say: a program named by its
+	// path then matches an allow pattern only as written, and one of
+	// git's helpers none.
+	Programs map[string]Program
 	// McpMapped is true when a maintainer mapped Tool (McpToolMapped):
 	// a developer may then approve it; otherwise it needs a maintainer.
 	McpMapped bool
@@ -242,9 +247,19 @@ func decideTerminal(d *brabo.Decision, in Input, autoMode bool) {
 	}
 	segs := an.segs
 	rules := in.Rules
+	var written []string
+	found := false
+	for _, s := range segs {
+		for k := range s.runOpts {
+			if !found {
+				written, found = lineWrites(segs), true
+			}
+			s.runOpts[k].why = runOptionWhy(s, &s.runOpts[k], root, in.Protect, written)
+		}
+	}
 	verdicts := make([]brabo.Segment, len(segs))
 	for i, s := range segs {
-		verdicts[i] = judge(s, rules, in.AgentAllow, root, rootErr)
+		verdicts[i] = judge(s, rules, in.AgentAllow, root, rootErr, in.Programs)
 	}
 	flagRoot := root
 	if rootErr != nil {
@@ -256,15 +271,13 @@ func decideTerminal(d *brabo.Decision, in Input, autoMode bool) {
 	writes, reads := protectedHits(segs, verdicts, in.Protect, root)
 	leave := leavesOrGains(segs, verdicts)
 	raise := raisedRole(segs, leave, writes)
-	d.Segments = clipSegments(verdicts)
+	d.Segments = verdicts
+	defer boundDecision(d, len(in.Command))
 	if raise != "" {
+		// A capped segment asks, whoever proposed it, and a maintainer
+		// approves it (DESIGN §10): IAM denies only below the type's
+		// minimum role, which terminal's is not.
 		d.RequiredRole = brabo.Maintainer
-		if raise != "opaque" && raise != "protected" && !in.Role.AtLeast(brabo.Maintainer) {
-			// IAM applies the same raise as the typed action's: a
-			// developer's terminal git push is denied like its git_push.
-			d.Policy, d.Reason = brabo.Deny, "iam: "+raise+" requires maintainer"
-			return
-		}
 	}
 	defer protectedCap(d, writes, reads)
 
@@ -292,52 +305,4 @@ func decideTerminal(d *brabo.Decision, in Input, autoMode bool) {
 	if d.Policy == brabo.AutoApprove && compound != "" {
 		d.Policy, d.Reason = brabo.RequireApproval, compound
 	}
-}
-
-// What a decision shows of its segments is bounded, so that a stored
-// decision stays small whatever the line (DESIGN §9, "Bounded analysis").
-const (
-	maxSegmentText = 1024
-	maxTokenText   = 256
-	maxTokens      = 64
-)
-
-// clipSegments bounds the text and tokens of each segment. The token
-// slices are the analysis' own (segment.tokens): one that needs clipping
-// is copied, never cut in place.
-func clipSegments(v []brabo.Segment) []brabo.Segment {
-	for i := range v {
-		v[i].Text = clip(v[i].Text, maxSegmentText)
-		toks := v[i].Tokens
-		long := len(toks) > maxTokens
-		for _, t := range toks {
-			long = long || len(t) > maxTokenText
-		}
-		if !long {
-			continue
-		}
-		n := min(len(toks), maxTokens)
-		out := make([]string, n, n+1)
-		for j, t := range toks[:n] {
-			out[j] = clip(t, maxTokenText)
-		}
-		if len(toks) > maxTokens {
-			out = append(out, fmt.Sprintf("… %d more", len(toks)-maxTokens))
-		}
-		v[i].Tokens = out
-	}
-	return v
-}
-
-// clip cuts s to at most n bytes on a rune boundary, saying how much it
-// left out.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + fmt.Sprintf("… (%d more bytes)", len(s)-cut)
 }

@@ -44,7 +44,8 @@ type row struct {
 	specific, wildcard brabo.Policy
 	auto               bool // wildcard auto_approve: auto mode
 	container          bool
-	root               string // the scope root when not the temp project ("" is the temp project)
+	root               string             // the scope root when not the temp project ("" is the temp project)
+	programs           map[string]Program // Input.Programs (<root> replaced in keys and paths)
 
 	// what Decide must return
 	want   brabo.Policy
@@ -131,6 +132,13 @@ func (r row) input(t *testing.T, root string) Input {
 			t.Fatalf("the row's rules do not compile: %v", err)
 		}
 		in.Rules = rules
+	}
+	if r.programs != nil {
+		in.Programs = map[string]Program{}
+		for k, p := range r.programs {
+			p.Path, p.Real, p.ExecPath = withRoot(p.Path, root), withRoot(p.Real, root), withRoot(p.ExecPath, root)
+			in.Programs[withRoot(k, root)] = p
+		}
 	}
 	if r.agentAllow != nil {
 		agent, err := NewRules("agent patterns", withRootAll(r.agentAllow, root), nil, nil)

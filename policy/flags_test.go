@@ -35,7 +35,7 @@ func TestSegmentFlags(t *testing.T) {
 		{"rm -rf build", [][]brabo.Flag{{f(brabo.FlagDelete, "rm -r (recursive)")}}},
 		{"rm --recursive build", [][]brabo.Flag{{f(brabo.FlagDelete, "rm -r (recursive)")}}},
 		{"find . -name '*.o' -delete", [][]brabo.Flag{{f(brabo.FlagDelete, "find -delete")}}},
-		{"git clean -fdx", [][]brabo.Flag{{f(brabo.FlagDelete, "git clean")}}},
+		{"git clean -fdx", [][]brabo.Flag{{f(brabo.FlagDelete, "git clean"), f(brabo.FlagProtected, ".")}}}, // every untracked file: the agents' local settings too
 		{"git reset --hard HEAD~1", [][]brabo.Flag{{f(brabo.FlagDelete, "git reset --hard (drops uncommitted changes)")}}},
 		{"echo x > .git/config", [][]brabo.Flag{{f(brabo.FlagProtected, ".git/config")}}},
 		{"npm ci", [][]brabo.Flag{{f(brabo.FlagNetwork, "npm ci")}}},

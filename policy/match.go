@@ -16,7 +16,7 @@ const agentLabel = "agent"
 // judge gives one segment its verdict from the built-in denies, the file,
 // and the agent's own allow patterns (tried after the file's allow).
 // rootErr is CheckRoot(root), found once per line.
-func judge(s *segment, rules, agent *Rules, root string, rootErr error) brabo.Segment {
+func judge(s *segment, rules, agent *Rules, root string, rootErr error, progs map[string]Program) brabo.Segment {
 	v := brabo.Segment{Text: s.text, Tokens: s.tokens()}
 	if s.bare && s.opaque == "" {
 		v.Verdict, v.Rule = brabo.VerdictNoRule, "a variable assignment: no rule can allow it"
@@ -55,12 +55,17 @@ func judge(s *segment, rules, agent *Rules, root string, rootErr error) brabo.Se
 		v.Verdict, v.Rule = brabo.VerdictNoRule, s.progEnv+" set on the line may change what the program does: no allow pattern covers it"
 		return v
 	}
-	rule, why, ok := matchAllow(rules, s, v.Tokens)
+	toks, notIt := identity(s, v.Tokens, progs, root)
+	if notIt != "" {
+		v.Verdict, v.Rule = brabo.VerdictNoRule, notIt
+		return v
+	}
+	rule, why, ok := matchAllow(rules, s, toks)
 	if ok {
 		v.Verdict, v.Rule = brabo.VerdictAllow, fileLabel+" allow: "+rule
 		return v
 	}
-	if rule, agentWhy, ok := matchAllow(agent, s, v.Tokens); ok {
+	if rule, agentWhy, ok := matchAllow(agent, s, toks); ok {
 		v.Verdict, v.Rule = brabo.VerdictAllow, agentLabel+" allow: "+rule
 		return v
 	} else if why == "" {
@@ -127,12 +132,16 @@ func matchAllow(r *Rules, s *segment, tokens []string) (rule, why string, ok boo
 	if l == nil || len(tokens) == 0 {
 		return "", "", false
 	}
-	best := -1
+	best, shift := -1, 0
 	visit := func(i int) bool {
 		if best >= 0 && i > best {
 			return true
 		}
 		p := &l.patterns[i]
+		if v := s.uncoveredOption(len(p.tokens), shift); v != "" {
+			why = v
+			return true
+		}
 		if p.readOnly {
 			if v := readOnlyViolation(s); v != "" {
 				why = fmt.Sprintf("%s only covers reading: %s", p.source, v)
@@ -146,6 +155,7 @@ func matchAllow(r *Rules, s *segment, tokens []string) (rule, why string, ok boo
 	if at := harmlessGlobals(tokens); at > 1 {
 		// git --no-pager log, git -C src status: the options do not change
 		// what runs (-C's folder is checked as a path).
+		shift = at - 1
 		l.terminal.match(append([]string{tokens[0]}, tokens[at:]...), visit)
 	}
 	if best < 0 {

@@ -67,13 +67,37 @@ var ProtectedTable = []ProtectedRow{
 	{Pattern: ".claude/hooks/", Base: BaseAnywhere, Why: "Claude Code's hooks"},
 	{Pattern: ".codex/", Base: BaseAnywhere, Why: "Codex's configuration"},
 	{Pattern: ".gemini/", Base: BaseAnywhere, Why: "Gemini CLI's configuration"},
-	{Pattern: ".cursor/hooks.json", Base: BaseAnywhere, Why: "Cursor's hooks"},
 	{Pattern: ".mcp.json", Base: BaseAnywhere, Why: "the agents' MCP servers"},
+	{Pattern: ".vscode/mcp.json", Base: BaseAnywhere, Why: "VS Code's MCP servers (Copilot's agent runs them)"},
+	{Pattern: ".vscode/settings.json", Base: BaseAnywhere, Why: "VS Code's settings (the chat agent's auto-approval, terminal profiles)"},
+	{Pattern: ".vscode/tasks.json", Base: BaseAnywhere, Why: "VS Code's tasks (a folderOpen task runs code)"},
+	{Pattern: ".aider.conf.yml", Base: BaseAnywhere, Why: "aider's configuration (its lint and test commands)"},
 	{Pattern: "CLAUDE.md", Base: BaseAnywhere, Why: "an agent's instructions", Instructions: true},
+	{Pattern: "CLAUDE.local.md", Base: BaseAnywhere, Why: "an agent's instructions", Instructions: true},
+	{Pattern: ".claude/rules/", Base: BaseAnywhere, Why: "an agent's instructions", Instructions: true},
 	{Pattern: "AGENTS.md", Base: BaseAnywhere, Why: "an agent's instructions", Instructions: true},
+	{Pattern: "AGENTS.override.md", Base: BaseAnywhere, Why: "an agent's instructions", Instructions: true},
 	{Pattern: "GEMINI.md", Base: BaseAnywhere, Why: "an agent's instructions", Instructions: true},
 	{Pattern: ".cursorrules", Base: BaseAnywhere, Why: "an agent's instructions", Instructions: true},
 	{Pattern: ".cursor/rules/", Base: BaseAnywhere, Why: "an agent's instructions", Instructions: true},
+	{Pattern: ".cursor/", Base: BaseAnywhere, Why: "Cursor's configuration (hooks, MCP servers, CLI permissions)"},
+	{Pattern: ".windsurfrules", Base: BaseAnywhere, Why: "an agent's instructions", Instructions: true},
+	{Pattern: ".clinerules", Base: BaseAnywhere, Why: "an agent's instructions", Instructions: true},
+	{Pattern: ".github/copilot-instructions.md", Base: BaseAnywhere, Why: "an agent's instructions", Instructions: true},
+	{Pattern: ".github/instructions/", Base: BaseAnywhere, Why: "an agent's instructions", Instructions: true},
+	// The package managers and build tools the seeded runners read: each
+	// names a program, a shell or a plugin the runner starts (their rows
+	// in docs/shell-analysis.md say where).
+	{Pattern: ".npmrc", Base: BaseAnywhere, Why: "npm's configuration (script-shell, node-options run programs)"},
+	{Pattern: ".yarnrc", Base: BaseAnywhere, Why: "yarn's configuration (yarn-path runs a program)"},
+	{Pattern: ".yarnrc.yml", Base: BaseAnywhere, Why: "yarn's configuration (yarnPath, plugins, shell run programs)"},
+	{Pattern: ".pnpmfile.cjs", Base: BaseAnywhere, Why: "pnpm's hooks (they run code on install)"},
+	{Pattern: ".pnpmfile.mjs", Base: BaseAnywhere, Why: "pnpm's hooks (they run code on install)"},
+	{Pattern: "pip.conf", Base: BaseAnywhere, Why: "pip's configuration (a virtualenv's, index and build options)"},
+	{Pattern: ".cargo/config.toml", Base: BaseAnywhere, Why: "cargo's configuration (runners and wrappers run programs)"},
+	{Pattern: ".cargo/config", Base: BaseAnywhere, Why: "cargo's configuration (runners and wrappers run programs)"},
+	{Pattern: ".mvn/", Base: BaseAnywhere, Why: "Maven's project configuration (extensions and options load code)"},
+	{Pattern: ".envrc", Base: BaseAnywhere, Why: "direnv's script (a human's shell runs it on cd)"},
 	{Pattern: ".claude/", Base: BaseHome, Why: "Claude Code's user settings"},
 	{Pattern: ".codex/", Base: BaseHome, Why: "Codex's user configuration"},
 	{Pattern: ".gemini/", Base: BaseHome, Why: "Gemini CLI's user configuration"},
@@ -87,6 +111,20 @@ var ProtectedTable = []ProtectedRow{
 	{Pattern: ".zshrc", Base: BaseHome, Why: "the user's shell start-up"},
 	{Pattern: ".zshenv", Base: BaseHome, Why: "the user's shell start-up"},
 	{Pattern: ".zprofile", Base: BaseHome, Why: "the user's shell start-up"},
+	{Pattern: ".zlogin", Base: BaseHome, Why: "the user's shell start-up"},
+	{Pattern: ".bash_logout", Base: BaseHome, Why: "the user's shell start-up"},
+	{Pattern: ".cursor/", Base: BaseHome, Why: "Cursor's user configuration"},
+	{Pattern: ".copilot/", Base: BaseHome, Why: "Copilot CLI's user configuration"},
+	{Pattern: ".npmrc", Base: BaseHome, Why: "npm's user configuration (script-shell, node-options run programs)"},
+	{Pattern: ".yarnrc", Base: BaseHome, Why: "yarn's user configuration"},
+	{Pattern: ".yarnrc.yml", Base: BaseHome, Why: "yarn's user configuration"},
+	{Pattern: ".config/pnpm/", Base: BaseHome, Why: "pnpm's user configuration"},
+	{Pattern: ".config/pip/", Base: BaseHome, Why: "pip's user configuration"},
+	{Pattern: ".pip/", Base: BaseHome, Why: "pip's user configuration"},
+	{Pattern: ".cargo/config.toml", Base: BaseHome, Why: "cargo's user configuration (runners and wrappers run programs)"},
+	{Pattern: ".gradle/init.d/", Base: BaseHome, Why: "Gradle's init scripts (they run in every build)"},
+	{Pattern: ".gradle/gradle.properties", Base: BaseHome, Why: "Gradle's user properties"},
+	{Pattern: ".m2/settings.xml", Base: BaseHome, Why: "Maven's user settings"},
 }
 
 // Protect is what Decide needs besides the table to find protected paths.
@@ -161,9 +199,13 @@ var protectedIndex = func() (ix struct {
 	anywhere       map[string][]compiledRow
 	project, home  []compiledRow
 	anywhereGlobal []compiledRow
+	nested         []compiledRow // the anywhere rows of several elements
+	nestedBy       map[string][]compiledRow
+	nestedLen      int // the most elements of a nested row
 	readRows       bool
 }) {
 	ix.anywhere = map[string][]compiledRow{}
+	ix.nestedBy = map[string][]compiledRow{}
 	for _, row := range ProtectedTable {
 		ix.readRows = ix.readRows || row.ReadProtected
 		c := compiledRow{row: row, folder: strings.HasSuffix(row.Pattern, "/"),
@@ -172,6 +214,11 @@ var protectedIndex = func() (ix struct {
 		case BaseAnywhere:
 			ix.anywhere[c.els[0]] = append(ix.anywhere[c.els[0]], c)
 			ix.anywhereGlobal = append(ix.anywhereGlobal, c)
+			if len(c.els) > 1 {
+				ix.nested = append(ix.nested, c)
+				ix.nestedBy[c.els[0]] = append(ix.nestedBy[c.els[0]], c)
+				ix.nestedLen = max(ix.nestedLen, len(c.els))
+			}
 		case BaseProject:
 			ix.project = append(ix.project, c)
 		case BaseHome:
@@ -187,6 +234,13 @@ var protectedIndex = func() (ix struct {
 // only the read-protected rows count: brabo's own paths, and the table's
 // rows marked ReadProtected.
 func (p Protect) protectedPath(abs, as, root string, write bool) (ProtectedRow, bool) {
+	return p.protectedPathAt(abs, as, root, write, write)
+}
+
+// protectedPathAt is protectedPath; ancestors false leaves out the rule
+// for a folder that holds protected paths, for a write that reaches only
+// some files below it (find -name '*.o' -delete).
+func (p Protect) protectedPathAt(abs, as, root string, write, ancestors bool) (ProtectedRow, bool) {
 	for _, s := range p.ServerPaths {
 		s = path.Clean(s)
 		if s != "." && s != "/" && within(abs, s) {
@@ -198,6 +252,11 @@ func (p Protect) protectedPath(abs, as, root string, write bool) (ProtectedRow, 
 	}
 	lower := strings.ToLower(abs)
 	els := strings.Split(strings.TrimPrefix(lower, "/"), "/")
+	if write && ancestors {
+		if row, ok := p.ancestor(abs, els, root); ok {
+			return row, true
+		}
+	}
 	globs := strings.ContainsAny(abs, "*?[")
 	// A project row is matched at the root and at the worktree under
 	// .brabo/worktrees that abs lies in: the path relative to either is a
@@ -256,6 +315,110 @@ func (p Protect) protectedPath(abs, as, root string, write bool) (ProtectedRow, 
 		}
 	}
 	return ProtectedRow{}, false
+}
+
+// ancestorRow is the row of a write whose target holds protected paths
+// (rm -rf .claude, rm -rf ../proj, find . -delete): deleting, moving or
+// replacing a folder takes what is in it along.
+var ancestorRow = ProtectedRow{Pattern: "(a folder holding protected paths)", Base: BaseProject,
+	Why: "a folder that holds protected paths (deleting or replacing it takes them along)"}
+
+// ancestor reports whether a written path is the project folder, a folder
+// above it, a worktree brabo keeps, the home folder or one above a
+// protected home row, a folder above brabo's own paths, or a folder that
+// a row of several elements lies in (.claude for .claude/settings.json).
+// A folder that may merely hold a file of a protected name (src, which
+// may hold an AGENTS.md) is not one: the line does not show it.
+func (p Protect) ancestor(abs string, els []string, root string) (ProtectedRow, bool) {
+	hit := func(why string) (ProtectedRow, bool) {
+		r := ancestorRow
+		r.Why = why + " (deleting or replacing it takes them along)"
+		return r, true
+	}
+	if root != "" && within(root, abs) {
+		return hit("the project folder itself, with its permissions.json, .git and instructions")
+	}
+	for _, s := range p.ServerPaths {
+		if s = path.Clean(s); s != "." && s != "/" && within(s, abs) && s != abs {
+			return hit("a folder holding brabo's own data")
+		}
+	}
+	if p.Home != "" {
+		home := path.Clean(p.Home)
+		if within(home, abs) {
+			return hit("the home folder, with the user's configuration")
+		}
+		if within(abs, home) {
+			rel := strings.Split(strings.ToLower(strings.TrimPrefix(abs[len(home):], "/")), "/")
+			for _, c := range protectedIndex.home {
+				if len(rel) < len(c.els) && prefixMatches(rel, c.els) {
+					return hit("a folder holding " + c.row.Why)
+				}
+			}
+		}
+	}
+	if root != "" && within(abs, root) {
+		rest := strings.TrimPrefix(abs[len(root):], "/")
+		if rest == ".brabo" || rest == worktreesDir || strings.HasPrefix(rest, worktreesDir+"/") && !strings.Contains(rest[len(worktreesDir)+1:], "/") {
+			return hit("a worktree brabo keeps, with its permissions.json and .git")
+		}
+	}
+	// els ends with the first k elements of a row of several, k < its
+	// length: the element k from the end is the row's first (one map
+	// lookup per k), or a glob that may be any of them.
+	globs := strings.ContainsAny(abs, "*?[")
+	for k := 1; k < protectedIndex.nestedLen && k <= len(els); k++ {
+		rows := protectedIndex.nestedBy[els[len(els)-k]]
+		if globs {
+			rows = protectedIndex.nested
+		}
+		for _, c := range rows {
+			if k < len(c.els) && prefixMatches(els[len(els)-k:], c.els[:k]) {
+				return hit("a folder holding " + c.row.Why)
+			}
+		}
+	}
+	return ProtectedRow{}, false
+}
+
+// protectedNames are the lower-case elements of every row: a find
+// -name pattern that matches none of them deletes no protected path.
+var protectedNames = func() []string {
+	var out []string
+	for _, r := range ProtectedTable {
+		for _, el := range strings.Split(strings.ToLower(strings.TrimSuffix(r.Pattern, "/")), "/") {
+			if !containsString(out, el) {
+				out = append(out, el)
+			}
+		}
+	}
+	return out
+}()
+
+// namesProtected reports whether a find -name pattern may match the name
+// of a protected path (or a folder one lies in).
+func namesProtected(pattern string) bool {
+	pattern = strings.ToLower(pattern)
+	for _, n := range protectedNames {
+		if elementMatches(n, pattern) {
+			return true
+		}
+		if ok, err := path.Match(pattern, n); ok || err != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// prefixMatches matches els element by element against the first
+// len(els) elements of a row.
+func prefixMatches(els, row []string) bool {
+	for i, e := range els {
+		if i >= len(row) || !elementMatches(row[i], e) {
+			return false
+		}
+	}
+	return true
 }
 
 // matchRel matches the leading elements of a relative, lower-case path
@@ -354,7 +517,7 @@ func (p Protect) segmentHits(s *segment, root string) (writes, reads []protected
 			continue
 		}
 		for _, abs := range p.candidates(pw.text, s.cwds) {
-			row, ok := p.protectedPath(abs.path, pw.text, root, pw.kind == argWrite)
+			row, ok := p.protectedPathAt(abs.path, pw.text, root, pw.kind == argWrite, pw.kind == argWrite && !pw.below)
 			if !abs.known {
 				row, ok = ProtectedRow{Pattern: pw.text, Base: BaseServer, Why: "a descriptor the line does not show"}, pw.kind == argWrite
 			}

@@ -220,9 +220,13 @@ func TestRequiredRole(t *testing.T) {
 	}{
 		{"ls", brabo.Developer, brabo.AutoApprove, brabo.Developer},
 		{"git push origin main", brabo.Maintainer, brabo.RequireApproval, brabo.Maintainer},
-		{"git push --force origin main", brabo.Developer, brabo.Deny, brabo.Maintainer},
-		{"ls && sudo ls", brabo.Developer, brabo.Deny, brabo.Maintainer},
-		{"flock f git push origin main", brabo.Developer, brabo.Deny, brabo.Maintainer},
+		// A developer's capped segment asks, and a maintainer approves
+		// (DESIGN §10; issue 25): terminal needs only a developer.
+		{"git push --force origin main", brabo.Developer, brabo.RequireApproval, brabo.Maintainer},
+		{"ls && sudo ls", brabo.Developer, brabo.RequireApproval, brabo.Maintainer},
+		{"flock f git push origin main", brabo.Developer, brabo.RequireApproval, brabo.Maintainer},
+		{"git remote add origin https://example.com/x.git", brabo.Developer, brabo.RequireApproval, brabo.Maintainer},
+		{"/usr/lib/git-core/git-push origin main", brabo.Developer, brabo.RequireApproval, brabo.Maintainer},
 		{"$x", brabo.Developer, brabo.RequireApproval, brabo.Maintainer},
 		{"echo x > .git/config", brabo.Developer, brabo.RequireApproval, brabo.Maintainer},
 	} {

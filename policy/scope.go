@@ -131,7 +131,7 @@ func outside(s *segment, root string) string {
 		}
 	}
 	for _, p := range s.paths {
-		if p.implied {
+		if p.implied || p.program && s.pathIsName {
 			continue
 		}
 		if why := tokenOutside(p.text, p.kind, s.cwds, root); why != "" {

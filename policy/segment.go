@@ -39,6 +39,21 @@ type segment struct {
 	// input is true when the program's standard input is a pipe, a heredoc
 	// or a file the line names: an interpreter may read its program there.
 	input bool
+	// progPath is the program as the line names it when the analysis
+	// reads it as another (a git helper, git-push, is git push); helper is
+	// true then.
+	progPath string
+	helper   bool
+	// pathIsName is true when the program, named by its path, is the
+	// file its name resolves to (identity): running it reads nothing the
+	// path scope guards.
+	pathIsName bool
+	// loopVars are the loop variables bound, where the segment runs, to
+	// a list of paths the line spells out (boundLoop).
+	loopVars map[string][]word
+	// runOpts are the options of the option table the segment holds
+	// (options.go).
+	runOpts []runOpt
 	// toks are the words' texts, set once the analysis is done with the
 	// words (freezeTokens).
 	toks []string

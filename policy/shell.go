@@ -89,6 +89,9 @@ type analyzer struct {
 	// piped is true while the walk is on the right of a pipe: the programs
 	// there read the left side's output.
 	piped bool
+	// loop holds the loop variables bound to a list of paths inside the
+	// folder the loop runs in (boundLoop), for the body's segments.
+	loop map[string][]word
 }
 
 type srcFile struct {
@@ -127,8 +130,8 @@ func analyze(cmd string, cwd cwdSet) (analysis, error) {
 			a.checkArgs(s)
 		}
 		for _, s := range a.segs {
-			if s.opaque == "" && a.funcs[s.verb()] {
-				s.opaque = "calls the function " + s.verb() + " defined in the line"
+			if v := s.verbAsWritten(); s.opaque == "" && a.funcs[v] {
+				s.opaque = "calls the function " + v + " defined in the line"
 			}
 		}
 	}
@@ -332,7 +335,10 @@ func (a *analyzer) command(src string, cmd syntax.Command, cwd cwdSet, redirs []
 		return out, out
 	case *syntax.ForClause:
 		a.nested(src, c.Loop, cwd, depth)
+		was := a.loop
+		a.loop = a.boundLoop(src, c)
 		out := cwd.union(a.stmtList(src, c.Do, cwd, redirs, depth))
+		a.loop = was
 		return out, out
 	case *syntax.CaseClause:
 		a.nested(src, c.Word, cwd, depth)
@@ -416,7 +422,7 @@ func assignWord(src string, as *syntax.Assign) word {
 
 // call turns a simple command into its segment, and unwraps wrappers.
 func (a *analyzer) call(src string, c *syntax.CallExpr, cwd cwdSet, redirs []redir, depth int) (ok, any cwdSet) {
-	s := &segment{text: sourceOf(src, c), redirs: redirs, cwds: cwd, cdpath: a.cdpath, input: a.piped}
+	s := &segment{text: sourceOf(src, c), redirs: redirs, cwds: cwd, cdpath: a.cdpath, input: a.piped, loopVars: a.loop}
 	for _, r := range redirs {
 		if r.kind != argWrite {
 			s.input = true // <, <<, <<<: the program may read its code there

@@ -105,6 +105,11 @@ func decodeWord(src string, w *syntax.Word) word {
 			// The common case: with no backslash the text is the literal
 			// itself; only the flags need the scan.
 			out := word{static: true, text: lit.Value}
+			if lit.Value == "[" {
+				// The test builtin: a lone '[' closes no bracket, and
+				// bash reads it as the letter it is.
+				return out
+			}
 			if strings.HasPrefix(lit.Value, "~") {
 				out.static, out.tilde = false, true
 			}

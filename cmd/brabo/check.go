@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/internal/progfind"
 	"github.com/brabo-dev/brabo/policy"
 )
 
@@ -129,6 +130,17 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	rules, fileErr := policy.Parse(file, data)
 	in.Rules = rules
 
+	if in.Type == brabo.Terminal {
+		// What each program name runs, as the server resolves it: this
+		// PATH, from the directory the command starts in, with the project
+		// folder and the temp folder as what an agent can write.
+		start := in.Cwd
+		if start == "" {
+			start = *root
+		}
+		in.Programs = progfind.Resolve(policy.ProgramNames(in.Command),
+			progfind.Env{PATH: os.Getenv("PATH"), Cwd: start, Writable: []string{*root, os.TempDir()}})
+	}
 	d := policy.Decide(in)
 	if *asJSON {
 		enc := json.NewEncoder(stdout)

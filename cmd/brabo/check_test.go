@@ -149,9 +149,13 @@ func TestCheckExitCodeIsTheDecision(t *testing.T) {
 		{"pnpm build", 1, "default: no rule approves it"},   // prefix is by token, not by string
 		{"pnpm testing", 1, "default: no rule approves it"}, // nor by a string prefix of a token
 		{"pnpm test && pnpm build", 1, `compound: the segment "pnpm build" has no rule`},
-		// A developer (check's default role) may not publish at all: IAM
-		// applies the raise an external effect needs (DESIGN §9).
-		{"pnpm publish", 2, "iam: pnpm publish requires maintainer"},
+		// A developer (check's default role) proposing an ask-listed
+		// publish is asked, and a maintainer approves (DESIGN §10; the
+		// JSON rows of TestCheckCapsAskAMaintainer check requiredRole).
+		{"pnpm publish", 1, "permissions.json ask: Terminal(pnpm publish)"},
+		// Issue 25: git's helpers are git, for the denies too.
+		{"/usr/lib/git-core/git-reset --hard HEAD~1", 2, "permissions.json deny: Terminal(git reset --hard)"},
+		{"git-reset --hard", 2, "permissions.json deny: Terminal(git reset --hard)"},
 		{"curl -fsSL https://example.com/x.sh", 2, "permissions.json deny: Terminal(curl)"},
 		{"pnpm test && /usr/bin/curl x", 2, "permissions.json deny: Terminal(curl)"}, // deny by basename
 		{"pnpm test; git reset --hard HEAD~1", 2, "permissions.json deny: Terminal(git reset --hard)"},
@@ -440,7 +444,7 @@ func TestCheckMissingPermissionsIsEmpty(t *testing.T) {
 			{[]string{"--", "rm -rf /"}, 2},
 			{[]string{"--", "rm -fr /"}, 2},
 			{[]string{"--container-running", "--", "make"}, 0},
-			{[]string{"--container-running", "--", "sudo make install"}, 2},
+			{[]string{"--container-running", "--", "sudo make install"}, 1}, // a developer is asked too (a maintainer approves)
 			{[]string{"--role", "maintainer", "--container-running", "--", "sudo make install"}, 1},
 		} {
 			a := check(t, missing, tc.want, append([]string{"--json"}, tc.args...)...)
@@ -580,8 +584,10 @@ func TestCheckAutonomyAndModes(t *testing.T) {
 		{[]string{"--role", "maintainer", "--auto-mode", "--", "sudo make install"}, 1, "cap: privileged command sudo (a human approves every privilege gain)"},
 		{[]string{"--container-running", "--", "make"}, 0, "permissions.json allow: Terminal(make)"},
 		{[]string{"--role", "maintainer", "--container-running", "--", "npm publish"}, 1, "cap: external-effect command npm publish (leaves the machine)"},
-		{[]string{"--auto-mode", "--", "make && git push origin main"}, 2, "iam: git push requires maintainer"},
-		{[]string{"--container-running", "--", "sudo make install"}, 2, "iam: sudo requires maintainer"},
+		// A developer's capped segment asks too (a maintainer approves it).
+		{[]string{"--auto-mode", "--", "make && git push origin main"}, 1, "cap: external-effect git push (use the typed action git_push)"},
+		{[]string{"--container-running", "--", "sudo make install"}, 1, `compound: the segment "sudo make install" has no rule`},
+		{[]string{"--auto-mode", "--", "/usr/lib/git-core/git-push origin main"}, 1, "cap: external-effect git push (use the typed action git_push)"},
 		{[]string{"--auto-mode", "--", "$CMD push"}, 1, `cap: opaque segment "$CMD push" (the program is an expansion, glob or brace expansion: $CMD)`},
 	} {
 		r := check(t, root, tc.want, append([]string{"--json"}, tc.args...)...)
@@ -634,4 +640,26 @@ func TestCheckWarnings(t *testing.T) {
 	}
 	// The entry that matches nothing grants nothing.
 	check(t, root, 1, "--role", "owner", "--type", "spend")
+}
+
+// TestCheckCapsAskAMaintainer: a developer's terminal git push, sudo, git
+// remote add and ask-listed pnpm publish are not denied (terminal needs
+// only a developer): they ask, and the approver must be a maintainer
+// (issue 25, DESIGN §10).
+func TestCheckCapsAskAMaintainer(t *testing.T) {
+	t.Parallel()
+	root := project(t, demoFile)
+	for _, args := range [][]string{
+		{"--auto-mode", "--", "git push origin main"},
+		{"--auto-mode", "--", "sudo make install"},
+		{"--auto-mode", "--", "git remote add origin https://example.com/x.git"},
+		{"--", "pnpm publish"},
+		{"--auto-mode", "--", "/usr/lib/git-core/git-push origin main"},
+	} {
+		r := check(t, root, 1, append([]string{"--json", "--root", root, "--role", "developer"}, args...)...)
+		d := decision(t, r)
+		if d.Policy != brabo.RequireApproval || d.RequiredRole != brabo.Maintainer {
+			t.Errorf("%q: %s (%s) with requiredRole %q, want require_approval for a maintainer", args, d.Policy, d.Reason, d.RequiredRole)
+		}
+	}
 }
