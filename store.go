@@ -135,6 +135,10 @@ type Tx interface {
 	// RevokeAgentToken revokes the agent's token and reports whether it
 	// was live. It signals AuthSignal on commit.
 	RevokeAgentToken(ctx context.Context, agentID string, at time.Time) (bool, error)
+	// SetAgentToken gives the agent a new token (its hash), which replaces
+	// the old one and lifts a revocation (a re-installed hook agent). It
+	// signals AuthSignal on commit.
+	SetAgentToken(ctx context.Context, agentID, hash string) error
 
 	// CreateSession stores a new web session.
 	CreateSession(ctx context.Context, s *Session) error

@@ -110,6 +110,7 @@ var routes = []route{
 	{"DELETE", "/v1/sessions/{session}", (*Server).revokeSession},
 	{"DELETE", "/v1/members/{member}/token", (*Server).revokeMemberToken},
 	{"DELETE", "/v1/projects/{project}/agents/{agent}/token", (*Server).revokeAgentToken},
+	{"POST", "/v1/projects/{project}/agents/{agent}/token", (*Server).rotateAgentToken},
 	{"GET", "/v1/actions/{action}", (*Server).getAction},
 	{"GET", "/v1/actions/{action}/wait", (*Server).waitDecided},
 	{"POST", "/v1/actions/{action}/result", (*Server).reportResult},
