@@ -193,9 +193,18 @@ func TestRunAnswers(t *testing.T) {
 func TestInstallClaudeAndGeminiKeepOtherSettings(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	t.Setenv("GEMINI_CLI_HOME", t.TempDir())
+	// The settings files are what this test reads; the hook agent's life
+	// in a real brabo is cmd/brabo's TestInstallIsIdempotentAndAtomic.
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.WriteHeader(201)
-		w.Write([]byte(`{"token":"brb_hook"}`))
+		switch {
+		case r.Method == "GET" && strings.HasSuffix(r.URL.Path, "/agents"):
+			w.Write([]byte(`{"agents":[]}`))
+		case r.Method == "POST" && strings.HasSuffix(r.URL.Path, "/agents"):
+			w.WriteHeader(201)
+			w.Write([]byte(`{"agent":{"id":"agt_1","kind":"hook"},"token":"brb_hook"}`))
+		default:
+			w.WriteHeader(204)
+		}
 	}))
 	defer srv.Close()
 	root := t.TempDir()
@@ -239,7 +248,7 @@ func TestInstallClaudeAndGeminiKeepOtherSettings(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(os.Getenv("GEMINI_CLI_HOME"), ".gemini", "policies", "brabo.toml")); err == nil {
 		t.Fatal("the Gemini policy stayed")
 	}
-	left, _ := filepath.Glob(filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "brabo", "hooks", "*"))
+	left, _ := filepath.Glob(filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "brabo", "hooks", "*.json"))
 	if len(left) != 0 {
 		t.Fatalf("token files left: %v", left)
 	}
