@@ -152,11 +152,11 @@ func TestRunAnswers(t *testing.T) {
 		out, sterr string
 	}{
 		{[]string{"claude", "pre-tool-use"}, call("Bash", "ok"), 0, `"permissionDecision":"allow"`, ""},
-		{[]string{"claude", "pre-tool-use"}, call("Bash", "no"), 2, "", "brabo denied it: rule for no"},
-		{[]string{"claude", "pre-tool-use"}, call("Bash", "wait"), 2, "", "no one decided within 1s"},
-		{[]string{"claude", "pre-tool-use"}, call("WebFetch", "x"), 2, "", "not one brabo knows"},
+		{[]string{"claude", "pre-tool-use"}, call("Bash", "no"), 0, `"permissionDecision":"deny","permissionDecisionReason":"brabo denied it: rule for no"`, "brabo denied it: rule for no"},
+		{[]string{"claude", "pre-tool-use"}, call("Bash", "wait"), 0, `"permissionDecision":"deny"`, "no one decided within 1s"},
+		{[]string{"claude", "pre-tool-use"}, call("WebFetch", "x"), 0, `"permissionDecision":"deny"`, "not one brabo knows"},
 		{[]string{"claude", "pre-tool-use"}, call("TodoWrite", "x"), 0, "", ""},
-		{[]string{"claude", "pre-tool-use"}, `not json`, 2, "", "not the JSON"},
+		{[]string{"claude", "pre-tool-use"}, `not json`, 0, `"permissionDecision":"deny"`, "not the JSON"},
 		{[]string{"claude", "permission-request"}, call("Bash", "ok"), 0, `"behavior":"allow"`, ""},
 		{[]string{"claude", "permission-request"}, call("Bash", "no"), 2, `"behavior":"deny"`, "brabo denied it"},
 		{[]string{"codex", "pre-tool-use"}, call("Bash", "ok"), 0, "", ""},
@@ -179,11 +179,12 @@ func TestRunAnswers(t *testing.T) {
 	// A server that is not there: a deny, at once.
 	srv.Close()
 	start := time.Now()
-	if code, _, errOut := hookRun(t, cfg, call("Bash", "ok"), "claude", "pre-tool-use"); code != 2 || !strings.Contains(errOut, "cannot be reached") || time.Since(start) > 5*time.Second {
+	if code, _, errOut := hookRun(t, cfg, call("Bash", "ok"), "codex", "pre-tool-use"); code != 2 || !strings.Contains(errOut, "cannot be reached") || time.Since(start) > 5*time.Second {
 		t.Errorf("brabo down: exit %d %q", code, errOut)
 	}
 	// No configuration: a deny.
-	if code, _, errOut := hookRun(t, filepath.Join(t.TempDir(), "none.json"), call("Bash", "ok"), "claude", "pre-tool-use"); code != 2 || !strings.Contains(errOut, "configuration") {
+	// The model reads that the configuration cannot be read, not its path.
+	if code, _, errOut := hookRun(t, filepath.Join(t.TempDir(), "none.json"), call("Bash", "ok"), "codex", "pre-tool-use"); code != 2 || !strings.Contains(errOut, "configuration") || strings.Contains(errOut, "none.json") {
 		t.Errorf("no configuration: exit %d %q", code, errOut)
 	}
 }

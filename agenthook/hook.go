@@ -1,6 +1,7 @@
 package agenthook
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -92,6 +93,8 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 type hook struct {
 	agent, event   string
 	stdout, stderr io.Writer
+	// pending holds the wait banner until the answer (answer.go).
+	pending bytes.Buffer
 }
 
 // outcome is what the hook tells the agent before a tool runs.
@@ -119,7 +122,7 @@ func (h *hook) decide(configPath string, stdin io.Reader) outcome {
 	if err != nil {
 		return denied("%v; denied", err)
 	}
-	return decideCall(context.Background(), h.agent, configPath, in, waiting{stderr: h.stderr})
+	return decideCall(context.Background(), h.agent, configPath, in, waiting{stderr: &h.pending})
 }
 
 // waiting is told what the hook waits for: a line on the agent's stderr
@@ -168,7 +171,8 @@ func decideCall(ctx context.Context, agent, configPath string, in *hookInput, w 
 	}
 	cfg, err := LoadConfig(configPath)
 	if err != nil {
-		return denied("%v; denied", err)
+		// The model reads one sentence; brabo install --status says why.
+		return denied("the hook's configuration cannot be read (brabo install %s --status says why); denied", h.agent)
 	}
 	if in.Cwd == "" {
 		in.Cwd, _ = os.Getwd()
