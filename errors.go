@@ -45,6 +45,10 @@ const (
 	// pipeline takes (raising the project's cap on parallel dev agents is
 	// raise_max_parallel, which a human approves) (HTTP 409).
 	CodeNeedsApproval Code = "needs_approval"
+	// CodeRetry ends a long-poll when brabo stops gracefully (HTTP 503,
+	// Retry-After): the action is as it was, and a hook asks again, of
+	// this server once it is back or of another one.
+	CodeRetry Code = "retry"
 )
 
 // Error is an error with a stable code and a human sentence.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -104,13 +105,37 @@ func (c *client) propose(ctx context.Context, project string, p proposal) (*brab
 // 60 s, so a longer wait is several polls.
 const maxPoll = 50 * time.Second
 
+// Back-off of a wait whose brabo is away (restarting): the first retry
+// after minBackoff, doubling up to maxBackoff.
+const (
+	minBackoff = 100 * time.Millisecond
+	maxBackoff = 2 * time.Second
+)
+
 // wait long-polls until the action is decided or the deadline passes; an
-// action still pending then is returned as such.
+// action still pending then is returned as such. A brabo that stops
+// (503 "retry") or cannot be reached (restarting) is asked again, with
+// back-off, until the deadline: the decision taken after a restart
+// reaches the hook. A deadline that passes while brabo is away returns
+// the last error.
 func (c *client) wait(ctx context.Context, a *brabo.ProposedAction, deadline time.Time) (*brabo.ProposedAction, error) {
+	backoff := minBackoff
+	var away error
 	for a.Status == brabo.StatusPending {
 		left := time.Until(deadline)
 		if left <= 0 {
-			return a, nil
+			return a, away
+		}
+		if away != nil {
+			select {
+			case <-ctx.Done():
+				return a, ctx.Err()
+			case <-time.After(min(backoff, left)):
+			}
+			backoff = min(2*backoff, maxBackoff)
+			if left = time.Until(deadline); left <= 0 {
+				return a, away
+			}
 		}
 		poll := min(left, maxPoll)
 		if c.poll > 0 {
@@ -121,12 +146,29 @@ func (c *client) wait(ctx context.Context, a *brabo.ProposedAction, deadline tim
 		}
 		next := &brabo.ProposedAction{}
 		path := fmt.Sprintf("/v1/actions/%s/wait?timeout=%dms", a.ID, poll.Milliseconds())
-		if err := c.do(ctx, "GET", path, nil, next, poll+15*time.Second); err != nil {
-			return a, err
+		err := c.do(ctx, "GET", path, nil, next, poll+15*time.Second)
+		if err != nil {
+			if !retryable(err) || ctx.Err() != nil {
+				return a, err
+			}
+			away = err
+			continue
 		}
+		away, backoff = nil, minBackoff
 		a = next
 	}
 	return a, nil
+}
+
+// retryable is an error of a brabo that is away for a moment: stopping
+// (503 "retry"), behind a proxy that lost it (502, 504), or not answering
+// at all (a restart).
+func retryable(err error) bool {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae.Status == http.StatusServiceUnavailable || ae.Status == http.StatusBadGateway || ae.Status == http.StatusGatewayTimeout
+	}
+	return true
 }
 
 // report sends what happened to an action the agent ran. exitCode nil is

@@ -67,12 +67,35 @@ func (s *Server) waitDecided(w http.ResponseWriter, r *http.Request) error {
 	if wait > 0 && a.Status == brabo.StatusPending {
 		respondWithin(w, wait+writeMargin)
 		if a, err = s.awaitAction(r, a, wait, decided); err != nil {
+			if err == errStopping {
+				w.Header().Set("Retry-After", "1")
+			}
 			return err
 		}
 	}
 	writeJSON(w, http.StatusOK, a)
 	return nil
 }
+
+// Stop ends the long-polls in flight, and those that come later, with a
+// 503 "retry" answer: a graceful stop takes seconds, not the longest
+// wait, and a waiting hook asks again once brabo is back. HTTPServer's
+// Shutdown calls it.
+func (s *Server) Stop() { s.stopCh(); s.stopOnce.Do(func() { close(s.stopped) }) }
+
+// stopCh is the channel Stop closes.
+func (s *Server) stopCh() <-chan struct{} {
+	s.streamsMu.Lock()
+	defer s.streamsMu.Unlock()
+	if s.stopped == nil {
+		s.stopped = make(chan struct{})
+	}
+	return s.stopped
+}
+
+// errStopping is a long-poll cut by Stop.
+var errStopping = errorf(http.StatusServiceUnavailable, brabo.CodeRetry,
+	"brabo is stopping: the action is as it was; ask again in a moment (Retry-After)")
 
 func decided(a *brabo.ProposedAction) bool { return a.Status != brabo.StatusPending }
 
@@ -85,6 +108,12 @@ func settled(a *brabo.ProposedAction) bool { return a.Status.Settled() }
 // at the last moment must not answer "pending" for an action a human has
 // decided, which a hook would turn into a deny.
 func (s *Server) awaitAction(r *http.Request, a *brabo.ProposedAction, wait time.Duration, done func(*brabo.ProposedAction) bool) (*brabo.ProposedAction, error) {
+	stopping := s.stopCh()
+	select {
+	case <-stopping:
+		return a, errStopping
+	default:
+	}
 	signal, cancel := s.Store.Subscribe(a.ProjectID)
 	defer cancel()
 	timeout := time.NewTimer(wait)
@@ -96,6 +125,8 @@ func (s *Server) awaitAction(r *http.Request, a *brabo.ProposedAction, wait time
 		select {
 		case <-r.Context().Done():
 			return a, nil
+		case <-stopping:
+			return a, errStopping
 		case <-timeout.C:
 			last = true
 		case <-signal:

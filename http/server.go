@@ -69,6 +69,11 @@ type Server struct {
 
 	streamsMu sync.Mutex
 	streams   map[string]int // member id → open event streams
+
+	// stopped is closed when the server stops gracefully (Stop): the
+	// long-polls answer "retry" at once (external.go).
+	stopOnce sync.Once
+	stopped  chan struct{}
 }
 
 // route is one API endpoint; the table is also what the OpenAPI test
