@@ -49,6 +49,10 @@ const (
 	// Retry-After): the action is as it was, and a hook asks again, of
 	// this server once it is back or of another one.
 	CodeRetry Code = "retry"
+	// CodeAbandoned refuses deciding an action its agent no longer waits
+	// for (StatusAbandoned) (HTTP 409): approving it would record a run
+	// that cannot happen.
+	CodeAbandoned Code = "abandoned"
 )
 
 // Error is an error with a stable code and a human sentence.

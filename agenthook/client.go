@@ -8,7 +8,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/brabo-dev/brabo"
@@ -118,7 +121,34 @@ const (
 // back-off, until the deadline: the decision taken after a restart
 // reaches the hook. A deadline that passes while brabo is away returns
 // the last error.
-func (c *client) wait(ctx context.Context, a *brabo.ProposedAction, deadline time.Time) (*brabo.ProposedAction, error) {
+//
+// A wait that ends with the action still pending tells brabo the agent
+// gave up (abandon): at the deadline, when the agent stops the hook
+// (SIGTERM, SIGINT, SIGHUP), or when ctx ends (the MCP call cancelled).
+func (c *client) wait(ctx context.Context, a *brabo.ProposedAction, deadline time.Time) (out *brabo.ProposedAction, err error) {
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	defer signal.Stop(stop)
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		select {
+		case <-stop:
+			cancel(errStopped)
+		case <-ctx.Done():
+		}
+	}()
+	defer func() {
+		if out != nil && out.Status == brabo.StatusPending {
+			why := "no one decided before the hook's deadline"
+			if cause := context.Cause(ctx); cause != nil {
+				why, err = cause.Error(), cause
+			}
+			if ab := c.abandon(out.ID, why); ab != nil {
+				out = ab
+			}
+		}
+	}()
 	backoff := minBackoff
 	var away error
 	for a.Status == brabo.StatusPending {
@@ -129,7 +159,7 @@ func (c *client) wait(ctx context.Context, a *brabo.ProposedAction, deadline tim
 		if away != nil {
 			select {
 			case <-ctx.Done():
-				return a, ctx.Err()
+				return a, context.Cause(ctx)
 			case <-time.After(min(backoff, left)):
 			}
 			backoff = min(2*backoff, maxBackoff)
@@ -158,6 +188,23 @@ func (c *client) wait(ctx context.Context, a *brabo.ProposedAction, deadline tim
 		a = next
 	}
 	return a, nil
+}
+
+// errStopped is a hook its agent stopped while it waited.
+var errStopped = errors.New("the agent stopped the hook")
+
+// abandon tells brabo the agent no longer waits for the pending action
+// (best effort, within a few seconds: the agent is going on). It returns
+// the action as brabo answered, nil when it did not: an action decided
+// meanwhile answers 409, and the deny the hook gives stands.
+func (c *client) abandon(id, why string) *brabo.ProposedAction {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	a := &brabo.ProposedAction{}
+	if c.do(ctx, "POST", "/v1/actions/"+id+"/abandon", map[string]string{"reason": why}, a, 3*time.Second) != nil {
+		return nil
+	}
+	return a
 }
 
 // retryable is an error of a brabo that is away for a moment: stopping

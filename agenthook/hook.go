@@ -249,8 +249,10 @@ func decideCall(ctx context.Context, agent, configPath string, in *hookInput, w 
 			nonBash = nonBash || r.nonBash
 		case brabo.StatusDenied:
 			return outcome{verdict: deny, reason: "brabo denied it: " + a.Reason + touches(a)}
-		case brabo.StatusPending:
-			return denied("no one decided within %s; action %s stays in brabo's queue, and this call is denied", wait.Round(time.Second), a.ID)
+		case brabo.StatusPending, brabo.StatusAbandoned:
+			// The wait told brabo it gave up (client.wait): the action left
+			// the queue, and a later decision is refused.
+			return denied("no one decided within %s, so this call is denied", wait.Round(time.Second))
 		default:
 			return denied("action %s is %s already; denied", a.ID, a.Status)
 		}

@@ -21,6 +21,7 @@ var hookRoutes = map[string]bool{
 	"POST /v1/projects/{project}/actions": true,
 	"GET /v1/actions/{action}/wait":       true,
 	"POST /v1/actions/{action}/result":    true,
+	"POST /v1/actions/{action}/abandon":   true,
 	"GET /v1/me":                          true,
 }
 
@@ -175,6 +176,31 @@ func (s *Server) reportResult(w http.ResponseWriter, r *http.Request) error {
 		res.Detail = map[string]string{"exitCode": "unknown"}
 	}
 	a, err := s.Pipeline.Report(r.Context(), r.PathValue("action"), c.agent, res)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, a)
+	return nil
+}
+
+// abandonAction records that the agent that proposed a pending external
+// action stopped waiting for it (pipeline's Abandon): the proposing
+// agent's token.
+func (s *Server) abandonAction(w http.ResponseWriter, r *http.Request) error {
+	c := callerOf(r)
+	if _, err := s.visibleAction(r); err != nil {
+		return err
+	}
+	if c.agent == nil {
+		return errorf(http.StatusForbidden, brabo.CodeForbiddenRole, "only the agent that waits for an action abandons it")
+	}
+	var in struct {
+		Reason string `json:"reason"`
+	}
+	if err := s.decode(w, r, &in); err != nil {
+		return err
+	}
+	a, err := s.Pipeline.Abandon(r.Context(), r.PathValue("action"), c.agent, in.Reason)
 	if err != nil {
 		return err
 	}

@@ -92,6 +92,9 @@ func (s *Service) claim(ctx context.Context, tx brabo.Tx, a *brabo.ProposedActio
 		if cur.Status == brabo.StatusDenied {
 			return false, brabo.Errorf(brabo.CodeActionAlreadyDenied, fmt.Sprintf("action %s was denied: %s", a.ID, cur.Reason))
 		}
+		if cur.Status == brabo.StatusAbandoned {
+			return false, errAbandoned(cur)
+		}
 		*a = *cur
 		return false, nil
 	}
@@ -167,6 +170,9 @@ func (s *Service) Deny(ctx context.Context, actionID string, m *brabo.Member, re
 			}
 			if cur.Status == brabo.StatusDenied {
 				return brabo.Errorf(brabo.CodeActionAlreadyDenied, fmt.Sprintf("action %s was already denied", a.ID))
+			}
+			if cur.Status == brabo.StatusAbandoned {
+				return errAbandoned(cur)
 			}
 			return brabo.Errorf(brabo.CodeAlreadyApproved, fmt.Sprintf("action %s is %s; it can no longer be denied", a.ID, cur.Status))
 		}

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"net/url"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -81,5 +84,81 @@ func TestHookWaitSurvivesARestart(t *testing.T) {
 	}
 	if n != 1 || executed != 1 {
 		t.Errorf("%d actions, %d executions (want one each): %v", n, executed, evs)
+	}
+}
+
+// TestAbandonedWaitRefusesALaterDecision lets the real Claude Code's hook
+// wait out its deadline with no decision: the action becomes abandoned
+// (action.abandoned by the hook agent), leaves the queue, and a later
+// approve or deny answers 409 abandoned, so no approval records a run
+// that cannot happen.
+func TestAbandonedWaitRefusesALaterDecision(t *testing.T) {
+	claude := agenttest.CLI(t, "claude")
+	ap := newAgentProject(t, `{}`)
+	ap.install(t, "claude", 2*time.Second, nil)
+	model, out := claudeRun(t, ap, claude, bash("mkdir given-up"))
+	if text, isErr := toolResult(model, 1); !isErr || !strings.Contains(text, "no one decided within 2s") {
+		t.Fatalf("the model got %q (error %v)\n%s", text, isErr, out)
+	}
+	a := ap.action("mkdir given-up")
+	if a == nil || a["status"] != "abandoned" {
+		t.Fatalf("the action the hook gave up: %v", a)
+	}
+	id := a["id"].(string)
+	evs := ap.events(t, id)
+	if len(evs) != 2 || evs[1] != "action.abandoned by "+a["actorId"].(string) {
+		t.Errorf("events %v, want created then abandoned by the hook agent", evs)
+	}
+	queue := ap.srv.must(t, "GET", "/v1/queue", ap.admin, nil, 200)
+	for _, q := range queue["actions"].([]any) {
+		if q.(map[string]any)["id"] == id {
+			t.Error("the abandoned action is still in the queue")
+		}
+	}
+	for _, c := range []struct {
+		verb string
+		body any
+	}{{"approve", nil}, {"deny", map[string]any{"reason": "late"}}} {
+		st, res, err := ap.srv.call("POST", "/v1/actions/"+id+"/"+c.verb, ap.admin, c.body)
+		if err != nil || st != 409 || res["code"] != "abandoned" || !strings.Contains(fmt.Sprint(res["message"]), "no longer waiting") {
+			t.Errorf("%s of the abandoned action: %d %v %v", c.verb, st, res, err)
+		}
+	}
+	if ap.exists("given-up") {
+		t.Fatal("the abandoned command ran")
+	}
+	if a := ap.action("mkdir given-up"); a["status"] != "abandoned" {
+		t.Errorf("after the late decisions the action is %v", a["status"])
+	}
+}
+
+// TestStoppedHookAbandonsItsAction stops the real hook (SIGTERM, as an
+// agent stopping its hook does) while it waits for a human: it tells
+// brabo before it exits, and the action is abandoned.
+func TestStoppedHookAbandonsItsAction(t *testing.T) {
+	ap := newAgentProject(t, `{}`)
+	ap.install(t, "claude", 60*time.Second, nil)
+	cfg := filepath.Join(ap.xdg, "brabo", "hooks", "claude-"+ap.project+".json")
+	hook := exec.Command(filepath.Join(filepath.Dir(braboBin), "brabo-hook"), "claude", "pre-tool-use", "--config", cfg)
+	hook.Env = ap.env()
+	hook.Stdin = strings.NewReader(`{"session_id":"s1","tool_use_id":"toolu_1","cwd":"` + ap.root + `","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"mkdir stopped-dir"}}`)
+	var out strings.Builder
+	hook.Stdout = &out
+	if err := hook.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the hook's action to be pending", func() string {
+		if a := ap.action("mkdir stopped-dir"); a != nil && a["status"] == "pending" {
+			return "pending"
+		}
+		return ""
+	})
+	hook.Process.Signal(syscall.SIGTERM)
+	hook.Wait()
+	if a := ap.action("mkdir stopped-dir"); a["status"] != "abandoned" || !strings.Contains(fmt.Sprint(a["reason"]), "the agent stopped the hook") {
+		t.Fatalf("the stopped hook's action: %v", a)
+	}
+	if !strings.Contains(out.String(), `"permissionDecision":"deny"`) {
+		t.Errorf("the stopped hook answered %q", out.String())
 	}
 }

@@ -1,0 +1,76 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/brabo-dev/brabo"
+)
+
+// maxAbandonReason bounds the hook's reason for giving up.
+const maxAbandonReason = 512
+
+// errAbandoned is deciding an action its agent no longer waits for.
+func errAbandoned(a *brabo.ProposedAction) error {
+	return brabo.Errorf(brabo.CodeAbandoned, fmt.Sprintf("action %s is abandoned: the agent is no longer waiting (%s)", a.ID, a.Reason))
+}
+
+// Abandon records that the agent that proposed a pending external action
+// stopped waiting for it (its hook's deadline passed, or the agent stopped
+// the hook): the action becomes abandoned, leaves the queue, records
+// action.abandoned by the agent, and a later approve or deny is 409
+// abandoned, so no approval records a run that cannot happen. An action
+// decided meanwhile is 409 with its status (already_approved,
+// action_already_denied): the race went to the human.
+func (s *Service) Abandon(ctx context.Context, actionID string, agent *brabo.Agent, reason string) (*brabo.ProposedAction, error) {
+	reason = strings.ToValidUTF8(strings.TrimSpace(reason), "\uFFFD")
+	if reason == "" {
+		reason = "the agent stopped waiting"
+	}
+	if len(reason) > maxAbandonReason {
+		cut := maxAbandonReason
+		for cut > 0 && !utf8.RuneStart(reason[cut]) {
+			cut--
+		}
+		reason = reason[:cut]
+	}
+	reason = "abandoned: " + reason
+	var a *brabo.ProposedAction
+	now := s.now()
+	err := s.Store.Update(ctx, func(tx brabo.Tx) error {
+		var err error
+		if a, err = tx.Action(ctx, actionID); err != nil {
+			return err
+		}
+		if agent == nil || a.ActorKind != "agent" || a.ActorID != agent.ID {
+			return fmt.Errorf("action %s: %w", actionID, brabo.ErrNotFound)
+		}
+		if !a.External() {
+			return invalid("action %s is run by brabo: only an action its agent runs itself is abandoned", a.ID)
+		}
+		ok, err := tx.TransitionAction(ctx, a.ID, []brabo.ActionStatus{brabo.StatusPending},
+			brabo.ActionUpdate{Status: brabo.StatusAbandoned, Reason: reason, SettledAt: now})
+		if err != nil {
+			return err
+		}
+		if !ok {
+			switch a.Status {
+			case brabo.StatusAbandoned:
+				return nil // said already
+			case brabo.StatusDenied:
+				return brabo.Errorf(brabo.CodeActionAlreadyDenied, fmt.Sprintf("action %s was denied: %s", a.ID, a.Reason))
+			}
+			return brabo.Errorf(brabo.CodeAlreadyApproved, fmt.Sprintf("action %s is %s: it was decided before the agent gave up", a.ID, a.Status))
+		}
+		a.Status, a.Reason, a.SettledAt = brabo.StatusAbandoned, reason, now
+		return tx.AppendEvent(ctx, &brabo.Event{ProjectID: a.ProjectID, Type: brabo.EventActionAbandoned, ActorID: agent.ID,
+			ActionID: a.ID, Payload: mustJSON(map[string]any{"reason": reason}), CreatedAt: now})
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.log().Info("external action abandoned", "action", a.ID, "reason", reason)
+	return a, nil
+}
