@@ -157,6 +157,10 @@ type Execution struct {
 	SessionID string `json:"sessionId,omitempty"`
 	TurnID    string `json:"turnId,omitempty"`
 	ToolUseID string `json:"toolUseId,omitempty"`
+	// WaitUntil is the hook's own deadline for a decision: past it, the
+	// agent no longer waits (the hook never waits longer), so a decision
+	// then abandons the action instead (409 abandoned).
+	WaitUntil time.Time `json:"waitUntil,omitzero"`
 }
 
 // External reports whether the proposing agent runs the action itself.

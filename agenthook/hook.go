@@ -209,7 +209,7 @@ func decideCall(ctx context.Context, agent, configPath string, in *hookInput, w 
 	deadline := start.Add(wait)
 	c := newClient(cfg.Server, proj.Token)
 	exec := &brabo.Execution{Mode: brabo.ExecutionExternal, Runner: runnerNames[h.agent], SessionID: in.SessionID,
-		TurnID: firstOf(in.TurnID, in.PromptID), ToolUseID: in.ToolUseID}
+		TurnID: firstOf(in.TurnID, in.PromptID), ToolUseID: in.ToolUseID, WaitUntil: deadline.UTC()}
 	var ids []string
 	var reasons []string
 	nonBash := false

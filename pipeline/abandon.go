@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/brabo-dev/brabo"
@@ -73,4 +74,36 @@ func (s *Service) Abandon(ctx context.Context, actionID string, agent *brabo.Age
 	}
 	s.log().Info("external action abandoned", "action", a.ID, "reason", reason)
 	return a, nil
+}
+
+// abandonGrace is how long after a hook's announced deadline a decision
+// is still taken: the hook's last poll may be answered that late.
+const abandonGrace = 5 * time.Second
+
+// expireWait abandons a pending external action whose hook's announced
+// deadline (Execution.WaitUntil) has passed: its agent is no longer
+// waiting, whether or not the hook could say so (killed, or brabo was
+// down), so the human's decision is 409 abandoned. It commits the
+// abandonment (action.abandoned by system) before it answers.
+func (s *Service) expireWait(ctx context.Context, a *brabo.ProposedAction) error {
+	if a.Status != brabo.StatusPending || !a.External() || a.Execution.WaitUntil.IsZero() ||
+		!s.now().After(a.Execution.WaitUntil.Add(abandonGrace)) {
+		return nil
+	}
+	reason := "abandoned: the hook's deadline passed with no decision"
+	now := s.now()
+	err := s.Store.Update(ctx, func(tx brabo.Tx) error {
+		ok, err := tx.TransitionAction(ctx, a.ID, []brabo.ActionStatus{brabo.StatusPending},
+			brabo.ActionUpdate{Status: brabo.StatusAbandoned, Reason: reason, SettledAt: now})
+		if err != nil || !ok {
+			return err
+		}
+		return tx.AppendEvent(ctx, &brabo.Event{ProjectID: a.ProjectID, Type: brabo.EventActionAbandoned, ActorID: "system",
+			ActionID: a.ID, Payload: mustJSON(map[string]any{"reason": reason}), CreatedAt: now})
+	})
+	if err != nil {
+		return err
+	}
+	a.Status, a.Reason, a.SettledAt = brabo.StatusAbandoned, reason, now
+	return errAbandoned(a)
 }

@@ -115,6 +115,9 @@ func (s *Service) Approve(ctx context.Context, actionID string, m *brabo.Member)
 	if err != nil {
 		return nil, err
 	}
+	if err := s.expireWait(ctx, a); err != nil {
+		return nil, err
+	}
 	var pr *brabo.PullRequest
 	won := false
 	err = s.Store.Update(ctx, func(tx brabo.Tx) error {
@@ -154,6 +157,9 @@ func (s *Service) Deny(ctx context.Context, actionID string, m *brabo.Member, re
 	}
 	a, _, err := s.load(ctx, actionID, m, roleToDeny)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.expireWait(ctx, a); err != nil {
 		return nil, err
 	}
 	now := s.now()

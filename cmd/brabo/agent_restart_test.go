@@ -162,3 +162,47 @@ func TestStoppedHookAbandonsItsAction(t *testing.T) {
 		t.Errorf("the stopped hook answered %q", out.String())
 	}
 }
+
+// TestKilledHookIsAbandonedAfterItsDeadline kills the real hook (it
+// cannot tell brabo) while it waits: once the deadline it announced has
+// passed, a human's approval answers 409 abandoned and the action is
+// abandoned, since no hook waits for it any more.
+func TestKilledHookIsAbandonedAfterItsDeadline(t *testing.T) {
+	ap := newAgentProject(t, `{}`)
+	ap.install(t, "claude", 2*time.Second, nil)
+	cfg := filepath.Join(ap.xdg, "brabo", "hooks", "claude-"+ap.project+".json")
+	hook := exec.Command(filepath.Join(filepath.Dir(braboBin), "brabo-hook"), "claude", "pre-tool-use", "--config", cfg)
+	hook.Env = ap.env()
+	hook.Stdin = strings.NewReader(`{"session_id":"s1","tool_use_id":"toolu_2","cwd":"` + ap.root + `","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"mkdir killed-hook"}}`)
+	if err := hook.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var a map[string]any
+	waitFor(t, "the hook's action to be pending", func() string {
+		if a = ap.action("mkdir killed-hook"); a != nil && a["status"] == "pending" {
+			return "pending"
+		}
+		return ""
+	})
+	hook.Process.Kill()
+	hook.Wait()
+	ex := a["execution"].(map[string]any)
+	until, err := time.Parse(time.RFC3339Nano, fmt.Sprint(ex["waitUntil"]))
+	if err != nil || until.Before(time.Now()) || until.After(time.Now().Add(3*time.Second)) {
+		t.Fatalf("the hook announced the deadline %v (%v)", ex["waitUntil"], err)
+	}
+	// Before the deadline the action is the human's to decide; after it
+	// (and the grace of a last poll), no hook waits.
+	time.Sleep(time.Until(until.Add(5*time.Second + 200*time.Millisecond)))
+	id := a["id"].(string)
+	st, res, err := ap.srv.call("POST", "/v1/actions/"+id+"/approve", ap.admin, nil)
+	if err != nil || st != 409 || res["code"] != "abandoned" {
+		t.Fatalf("approving after the hook's deadline: %d %v %v", st, res, err)
+	}
+	if a := ap.action("mkdir killed-hook"); a["status"] != "abandoned" {
+		t.Fatalf("the action is %v", a["status"])
+	}
+	if evs := ap.events(t, id); len(evs) != 2 || evs[1] != "action.abandoned by system" {
+		t.Errorf("events %v", evs)
+	}
+}
