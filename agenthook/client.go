@@ -126,6 +126,9 @@ const (
 // gave up (abandon): at the deadline, when the agent stops the hook
 // (SIGTERM, SIGINT, SIGHUP), or when ctx ends (the MCP call cancelled).
 func (c *client) wait(ctx context.Context, a *brabo.ProposedAction, deadline time.Time) (out *brabo.ProposedAction, err error) {
+	if a.Status != brabo.StatusPending {
+		return a, nil // decided at once: nothing to wait for
+	}
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	defer signal.Stop(stop)
