@@ -139,6 +139,10 @@ type Tx interface {
 	// the old one and lifts a revocation (a re-installed hook agent). It
 	// signals AuthSignal on commit.
 	SetAgentToken(ctx context.Context, agentID, hash string) error
+	// ExpiredWaits lists the pending external actions whose hook's
+	// announced deadline (Execution.WaitUntil) is before before, oldest
+	// first, at most limit: the agent no longer waits for them.
+	ExpiredWaits(ctx context.Context, before time.Time, limit int) ([]*ProposedAction, error)
 
 	// CreateSession stores a new web session.
 	CreateSession(ctx context.Context, s *Session) error

@@ -90,20 +90,64 @@ func (s *Service) expireWait(ctx context.Context, a *brabo.ProposedAction) error
 		!s.now().After(a.Execution.WaitUntil.Add(abandonGrace)) {
 		return nil
 	}
-	reason := "abandoned: the hook's deadline passed with no decision"
+	if _, err := s.abandonExpired(ctx, a); err != nil {
+		return err
+	}
+	return errAbandoned(a)
+}
+
+// expiredReason is the reason of an action abandoned at its hook's
+// deadline.
+const expiredReason = "abandoned: the hook's deadline passed with no decision"
+
+// abandonExpired makes the pending action abandoned by system and records
+// action.abandoned; it reports false when the action had left pending.
+func (s *Service) abandonExpired(ctx context.Context, a *brabo.ProposedAction) (bool, error) {
 	now := s.now()
+	won := false
 	err := s.Store.Update(ctx, func(tx brabo.Tx) error {
 		ok, err := tx.TransitionAction(ctx, a.ID, []brabo.ActionStatus{brabo.StatusPending},
-			brabo.ActionUpdate{Status: brabo.StatusAbandoned, Reason: reason, SettledAt: now})
+			brabo.ActionUpdate{Status: brabo.StatusAbandoned, Reason: expiredReason, SettledAt: now})
 		if err != nil || !ok {
 			return err
 		}
+		won = true
 		return tx.AppendEvent(ctx, &brabo.Event{ProjectID: a.ProjectID, Type: brabo.EventActionAbandoned, ActorID: "system",
-			ActionID: a.ID, Payload: mustJSON(map[string]any{"reason": reason}), CreatedAt: now})
+			ActionID: a.ID, Payload: mustJSON(map[string]any{"reason": expiredReason}), CreatedAt: now})
+	})
+	if err == nil && won {
+		a.Status, a.Reason, a.SettledAt = brabo.StatusAbandoned, expiredReason, now
+	}
+	return won, err
+}
+
+// SweepAbandoned makes abandoned every pending external action whose
+// hook's announced deadline (and abandonGrace) has passed, so that it
+// leaves the queue even if no one decides it; it returns how many. brabo
+// serve runs it every few seconds (SweepEvery).
+func (s *Service) SweepAbandoned(ctx context.Context) (int, error) {
+	var expired []*brabo.ProposedAction
+	err := s.Store.View(ctx, func(tx brabo.Tx) error {
+		var err error
+		expired, err = tx.ExpiredWaits(ctx, s.now().Add(-abandonGrace), 500)
+		return err
 	})
 	if err != nil {
-		return err
+		return 0, err
 	}
-	a.Status, a.Reason, a.SettledAt = brabo.StatusAbandoned, reason, now
-	return errAbandoned(a)
+	n := 0
+	for _, a := range expired {
+		won, err := s.abandonExpired(ctx, a)
+		if err != nil {
+			return n, err
+		}
+		if won {
+			n++
+			s.log().Info("external action abandoned at its hook's deadline", "action", a.ID)
+		}
+	}
+	return n, nil
 }
+
+// SweepEvery is how often brabo serve runs SweepAbandoned.
+const SweepEvery = 2 * time.Second

@@ -165,8 +165,8 @@ func TestStoppedHookAbandonsItsAction(t *testing.T) {
 
 // TestKilledHookIsAbandonedAfterItsDeadline kills the real hook (it
 // cannot tell brabo) while it waits: once the deadline it announced has
-// passed, a human's approval answers 409 abandoned and the action is
-// abandoned, since no hook waits for it any more.
+// passed, brabo's sweep makes the action abandoned (out of the queue, by
+// system), and a human's approval answers 409 abandoned.
 func TestKilledHookIsAbandonedAfterItsDeadline(t *testing.T) {
 	ap := newAgentProject(t, `{}`)
 	ap.install(t, "claude", 2*time.Second, nil)
@@ -191,10 +191,25 @@ func TestKilledHookIsAbandonedAfterItsDeadline(t *testing.T) {
 	if err != nil || until.Before(time.Now()) || until.After(time.Now().Add(3*time.Second)) {
 		t.Fatalf("the hook announced the deadline %v (%v)", ex["waitUntil"], err)
 	}
-	// Before the deadline the action is the human's to decide; after it
-	// (and the grace of a last poll), no hook waits.
-	time.Sleep(time.Until(until.Add(5*time.Second + 200*time.Millisecond)))
+	// After the deadline (and the grace of a last poll) no hook waits:
+	// brabo's sweep makes the action abandoned, out of the queue, with no
+	// one deciding it.
 	id := a["id"].(string)
+	waitFor(t, "the sweep to abandon the action", func() string {
+		if a := ap.action("mkdir killed-hook"); a["status"] == "abandoned" {
+			return "abandoned"
+		}
+		return ""
+	})
+	if time.Now().Before(until.Add(5 * time.Second)) {
+		t.Errorf("abandoned before the hook's deadline %s and its grace", until)
+	}
+	queue := ap.srv.must(t, "GET", "/v1/queue", ap.admin, nil, 200)
+	for _, q := range queue["actions"].([]any) {
+		if q.(map[string]any)["id"] == id {
+			t.Error("the abandoned action is still in the queue")
+		}
+	}
 	st, res, err := ap.srv.call("POST", "/v1/actions/"+id+"/approve", ap.admin, nil)
 	if err != nil || st != 409 || res["code"] != "abandoned" {
 		t.Fatalf("approving after the hook's deadline: %d %v %v", st, res, err)
