@@ -18,12 +18,17 @@ const (
 	StatusDenied       ActionStatus = "denied"
 	StatusExecuted     ActionStatus = "executed"
 	StatusFailed       ActionStatus = "failed"
+	// StatusAbandoned is a pending external action its agent will never
+	// run: the hook that waited for it gave up (its deadline, the agent's
+	// own stop). It leaves the queue; a later approve or deny is 409
+	// abandoned.
+	StatusAbandoned ActionStatus = "abandoned"
 )
 
 // Settled reports whether the action has left pending for good: executed,
-// failed or denied.
+// failed, denied or abandoned.
 func (s ActionStatus) Settled() bool {
-	return s == StatusExecuted || s == StatusFailed || s == StatusDenied
+	return s == StatusExecuted || s == StatusFailed || s == StatusDenied || s == StatusAbandoned
 }
 
 // Payload is what an action would do. Each type reads the fields it needs.
@@ -152,6 +157,10 @@ type Execution struct {
 	SessionID string `json:"sessionId,omitempty"`
 	TurnID    string `json:"turnId,omitempty"`
 	ToolUseID string `json:"toolUseId,omitempty"`
+	// WaitUntil is the hook's own deadline for a decision: past it, the
+	// agent no longer waits (the hook never waits longer), so a decision
+	// then abandons the action instead (409 abandoned).
+	WaitUntil time.Time `json:"waitUntil,omitzero"`
 }
 
 // External reports whether the proposing agent runs the action itself.

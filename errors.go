@@ -57,6 +57,14 @@ const (
 	// Nothing ran; the message names the key or the file (HTTP 409 where
 	// an API answer carries it).
 	CodeRepositoryConfigRefused Code = "repository_config_refused"
+	// CodeRetry ends a long-poll when brabo stops gracefully (HTTP 503,
+	// Retry-After): the action is as it was, and a hook asks again, of
+	// this server once it is back or of another one.
+	CodeRetry Code = "retry"
+	// CodeAbandoned refuses deciding an action its agent no longer waits
+	// for (StatusAbandoned) (HTTP 409): approving it would record a run
+	// that cannot happen.
+	CodeAbandoned Code = "abandoned"
 )
 
 // Error is an error with a stable code and a human sentence.

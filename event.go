@@ -13,6 +13,9 @@ const (
 	EventPermissionGranted = "permission.granted"
 	EventActionExecuted    = "action.executed"
 	EventActionFailed      = "action.failed"
+	// EventActionAbandoned records a pending external action its agent
+	// stopped waiting for (StatusAbandoned), with the hook's reason.
+	EventActionAbandoned   = "action.abandoned"
 	EventTaskStatusChanged = "backlog.task_status_changed"
 	// EventProjectProcesses records a maintainer's change of the project's
 	// process settings (git hooks, timeout ceiling).

@@ -135,6 +135,14 @@ type Tx interface {
 	// RevokeAgentToken revokes the agent's token and reports whether it
 	// was live. It signals AuthSignal on commit.
 	RevokeAgentToken(ctx context.Context, agentID string, at time.Time) (bool, error)
+	// SetAgentToken gives the agent a new token (its hash), which replaces
+	// the old one and lifts a revocation (a re-installed hook agent). It
+	// signals AuthSignal on commit.
+	SetAgentToken(ctx context.Context, agentID, hash string) error
+	// ExpiredWaits lists the pending external actions whose hook's
+	// announced deadline (Execution.WaitUntil) is before before, oldest
+	// first, at most limit: the agent no longer waits for them.
+	ExpiredWaits(ctx context.Context, before time.Time, limit int) ([]*ProposedAction, error)
 
 	// CreateSession stores a new web session.
 	CreateSession(ctx context.Context, s *Session) error

@@ -152,11 +152,11 @@ func TestRunAnswers(t *testing.T) {
 		out, sterr string
 	}{
 		{[]string{"claude", "pre-tool-use"}, call("Bash", "ok"), 0, `"permissionDecision":"allow"`, ""},
-		{[]string{"claude", "pre-tool-use"}, call("Bash", "no"), 2, "", "brabo denied it: rule for no"},
-		{[]string{"claude", "pre-tool-use"}, call("Bash", "wait"), 2, "", "no one decided within 1s"},
-		{[]string{"claude", "pre-tool-use"}, call("WebFetch", "x"), 2, "", "not one brabo knows"},
+		{[]string{"claude", "pre-tool-use"}, call("Bash", "no"), 0, `"permissionDecision":"deny","permissionDecisionReason":"brabo denied it: rule for no"`, "brabo denied it: rule for no"},
+		{[]string{"claude", "pre-tool-use"}, call("Bash", "wait"), 0, `"permissionDecision":"deny"`, "no one decided within 1s"},
+		{[]string{"claude", "pre-tool-use"}, call("WebFetch", "x"), 0, `"permissionDecision":"deny"`, "not one brabo knows"},
 		{[]string{"claude", "pre-tool-use"}, call("TodoWrite", "x"), 0, "", ""},
-		{[]string{"claude", "pre-tool-use"}, `not json`, 2, "", "not the JSON"},
+		{[]string{"claude", "pre-tool-use"}, `not json`, 0, `"permissionDecision":"deny"`, "not the JSON"},
 		{[]string{"claude", "permission-request"}, call("Bash", "ok"), 0, `"behavior":"allow"`, ""},
 		{[]string{"claude", "permission-request"}, call("Bash", "no"), 2, `"behavior":"deny"`, "brabo denied it"},
 		{[]string{"codex", "pre-tool-use"}, call("Bash", "ok"), 0, "", ""},
@@ -179,11 +179,12 @@ func TestRunAnswers(t *testing.T) {
 	// A server that is not there: a deny, at once.
 	srv.Close()
 	start := time.Now()
-	if code, _, errOut := hookRun(t, cfg, call("Bash", "ok"), "claude", "pre-tool-use"); code != 2 || !strings.Contains(errOut, "cannot be reached") || time.Since(start) > 5*time.Second {
+	if code, _, errOut := hookRun(t, cfg, call("Bash", "ok"), "codex", "pre-tool-use"); code != 2 || !strings.Contains(errOut, "cannot be reached") || time.Since(start) > 5*time.Second {
 		t.Errorf("brabo down: exit %d %q", code, errOut)
 	}
 	// No configuration: a deny.
-	if code, _, errOut := hookRun(t, filepath.Join(t.TempDir(), "none.json"), call("Bash", "ok"), "claude", "pre-tool-use"); code != 2 || !strings.Contains(errOut, "configuration") {
+	// The model reads that the configuration cannot be read, not its path.
+	if code, _, errOut := hookRun(t, filepath.Join(t.TempDir(), "none.json"), call("Bash", "ok"), "codex", "pre-tool-use"); code != 2 || !strings.Contains(errOut, "configuration") || strings.Contains(errOut, "none.json") {
 		t.Errorf("no configuration: exit %d %q", code, errOut)
 	}
 }
@@ -193,9 +194,18 @@ func TestRunAnswers(t *testing.T) {
 func TestInstallClaudeAndGeminiKeepOtherSettings(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	t.Setenv("GEMINI_CLI_HOME", t.TempDir())
+	// The settings files are what this test reads; the hook agent's life
+	// in a real brabo is cmd/brabo's TestInstallIsIdempotentAndAtomic.
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.WriteHeader(201)
-		w.Write([]byte(`{"token":"brb_hook"}`))
+		switch {
+		case r.Method == "GET" && strings.HasSuffix(r.URL.Path, "/agents"):
+			w.Write([]byte(`{"agents":[]}`))
+		case r.Method == "POST" && strings.HasSuffix(r.URL.Path, "/agents"):
+			w.WriteHeader(201)
+			w.Write([]byte(`{"agent":{"id":"agt_1","kind":"hook"},"token":"brb_hook"}`))
+		default:
+			w.WriteHeader(204)
+		}
 	}))
 	defer srv.Close()
 	root := t.TempDir()
@@ -239,7 +249,7 @@ func TestInstallClaudeAndGeminiKeepOtherSettings(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(os.Getenv("GEMINI_CLI_HOME"), ".gemini", "policies", "brabo.toml")); err == nil {
 		t.Fatal("the Gemini policy stayed")
 	}
-	left, _ := filepath.Glob(filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "brabo", "hooks", "*"))
+	left, _ := filepath.Glob(filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "brabo", "hooks", "*.json"))
 	if len(left) != 0 {
 		t.Fatalf("token files left: %v", left)
 	}

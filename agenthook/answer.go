@@ -17,8 +17,21 @@ import (
 // answer writes the outcome in the agent's format and returns the exit
 // code. A deny is exit 2 with the reason on stderr wherever the agent
 // honours it (all three do for their before-tool event): the agent's model
-// reads the reason as the tool's error.
+// reads the reason as the tool's error. Claude Code's PreToolUse is denied
+// in its JSON instead, since it gives the model an exit 2's stderr behind
+// the hook's whole command line. The model reads the one sentence of the
+// reason: the wait banner is written (for the agent's transcript) only
+// when the call goes on.
 func (h *hook) answer(o outcome) int {
+	if o.verdict != deny {
+		h.stderr.Write(h.pending.Bytes())
+	}
+	if o.verdict == deny && h.agent+" "+h.event == "claude pre-tool-use" {
+		h.json(map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": "PreToolUse",
+			"permissionDecision": "deny", "permissionDecisionReason": o.reason}})
+		fmt.Fprintln(h.stderr, o.reason)
+		return 0
+	}
 	if o.verdict == deny {
 		if h.event == "permission-request" {
 			// A permission request is answered in JSON: exit 2 is not its

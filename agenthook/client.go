@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/brabo-dev/brabo"
@@ -117,13 +121,67 @@ func (c *client) propose(ctx context.Context, project string, p proposal) (*brab
 // 60 s, so a longer wait is several polls.
 const maxPoll = 50 * time.Second
 
+// Back-off of a wait whose brabo is away (restarting): the first retry
+// after minBackoff, doubling up to maxBackoff.
+const (
+	minBackoff = 100 * time.Millisecond
+	maxBackoff = 2 * time.Second
+)
+
 // wait long-polls until the action is decided or the deadline passes; an
-// action still pending then is returned as such.
-func (c *client) wait(ctx context.Context, a *brabo.ProposedAction, deadline time.Time) (*brabo.ProposedAction, error) {
+// action still pending then is returned as such. A brabo that stops
+// (503 "retry") or cannot be reached (restarting) is asked again, with
+// back-off, until the deadline: the decision taken after a restart
+// reaches the hook. A deadline that passes while brabo is away returns
+// the last error.
+//
+// A wait that ends with the action still pending tells brabo the agent
+// gave up (abandon): at the deadline, when the agent stops the hook
+// (SIGTERM, SIGINT, SIGHUP), or when ctx ends (the MCP call cancelled).
+func (c *client) wait(ctx context.Context, a *brabo.ProposedAction, deadline time.Time) (out *brabo.ProposedAction, err error) {
+	if a.Status != brabo.StatusPending {
+		return a, nil // decided at once: nothing to wait for
+	}
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	defer signal.Stop(stop)
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		select {
+		case <-stop:
+			cancel(errStopped)
+		case <-ctx.Done():
+		}
+	}()
+	defer func() {
+		if out != nil && out.Status == brabo.StatusPending {
+			why := "no one decided before the hook's deadline"
+			if cause := context.Cause(ctx); cause != nil {
+				why, err = cause.Error(), cause
+			}
+			if ab := c.abandon(out.ID, why); ab != nil {
+				out = ab
+			}
+		}
+	}()
+	backoff := minBackoff
+	var away error
 	for a.Status == brabo.StatusPending {
 		left := time.Until(deadline)
 		if left <= 0 {
-			return a, nil
+			return a, away
+		}
+		if away != nil {
+			select {
+			case <-ctx.Done():
+				return a, context.Cause(ctx)
+			case <-time.After(min(backoff, left)):
+			}
+			backoff = min(2*backoff, maxBackoff)
+			if left = time.Until(deadline); left <= 0 {
+				return a, away
+			}
 		}
 		poll := min(left, maxPoll)
 		if c.poll > 0 {
@@ -134,12 +192,46 @@ func (c *client) wait(ctx context.Context, a *brabo.ProposedAction, deadline tim
 		}
 		next := &brabo.ProposedAction{}
 		path := fmt.Sprintf("/v1/actions/%s/wait?timeout=%dms", a.ID, poll.Milliseconds())
-		if err := c.do(ctx, "GET", path, nil, next, poll+15*time.Second); err != nil {
-			return a, err
+		err := c.do(ctx, "GET", path, nil, next, poll+15*time.Second)
+		if err != nil {
+			if !retryable(err) || ctx.Err() != nil {
+				return a, err
+			}
+			away = err
+			continue
 		}
+		away, backoff = nil, minBackoff
 		a = next
 	}
 	return a, nil
+}
+
+// errStopped is a hook its agent stopped while it waited.
+var errStopped = errors.New("the agent stopped the hook")
+
+// abandon tells brabo the agent no longer waits for the pending action
+// (best effort, within a few seconds: the agent is going on). It returns
+// the action as brabo answered, nil when it did not: an action decided
+// meanwhile answers 409, and the deny the hook gives stands.
+func (c *client) abandon(id, why string) *brabo.ProposedAction {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	a := &brabo.ProposedAction{}
+	if c.do(ctx, "POST", "/v1/actions/"+id+"/abandon", map[string]string{"reason": why}, a, 3*time.Second) != nil {
+		return nil
+	}
+	return a
+}
+
+// retryable is an error of a brabo that is away for a moment: stopping
+// (503 "retry"), behind a proxy that lost it (502, 504), or not answering
+// at all (a restart).
+func retryable(err error) bool {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae.Status == http.StatusServiceUnavailable || ae.Status == http.StatusBadGateway || ae.Status == http.StatusGatewayTimeout
+	}
+	return true
 }
 
 // report sends what happened to an action the agent ran. exitCode nil is

@@ -52,6 +52,9 @@ type ProjectConfig struct {
 	ID    string `json:"id"`
 	Root  string `json:"root"`
 	Token string `json:"token"`
+	// AgentID is the hook agent the token is of (brabo install re-uses it
+	// and revokes it on --uninstall).
+	AgentID string `json:"agentId,omitempty"`
 }
 
 // ConfigDir is where install writes the hooks' configurations (with their

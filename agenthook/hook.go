@@ -1,6 +1,7 @@
 package agenthook
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -91,6 +92,8 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 type hook struct {
 	agent, event   string
 	stdout, stderr io.Writer
+	// pending holds the wait banner until the answer (answer.go).
+	pending bytes.Buffer
 }
 
 // outcome is what the hook tells the agent before a tool runs.
@@ -118,7 +121,7 @@ func (h *hook) decide(configPath string, stdin io.Reader) outcome {
 	if err != nil {
 		return denied("%v; denied", err)
 	}
-	return decideCall(context.Background(), h.agent, configPath, in, waiting{stderr: h.stderr})
+	return decideCall(context.Background(), h.agent, configPath, in, waiting{stderr: &h.pending})
 }
 
 // waiting is told what the hook waits for: a line on the agent's stderr
@@ -167,7 +170,8 @@ func decideCall(ctx context.Context, agent, configPath string, in *hookInput, w 
 	}
 	cfg, err := LoadConfig(configPath)
 	if err != nil {
-		return denied("%v; denied", err)
+		// The model reads one sentence; brabo install --status says why.
+		return denied("the hook's configuration cannot be read (brabo install %s --status says why); denied", h.agent)
 	}
 	if in.Cwd == "" {
 		in.Cwd, _ = os.Getwd()
@@ -204,7 +208,7 @@ func decideCall(ctx context.Context, agent, configPath string, in *hookInput, w 
 	}
 	deadline := start.Add(wait)
 	exec := &brabo.Execution{Mode: brabo.ExecutionExternal, Runner: runnerNames[h.agent], SessionID: in.SessionID,
-		TurnID: firstOf(in.TurnID, in.PromptID), ToolUseID: in.ToolUseID}
+		TurnID: firstOf(in.TurnID, in.PromptID), ToolUseID: in.ToolUseID, WaitUntil: deadline.UTC()}
 	var ids []string
 	var reasons []string
 	nonBash := false
@@ -244,8 +248,10 @@ func decideCall(ctx context.Context, agent, configPath string, in *hookInput, w 
 			nonBash = nonBash || r.nonBash
 		case brabo.StatusDenied:
 			return outcome{verdict: deny, reason: "brabo denied it: " + a.Reason + touches(a)}
-		case brabo.StatusPending:
-			return denied("no one decided within %s; action %s stays in brabo's queue, and this call is denied", wait.Round(time.Second), a.ID)
+		case brabo.StatusPending, brabo.StatusAbandoned:
+			// The wait told brabo it gave up (client.wait): the action left
+			// the queue, and a later decision is refused.
+			return denied("no one decided within %s, so this call is denied", wait.Round(time.Second))
 		default:
 			return denied("action %s is %s already; denied", a.ID, a.Status)
 		}

@@ -2,14 +2,11 @@ package agenthook
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"time"
 )
 
@@ -20,10 +17,15 @@ type InstallOptions struct {
 	// instead of the project's.
 	User      bool
 	Uninstall bool
+	// KeepAgent, with Uninstall, removes the files only and leaves the
+	// hook agent's token live in brabo (when brabo cannot be reached).
+	KeepAgent bool
 	// Server is brabo's address; Token a maintainer's token (to create the
-	// hook agent); ProjectID and Root the brabo project and its folder.
+	// hook agent, rotate its token, revoke it); ProjectID and Root the
+	// brabo project and its folder.
 	Server, Token, ProjectID, Root string
-	// Name is the hook agent's name in brabo (the agent's name by default).
+	// Name is the hook agent's name in brabo: by default the agent's
+	// (claude), with -user for a --user installation (claude-user).
 	Name string
 	// HookCommand is the hook's program and leading arguments: the slim
 	// brabo-hook binary, or "brabo hook" (absolute paths).
@@ -47,54 +49,68 @@ const DefaultWait = defaultWait
 
 // Install writes (or, with Uninstall, removes) the agent's hook
 // configuration, the hook's configuration and token, and for Codex the
-// hook's trust; it prints each file it wrote. Re-running it replaces what
-// it wrote before and keeps everything else.
+// hook's trust; it prints each file it wrote.
+//
+// It is idempotent and atomic: there is one hook agent per (project,
+// agent, scope), which a re-install re-uses with a new token; the agent's
+// hooks are written only once the hook agent and its configuration
+// exist, and a failure puts back every file as it was, so the previous
+// installation keeps working. Installs run one at a time (a lock in
+// ConfigDir), so concurrent ones are safe.
 func Install(ctx context.Context, o InstallOptions) error {
-	if _, ok := events[o.Agent]; !ok {
-		return fmt.Errorf("unknown agent %q: want claude, codex or gemini", o.Agent)
-	}
-	if o.Out == nil {
-		o.Out = io.Discard
-	}
-	if o.Home == "" {
-		h, err := os.UserHomeDir()
-		if err != nil {
-			return err
-		}
-		o.Home = h
-	}
-	if o.Wait <= 0 {
-		o.Wait = DefaultWait
-	}
-	root, err := filepath.Abs(o.Root)
+	o, cfgPath, err := o.resolve()
 	if err != nil {
 		return err
 	}
-	o.Root = filepath.Clean(root)
-	dir, err := ConfigDir()
+	unlock, err := lockInstalls(ctx)
 	if err != nil {
 		return err
 	}
-	scope := "project"
-	if o.User {
-		scope = "user"
-	}
-	cfgPath := filepath.Join(dir, o.Agent+"-"+scope+".json")
-	if !o.User {
-		cfgPath = filepath.Join(dir, o.Agent+"-"+safeName(o.ProjectID)+".json")
-	}
+	defer unlock()
 	if o.Uninstall {
 		return uninstall(ctx, o, cfgPath)
 	}
 	if o.ProjectID == "" || o.Server == "" {
 		return errors.New("brabo install needs the brabo project (--project-id or BRABO_PROJECT) and server (--server or BRABO_URL)")
 	}
-	cfg, err := hookConfig(ctx, o, cfgPath)
+	if o.Token == "" {
+		return errors.New("brabo install needs a maintainer's token (--token or BRABO_TOKEN): it creates the hook agent, or gives it a new token")
+	}
+	// The files are read before brabo is asked anything: a settings file
+	// brabo cannot rewrite fails here, with nothing changed anywhere.
+	if err := preflight(o); err != nil {
+		return err
+	}
+	snap, err := takeSnapshot(append(o.files(), cfgPath))
 	if err != nil {
 		return err
 	}
+	old, _ := LoadConfig(cfgPath)
+	ag, err := hookAgent(ctx, o)
+	if err != nil {
+		return err
+	}
+	undo := func(cause error) error {
+		rerr := snap.restore()
+		if rerr == nil && !ag.created && old != nil {
+			// The old configuration's token is revoked now: it is put back
+			// with the new one, which keeps the previous hooks (they name
+			// the same file) working.
+			rerr = writeConfig(cfgPath, withToken(old, o.ProjectID, ag))
+		}
+		if rerr != nil {
+			cause = fmt.Errorf("%w; and putting the files back failed: %v", cause, rerr)
+		}
+		if ag.created {
+			// Nothing uses the new agent's token: revoke it. The agent stays,
+			// and the next install re-uses it.
+			ag.revoke(ctx, o)
+		}
+		return cause
+	}
+	cfg := newConfig(old, o, ag)
 	if err := writeConfig(cfgPath, cfg); err != nil {
-		return fmt.Errorf("writing the hook's configuration: %w", err)
+		return undo(fmt.Errorf("writing the hook's configuration: %w", err))
 	}
 	fmt.Fprintf(o.Out, "wrote %s (the hook's configuration and brabo token, 0600)\n", cfgPath)
 	cmd := func(event string) string {
@@ -103,65 +119,152 @@ func Install(ctx context.Context, o InstallOptions) error {
 	timeout := o.Wait + 30*time.Second
 	switch o.Agent {
 	case "claude":
-		return installClaude(o, cmd, timeout)
+		err = installClaude(o, cmd, timeout)
 	case "gemini":
-		return installGemini(o, cmd, timeout)
+		err = installGemini(o, cmd, timeout)
+	default:
+		err = installCodex(ctx, o, cmd, timeout)
 	}
-	return installCodex(ctx, o, cmd, timeout)
+	if err != nil {
+		return undo(err)
+	}
+	retireOld(ctx, o, old, ag)
+	return nil
 }
 
-// hookConfig reads the configuration there is, keeps a working token for
-// the project, or creates the project's hook agent in brabo.
-func hookConfig(ctx context.Context, o InstallOptions, path string) (*Config, error) {
+// resolve fills the options' defaults and returns the hook configuration's
+// path.
+func (o InstallOptions) resolve() (InstallOptions, string, error) {
+	if _, ok := events[o.Agent]; !ok {
+		return o, "", fmt.Errorf("unknown agent %q: want claude, codex or gemini", o.Agent)
+	}
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
+	if o.Home == "" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return o, "", err
+		}
+		o.Home = h
+	}
+	if o.Wait <= 0 {
+		o.Wait = DefaultWait
+	}
+	if o.Name == "" {
+		o.Name = o.Agent
+		if o.User {
+			o.Name += "-user"
+		}
+	}
+	root, err := filepath.Abs(o.Root)
+	if err != nil {
+		return o, "", err
+	}
+	o.Root = filepath.Clean(root)
+	dir, err := ConfigDir()
+	if err != nil {
+		return o, "", err
+	}
+	if o.User {
+		return o, filepath.Join(dir, o.Agent+"-user.json"), nil
+	}
+	return o, filepath.Join(dir, o.Agent+"-"+safeName(o.ProjectID)+".json"), nil
+}
+
+// files are the agent's files Install writes.
+func (o InstallOptions) files() []string {
+	switch o.Agent {
+	case "claude":
+		return []string{claudeSettings(o)}
+	case "gemini":
+		return []string{geminiSettings(o), geminiPolicy(o)}
+	}
+	hooks, user := codexFiles(o)
+	return []string{hooks, user}
+}
+
+// preflight reads what Install will rewrite, and finds codex, so that a
+// file it cannot rewrite fails before anything changed.
+func preflight(o InstallOptions) error {
+	switch o.Agent {
+	case "claude":
+		_, err := readJSONFile(claudeSettings(o))
+		return err
+	case "gemini":
+		_, err := readJSONFile(geminiSettings(o))
+		return err
+	}
+	hooks, user := codexFiles(o)
+	for _, f := range []string{hooks, user} {
+		if err := checkBlock(f); err != nil {
+			return err
+		}
+	}
+	if _, err := codexBinary(o); err != nil {
+		return fmt.Errorf("recording the hooks' trust (Codex skips an untrusted hook): %w; run brabo install codex --codex <path of codex>", err)
+	}
+	return nil
+}
+
+// newConfig is the hook configuration with the project's new token,
+// keeping the other projects of a --user configuration.
+func newConfig(old *Config, o InstallOptions, ag *installedAgent) *Config {
 	cfg := &Config{}
-	if old, err := LoadConfig(path); err == nil {
-		cfg = old
+	if old != nil {
+		c := *old
+		cfg = &c
 	}
 	cfg.Server, cfg.Agent, cfg.PassUnknownFolders = o.Server, o.Agent, o.User
 	cfg.WaitSeconds = int(o.Wait / time.Second)
 	var keep []ProjectConfig
-	token := ""
 	for _, p := range cfg.Projects {
-		if p.ID == o.ProjectID {
-			if newClient(o.Server, p.Token).do(ctx, "GET", "/v1/me", nil, nil, 10*time.Second) == nil {
-				token = p.Token // still valid: re-running install keeps it
-			}
-			continue
+		if p.ID != o.ProjectID {
+			keep = append(keep, p)
 		}
-		keep = append(keep, p)
 	}
-	if token == "" {
-		if o.Token == "" {
-			return nil, errors.New("brabo install needs a maintainer's token (--token or BRABO_TOKEN) to create the hook agent")
-		}
-		name := o.Name
-		if name == "" {
-			name = o.Agent
-		}
-		mc := newClient(o.Server, o.Token)
-		var out struct {
-			Token string `json:"token"`
-		}
-		err := mc.do(ctx, "POST", "/v1/projects/"+o.ProjectID+"/agents", map[string]any{"name": name, "kind": "hook"}, &out, 15*time.Second)
-		var ae *apiError
-		if errors.As(err, &ae) && ae.Status == 409 {
-			name = fmt.Sprintf("%s-%d", name, time.Now().Unix()%100000)
-			err = mc.do(ctx, "POST", "/v1/projects/"+o.ProjectID+"/agents", map[string]any{"name": name, "kind": "hook"}, &out, 15*time.Second)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("creating the hook agent in brabo: %w", err)
-		}
-		token = out.Token
-		fmt.Fprintf(o.Out, "created the hook agent %q in brabo project %s\n", name, o.ProjectID)
-	}
-	cfg.Projects = append(keep, ProjectConfig{ID: o.ProjectID, Root: o.Root, Token: token})
-	return cfg, nil
+	cfg.Projects = append(keep, ProjectConfig{ID: o.ProjectID, Root: o.Root, Token: ag.token, AgentID: ag.id})
+	return cfg
 }
 
-// uninstall removes what Install wrote for the agent; the hook agent stays
-// in brabo (its actions are history), and its token in the removed file is
-// gone with it (revoke it in brabo too).
+// withToken is a copy of cfg whose entry for the project holds the
+// agent's token.
+func withToken(cfg *Config, project string, ag *installedAgent) *Config {
+	c := *cfg
+	c.Projects = append([]ProjectConfig(nil), cfg.Projects...)
+	for i := range c.Projects {
+		if c.Projects[i].ID == project {
+			c.Projects[i].Token, c.Projects[i].AgentID = ag.token, ag.id
+		}
+	}
+	return &c
+}
+
+// uninstall removes what Install wrote for the agent and revokes the hook
+// agent's token in brabo (the agent stays, with its actions: they are
+// history; a later install re-uses it). The token is revoked first: when
+// brabo cannot be reached nothing is removed, unless KeepAgent.
 func uninstall(ctx context.Context, o InstallOptions, cfgPath string) error {
+	cfg, _ := LoadConfig(cfgPath)
+	var entry *ProjectConfig
+	if cfg != nil {
+		for i := range cfg.Projects {
+			if cfg.Projects[i].ID == o.ProjectID || (!o.User && o.ProjectID == "") {
+				entry = &cfg.Projects[i]
+				break
+			}
+		}
+	}
+	if entry != nil && !o.KeepAgent {
+		if o.Token == "" {
+			return fmt.Errorf("brabo install --uninstall needs a maintainer's token (--token or BRABO_TOKEN) to revoke the hook agent's token; nothing was removed (--keep-agent removes the files and leaves the token live)")
+		}
+		ag := &installedAgent{id: entry.AgentID, token: entry.Token}
+		if err := ag.revoke(ctx, InstallOptions{Server: firstOf(o.Server, cfg.Server), Token: o.Token, ProjectID: entry.ID}); err != nil {
+			return fmt.Errorf("revoking the hook agent's token: %w; nothing was removed (--keep-agent removes the files and leaves the token live)", err)
+		}
+		fmt.Fprintf(o.Out, "revoked the token of the hook agent %s in brabo (the agent stays, with its actions)\n", ag.id)
+	}
 	var err error
 	switch o.Agent {
 	case "claude":
@@ -174,7 +277,7 @@ func uninstall(ctx context.Context, o InstallOptions, cfgPath string) error {
 	if err != nil {
 		return err
 	}
-	if cfg, lerr := LoadConfig(cfgPath); lerr == nil && o.User && o.ProjectID != "" {
+	if cfg != nil && o.User && o.ProjectID != "" {
 		var keep []ProjectConfig
 		for _, p := range cfg.Projects {
 			if p.ID != o.ProjectID {
@@ -187,231 +290,7 @@ func uninstall(ctx context.Context, o InstallOptions, cfgPath string) error {
 		}
 	}
 	if rerr := os.Remove(cfgPath); rerr == nil {
-		fmt.Fprintf(o.Out, "removed %s (the hook's token; the hook agent stays in brabo: revoke its token there)\n", cfgPath)
+		fmt.Fprintf(o.Out, "removed %s (the hook's configuration and token)\n", cfgPath)
 	}
-	return nil
-}
-
-func safeName(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '-' || r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
-			return r
-		}
-		return '_'
-	}, s)
-}
-
-// shellJoin quotes each word for a POSIX shell, which the agents run a
-// hook's command with.
-func shellJoin(words []string) string {
-	out := make([]string, len(words))
-	for i, w := range words {
-		if w != "" && strings.Trim(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:+@,") == "" {
-			out[i] = w
-			continue
-		}
-		out[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
-	}
-	return strings.Join(out, " ")
-}
-
-// isOurs reports whether a hook command is one brabo install wrote for
-// agent: its words end "<agent> <event> --config <file>" after brabo hook
-// or brabo-hook.
-func isOurs(command, agent string) bool {
-	return (strings.Contains(command, "brabo-hook ") || strings.Contains(command, " hook "+agent+" ")) &&
-		strings.Contains(command, " "+agent+" ") && strings.Contains(command, "--config")
-}
-
-// readJSONFile reads a settings file as a JSON object; a missing file is
-// an empty one.
-func readJSONFile(path string) (map[string]any, error) {
-	b, err := os.ReadFile(path)
-	if os.IsNotExist(err) {
-		return map[string]any{}, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	m := map[string]any{}
-	if len(strings.TrimSpace(string(b))) == 0 {
-		return m, nil
-	}
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("%s is not a JSON object (fix it, or move it away, and run brabo install again): %w", path, err)
-	}
-	return m, nil
-}
-
-func writeJSONFile(path string, m map[string]any) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	b, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return err
-	}
-	mode := os.FileMode(0o644)
-	if fi, err := os.Stat(path); err == nil {
-		mode = fi.Mode().Perm()
-	}
-	return writeAtomic(path, append(b, '\n'), mode)
-}
-
-// setHooks replaces brabo's entries of settings.hooks[event] with one
-// group running command (none when command is ""), keeping the others.
-func setHooks(settings map[string]any, agent, event, matcher, command string, timeout any) {
-	hooks, _ := settings["hooks"].(map[string]any)
-	if hooks == nil {
-		hooks = map[string]any{}
-	}
-	groups, _ := hooks[event].([]any)
-	var keep []any
-	for _, g := range groups {
-		gm, ok := g.(map[string]any)
-		if !ok {
-			keep = append(keep, g)
-			continue
-		}
-		list, _ := gm["hooks"].([]any)
-		var rest []any
-		for _, h := range list {
-			if hm, ok := h.(map[string]any); ok {
-				if c, _ := hm["command"].(string); isOurs(c, agent) {
-					continue
-				}
-			}
-			rest = append(rest, h)
-		}
-		if len(rest) > 0 || len(list) == 0 {
-			gm["hooks"] = rest
-			keep = append(keep, gm)
-		}
-	}
-	if command != "" {
-		keep = append(keep, map[string]any{"matcher": matcher,
-			"hooks": []any{map[string]any{"type": "command", "command": command, "timeout": timeout}}})
-	}
-	if len(keep) == 0 {
-		delete(hooks, event)
-	} else {
-		hooks[event] = keep
-	}
-	if len(hooks) == 0 {
-		delete(settings, "hooks")
-	} else {
-		settings["hooks"] = hooks
-	}
-}
-
-// installClaude writes (cmd nil: removes) the hooks of Claude Code's
-// settings, and pins its shell to bash: brabo's analysis is bash's.
-func installClaude(o InstallOptions, cmd func(string) string, timeout time.Duration) error {
-	path := filepath.Join(o.Root, ".claude", "settings.json")
-	if o.User {
-		dir := os.Getenv("CLAUDE_CONFIG_DIR")
-		if dir == "" {
-			dir = filepath.Join(o.Home, ".claude")
-		}
-		path = filepath.Join(dir, "settings.json")
-	}
-	settings, err := readJSONFile(path)
-	if err != nil {
-		return err
-	}
-	for event, name := range map[string]string{"PreToolUse": "pre-tool-use", "PermissionRequest": "permission-request",
-		"PostToolUse": "post-tool-use", "PostToolUseFailure": "post-tool-use-failure"} {
-		command := ""
-		if cmd != nil {
-			command = cmd(name)
-		}
-		setHooks(settings, "claude", event, "*", command, int(timeout/time.Second))
-	}
-	env, _ := settings["env"].(map[string]any)
-	bash, _ := exec.LookPath("bash")
-	if cmd != nil && bash != "" {
-		if env == nil {
-			env = map[string]any{}
-		}
-		env["CLAUDE_CODE_SHELL"] = bash
-		settings["env"] = env
-	} else if cmd == nil && env != nil {
-		if s, _ := env["CLAUDE_CODE_SHELL"].(string); s != "" && filepath.Base(s) == "bash" {
-			delete(env, "CLAUDE_CODE_SHELL")
-		}
-		if len(env) == 0 {
-			delete(settings, "env")
-		}
-	}
-	if err := writeJSONFile(path, settings); err != nil {
-		return err
-	}
-	if cmd == nil {
-		fmt.Fprintf(o.Out, "removed brabo's hooks from %s\n", path)
-	} else {
-		fmt.Fprintf(o.Out, "wrote %s: PreToolUse, PermissionRequest, PostToolUse and PostToolUseFailure run brabo's hook (timeout %s); CLAUDE_CODE_SHELL=%s\n", path, timeout, bash)
-	}
-	return nil
-}
-
-// geminiHome is the folder holding Gemini CLI's .gemini of the user.
-func geminiHome(o InstallOptions) string {
-	if h := os.Getenv("GEMINI_CLI_HOME"); h != "" {
-		return h
-	}
-	return o.Home
-}
-
-// brabosGeminiPolicy lets Gemini CLI run the tools brabo's hook gates
-// without its own prompt, in headless runs too, where it would otherwise
-// hide them: the BeforeTool hook is the gate.
-const brabosGeminiPolicy = `# Written by brabo install gemini; brabo install gemini --uninstall removes it.
-# brabo's BeforeTool hook is the gate for these tools: this rule lets them
-# run without Gemini CLI's own prompt (headless runs hide them otherwise).
-# If the hook is missing or broken, these tools run unprompted.
-[[rule]]
-toolName = ["run_shell_command", "write_file", "replace"]
-decision = "allow"
-priority = 900
-`
-
-// installGemini writes (cmd nil: removes) Gemini CLI's BeforeTool and
-// AfterTool hooks and brabo's policy rule.
-func installGemini(o InstallOptions, cmd func(string) string, timeout time.Duration) error {
-	home := geminiHome(o)
-	path := filepath.Join(o.Root, ".gemini", "settings.json")
-	if o.User {
-		path = filepath.Join(home, ".gemini", "settings.json")
-	}
-	settings, err := readJSONFile(path)
-	if err != nil {
-		return err
-	}
-	for event, name := range map[string]string{"BeforeTool": "before-tool", "AfterTool": "after-tool"} {
-		command := ""
-		if cmd != nil {
-			command = cmd(name)
-		}
-		setHooks(settings, "gemini", event, ".*", command, int(timeout/time.Millisecond))
-	}
-	if err := writeJSONFile(path, settings); err != nil {
-		return err
-	}
-	policy := filepath.Join(home, ".gemini", "policies", "brabo.toml")
-	if cmd == nil {
-		fmt.Fprintf(o.Out, "removed brabo's hooks from %s\n", path)
-		if os.Remove(policy) == nil {
-			fmt.Fprintf(o.Out, "removed %s\n", policy)
-		}
-		return nil
-	}
-	fmt.Fprintf(o.Out, "wrote %s: BeforeTool and AfterTool run brabo's hook (timeout %s)\n", path, timeout)
-	if err := os.MkdirAll(filepath.Dir(policy), 0o755); err != nil {
-		return err
-	}
-	if err := writeAtomic(policy, []byte(brabosGeminiPolicy), 0o644); err != nil {
-		return err
-	}
-	fmt.Fprintf(o.Out, "wrote %s: run_shell_command, write_file and replace run without Gemini's prompt; brabo's hook is their gate (a broken hook lets them run unprompted)\n", policy)
 	return nil
 }

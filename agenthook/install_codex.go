@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -35,6 +34,16 @@ func codexHome(o InstallOptions) string {
 		return h
 	}
 	return filepath.Join(o.Home, ".codex")
+}
+
+// codexFiles are the file Codex reads brabo's hooks from and the user's
+// config.toml (the same file for a --user installation).
+func codexFiles(o InstallOptions) (hooksFile, user string) {
+	user = filepath.Join(codexHome(o), "config.toml")
+	if o.User {
+		return user, user
+	}
+	return filepath.Join(o.Root, ".codex", "config.toml"), user
 }
 
 // tomlString is s as a TOML basic string.
@@ -93,11 +102,7 @@ func setBlock(path, block string) error {
 
 // installCodex writes (cmd nil: removes) Codex's hooks and their trust.
 func installCodex(ctx context.Context, o InstallOptions, cmd func(string) string, timeout time.Duration) error {
-	user := filepath.Join(codexHome(o), "config.toml")
-	hooksFile := filepath.Join(o.Root, ".codex", "config.toml")
-	if o.User {
-		hooksFile = user
-	}
+	hooksFile, user := codexFiles(o)
 	if cmd == nil {
 		for _, f := range []string{hooksFile, user} {
 			if _, err := os.Stat(f); err == nil {
@@ -191,13 +196,9 @@ type codexHook struct {
 // codexHooks asks `codex app-server` (JSON-RPC on stdio) for the hooks it
 // sees in the project folder, with their keys and hashes.
 func codexHooks(ctx context.Context, o InstallOptions) ([]codexHook, error) {
-	bin := o.Codex
-	if bin == "" {
-		p, err := exec.LookPath("codex")
-		if err != nil {
-			return nil, errors.New("codex is not on PATH")
-		}
-		bin = p
+	bin, err := codexBinary(o)
+	if err != nil {
+		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()

@@ -48,12 +48,16 @@ func orDefault(d, def time.Duration) time.Duration {
 // idle timeouts and the header size bound are set here; the body and write
 // deadlines are set per request by the handler itself.
 func (s *Server) HTTPServer() *http.Server {
-	return &http.Server{
+	hs := &http.Server{
 		Handler:           s.Handler(),
 		ReadHeaderTimeout: orDefault(s.ReadHeaderTimeout, DefaultReadHeaderTimeout),
 		IdleTimeout:       orDefault(s.IdleTimeout, DefaultIdleTimeout),
 		MaxHeaderBytes:    maxHeaderBytes,
 	}
+	// Shutdown waits for the requests in flight: the long-polls end at
+	// once instead of at their timeout.
+	hs.RegisterOnShutdown(s.Stop)
+	return hs
 }
 
 // bounded gives each request its default write deadline and, when it has

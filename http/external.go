@@ -21,6 +21,7 @@ var hookRoutes = map[string]bool{
 	"POST /v1/projects/{project}/actions": true,
 	"GET /v1/actions/{action}/wait":       true,
 	"POST /v1/actions/{action}/result":    true,
+	"POST /v1/actions/{action}/abandon":   true,
 	"GET /v1/me":                          true,
 	// The rules brabo decides with now: the hook decides a read inside
 	// the project with them, never with the file on disk.
@@ -70,12 +71,35 @@ func (s *Server) waitDecided(w http.ResponseWriter, r *http.Request) error {
 	if wait > 0 && a.Status == brabo.StatusPending {
 		respondWithin(w, wait+writeMargin)
 		if a, err = s.awaitAction(r, a, wait, decided); err != nil {
+			if err == errStopping {
+				w.Header().Set("Retry-After", "1")
+			}
 			return err
 		}
 	}
 	writeJSON(w, http.StatusOK, a)
 	return nil
 }
+
+// Stop ends the long-polls in flight, and those that come later, with a
+// 503 "retry" answer: a graceful stop takes seconds, not the longest
+// wait, and a waiting hook asks again once brabo is back. HTTPServer's
+// Shutdown calls it.
+func (s *Server) Stop() { s.stopCh(); s.stopOnce.Do(func() { close(s.stopped) }) }
+
+// stopCh is the channel Stop closes.
+func (s *Server) stopCh() <-chan struct{} {
+	s.streamsMu.Lock()
+	defer s.streamsMu.Unlock()
+	if s.stopped == nil {
+		s.stopped = make(chan struct{})
+	}
+	return s.stopped
+}
+
+// errStopping is a long-poll cut by Stop.
+var errStopping = errorf(http.StatusServiceUnavailable, brabo.CodeRetry,
+	"brabo is stopping: the action is as it was; ask again in a moment (Retry-After)")
 
 func decided(a *brabo.ProposedAction) bool { return a.Status != brabo.StatusPending }
 
@@ -88,6 +112,12 @@ func settled(a *brabo.ProposedAction) bool { return a.Status.Settled() }
 // at the last moment must not answer "pending" for an action a human has
 // decided, which a hook would turn into a deny.
 func (s *Server) awaitAction(r *http.Request, a *brabo.ProposedAction, wait time.Duration, done func(*brabo.ProposedAction) bool) (*brabo.ProposedAction, error) {
+	stopping := s.stopCh()
+	select {
+	case <-stopping:
+		return a, errStopping
+	default:
+	}
 	signal, cancel := s.Store.Subscribe(a.ProjectID)
 	defer cancel()
 	timeout := time.NewTimer(wait)
@@ -99,6 +129,8 @@ func (s *Server) awaitAction(r *http.Request, a *brabo.ProposedAction, wait time
 		select {
 		case <-r.Context().Done():
 			return a, nil
+		case <-stopping:
+			return a, errStopping
 		case <-timeout.C:
 			last = true
 		case <-signal:
@@ -147,6 +179,31 @@ func (s *Server) reportResult(w http.ResponseWriter, r *http.Request) error {
 		res.Detail = map[string]string{"exitCode": "unknown"}
 	}
 	a, err := s.Pipeline.Report(r.Context(), r.PathValue("action"), c.agent, res)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, a)
+	return nil
+}
+
+// abandonAction records that the agent that proposed a pending external
+// action stopped waiting for it (pipeline's Abandon): the proposing
+// agent's token.
+func (s *Server) abandonAction(w http.ResponseWriter, r *http.Request) error {
+	c := callerOf(r)
+	if _, err := s.visibleAction(r); err != nil {
+		return err
+	}
+	if c.agent == nil {
+		return errorf(http.StatusForbidden, brabo.CodeForbiddenRole, "only the agent that waits for an action abandons it")
+	}
+	var in struct {
+		Reason string `json:"reason"`
+	}
+	if err := s.decode(w, r, &in); err != nil {
+		return err
+	}
+	a, err := s.Pipeline.Abandon(r.Context(), r.PathValue("action"), c.agent, in.Reason)
 	if err != nil {
 		return err
 	}

@@ -69,6 +69,11 @@ type Server struct {
 
 	streamsMu sync.Mutex
 	streams   map[string]int // member id → open event streams
+
+	// stopped is closed when the server stops gracefully (Stop): the
+	// long-polls answer "retry" at once (external.go).
+	stopOnce sync.Once
+	stopped  chan struct{}
 }
 
 // route is one API endpoint; the table is also what the OpenAPI test
@@ -112,6 +117,8 @@ var routes = []route{
 	{"DELETE", "/v1/sessions/{session}", (*Server).revokeSession},
 	{"DELETE", "/v1/members/{member}/token", (*Server).revokeMemberToken},
 	{"DELETE", "/v1/projects/{project}/agents/{agent}/token", (*Server).revokeAgentToken},
+	{"POST", "/v1/projects/{project}/agents/{agent}/token", (*Server).rotateAgentToken},
+	{"POST", "/v1/actions/{action}/abandon", (*Server).abandonAction},
 	{"GET", "/v1/actions/{action}", (*Server).getAction},
 	{"GET", "/v1/actions/{action}/wait", (*Server).waitDecided},
 	{"POST", "/v1/actions/{action}/result", (*Server).reportResult},
@@ -202,6 +209,8 @@ var codeStatus = map[brabo.Code]int{
 	brabo.CodeInvalidProject:          http.StatusBadRequest,
 	brabo.CodeNeedsApproval:           http.StatusConflict,
 	brabo.CodeRepositoryConfigRefused: http.StatusConflict,
+	brabo.CodeAbandoned:               http.StatusConflict,
+	brabo.CodeRetry:                   http.StatusServiceUnavailable,
 	"conflict":                        http.StatusConflict,
 
 	// The container path (container.go).

@@ -216,3 +216,27 @@ func (s *Server) revokeAgentToken(w http.ResponseWriter, r *http.Request) error 
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
+
+// rotateAgentToken gives an agent a new token, which replaces the old one
+// and lifts a revocation: maintainer, as creating the agent. brabo install
+// re-uses its hook agent this way, so a re-install leaves one agent with
+// one live token.
+func (s *Server) rotateAgentToken(w http.ResponseWriter, r *http.Request) error {
+	p, _, err := s.memberProject(r, brabo.Maintainer, "rotating an agent's token")
+	if err != nil {
+		return err
+	}
+	a, err := s.projectAgent(r, p)
+	if err != nil {
+		return err
+	}
+	token := NewToken()
+	if err := s.Store.Update(r.Context(), func(tx brabo.Tx) error {
+		return tx.SetAgentToken(r.Context(), a.ID, HashToken(token))
+	}); err != nil {
+		return err
+	}
+	a.RevokedAt = time.Time{}
+	writeJSON(w, http.StatusOK, map[string]any{"agent": a, "token": token})
+	return nil
+}

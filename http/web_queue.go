@@ -353,6 +353,8 @@ func outcomeText(a *brabo.ProposedAction) string {
 		return "failed: " + a.Result.Error
 	case a.Status == brabo.StatusFailed && a.Result != nil:
 		return fmt.Sprintf("failed, exit %d", a.Result.ExitCode)
+	case a.Status == brabo.StatusAbandoned:
+		return "abandoned: the agent is no longer waiting; it did not run"
 	}
 	return string(a.Status)
 }

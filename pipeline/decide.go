@@ -92,6 +92,9 @@ func (s *Service) claim(ctx context.Context, tx brabo.Tx, a *brabo.ProposedActio
 		if cur.Status == brabo.StatusDenied {
 			return false, brabo.Errorf(brabo.CodeActionAlreadyDenied, fmt.Sprintf("action %s was denied: %s", a.ID, cur.Reason))
 		}
+		if cur.Status == brabo.StatusAbandoned {
+			return false, errAbandoned(cur)
+		}
 		*a = *cur
 		return false, nil
 	}
@@ -110,6 +113,9 @@ func (s *Service) claim(ctx context.Context, tx brabo.Tx, a *brabo.ProposedActio
 func (s *Service) Approve(ctx context.Context, actionID string, m *brabo.Member) (*Decided, error) {
 	a, p, err := s.load(ctx, actionID, m, roleToApprove)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.expireWait(ctx, a); err != nil {
 		return nil, err
 	}
 	var pr *brabo.PullRequest
@@ -153,6 +159,9 @@ func (s *Service) Deny(ctx context.Context, actionID string, m *brabo.Member, re
 	if err != nil {
 		return nil, err
 	}
+	if err := s.expireWait(ctx, a); err != nil {
+		return nil, err
+	}
 	now := s.now()
 	err = s.Store.Update(ctx, func(tx brabo.Tx) error {
 		ok, err := tx.TransitionAction(ctx, a.ID, []brabo.ActionStatus{brabo.StatusPending},
@@ -167,6 +176,9 @@ func (s *Service) Deny(ctx context.Context, actionID string, m *brabo.Member, re
 			}
 			if cur.Status == brabo.StatusDenied {
 				return brabo.Errorf(brabo.CodeActionAlreadyDenied, fmt.Sprintf("action %s was already denied", a.ID))
+			}
+			if cur.Status == brabo.StatusAbandoned {
+				return errAbandoned(cur)
 			}
 			return brabo.Errorf(brabo.CodeAlreadyApproved, fmt.Sprintf("action %s is %s; it can no longer be denied", a.ID, cur.Status))
 		}

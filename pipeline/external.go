@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/brabo-dev/brabo"
@@ -22,6 +23,8 @@ const (
 	// MaxReportedOutput is how much of a reported output is kept; the
 	// rest is cut and the result marked truncated.
 	MaxReportedOutput = 64 << 10
+	// maxWaitUntil bounds how far ahead a hook's announced deadline is.
+	maxWaitUntil = 24 * time.Hour
 )
 
 // validateExecution refuses a proposal whose execution is malformed, a
@@ -49,6 +52,9 @@ func validateExecution(req ProposeRequest) error {
 		if len(v) > maxExecutionID || !utf8.ValidString(v) {
 			return invalid("execution %s: at most %d bytes of UTF-8", name, maxExecutionID)
 		}
+	}
+	if !e.WaitUntil.IsZero() && e.WaitUntil.After(time.Now().Add(maxWaitUntil)) {
+		return invalid("execution waitUntil: at most %s ahead (the agents' hook timeouts are minutes)", maxWaitUntil)
 	}
 	if req.Type == brabo.McpTool && !validToolName(req.Payload.Tool) {
 		return invalid("an mcp_tool action needs its tool, server__tool (letters, digits, '_', '-', '.'), not %q", req.Payload.Tool)

@@ -106,9 +106,9 @@ func init() {
 			usage: "brabo agents create NAME --project P [--hook] [--json]", verbs: true, more: clientMore,
 			run: func(a []string, _ io.Reader, o, e io.Writer) int { return runAgents(a, o, e) }},
 		{name: "install", summary: "make brabo the approver of Claude Code, Codex or Gemini CLI",
-			usage: "brabo install claude|codex|gemini [--user] [--uninstall] [flags]", verbs: true,
-			more: "It creates a hook agent in brabo (BRABO_URL, BRABO_TOKEN: a maintainer's, BRABO_PROJECT)\n" +
-				"and writes the agent's hook settings. \"brabo install claude -h\" lists the flags.",
+			usage: "brabo install claude|codex|gemini [--user] [--uninstall] [flags] | brabo install [agent] --status", verbs: true,
+			more: "It creates a hook agent in brabo (BRABO_URL, BRABO_TOKEN: a maintainer's, BRABO_PROJECT), or\n" +
+				"re-uses it with a new token, and writes the agent's hook settings. \"brabo install claude -h\" lists the flags.",
 			run: func(a []string, _ io.Reader, o, e io.Writer) int { return runInstall(a, o, e) }},
 		{name: "hook", summary: "the hook Claude Code, Codex and Gemini CLI run before and after each tool call",
 			usage: "brabo hook claude|codex|gemini <event> --config FILE", verbs: true,

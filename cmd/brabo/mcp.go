@@ -29,7 +29,7 @@ func runMCP(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := mcpserver.Run(ctx, *config, version()); err != nil && ctx.Err() == nil {
+	if err := mcpserver.Run(ctx, *config, version(), stderr); err != nil && ctx.Err() == nil {
 		return fail(stderr, "mcp", "%v", err)
 	}
 	return 0

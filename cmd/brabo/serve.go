@@ -360,6 +360,7 @@ func serve(sf storeFlags, lim limits, cf containerFlags, addr, workspaces, publi
 		return err
 	}
 	defer func() { stopAgents(); ag.Wait() }()
+	go sweepAbandoned(actx, svc, log)
 	api := &brabohttp.Server{Pipeline: svc, Store: store, Log: log, OwnPaths: []string{dataAbs}, OwnPathsHint: dataHint, DirProbe: probeDir,
 		MaxStreams: lim.maxStreams, SessionTTL: lim.sessionTTL}
 	api.Health = map[string]any{"landlock": landlockStatus(log), "sandbox": sandboxHealth(sb, unsandboxed)}
@@ -472,4 +473,21 @@ func probeDir(path string) (isDir, writable bool, err error) {
 	f.Close()
 	os.Remove(name)
 	return true, true, nil
+}
+
+// sweepAbandoned makes abandoned, every pipeline.SweepEvery until ctx
+// ends, the external actions whose hook's deadline passed (issue 29).
+func sweepAbandoned(ctx context.Context, svc *pipeline.Service, log *slog.Logger) {
+	t := time.NewTicker(pipeline.SweepEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if _, err := svc.SweepAbandoned(ctx); err != nil && ctx.Err() == nil {
+			log.Warn("sweeping the abandoned waits", "err", err)
+		}
+	}
 }

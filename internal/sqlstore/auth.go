@@ -64,6 +64,19 @@ func (t *Tx) RevokeAgentToken(ctx context.Context, agentID string, at time.Time)
 	return n == 1, t.touch(ctx, brabo.AuthSignal)
 }
 
+// SetAgentToken replaces the agent's token hash and lifts a revocation
+// (brabo.Tx).
+func (t *Tx) SetAgentToken(ctx context.Context, agentID, hash string) error {
+	n, err := t.q.Exec(ctx, `UPDATE agents SET token_hash = $1, revoked_at = NULL WHERE id = $2`, hash, agentID)
+	if err != nil {
+		return t.conflict(err, "agent token")
+	}
+	if n == 0 {
+		return fmt.Errorf("agent %s: %w", agentID, brabo.ErrNotFound)
+	}
+	return t.touch(ctx, brabo.AuthSignal)
+}
+
 const sessionCols = `id, member_id, token_hash, user_agent, created_at, expires_at, revoked_at`
 
 func scanSession(r Row) (*brabo.Session, error) {

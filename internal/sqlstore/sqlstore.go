@@ -471,12 +471,25 @@ func (t *Tx) InsertAction(ctx context.Context, a *brabo.ProposedAction) error {
 			return err
 		}
 	}
-	_, err = t.q.Exec(ctx, `INSERT INTO actions (`+actionCols+`, merge_pr, search)
-		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19)`,
+	var waitUntil any
+	if a.External() && !a.Execution.WaitUntil.IsZero() {
+		waitUntil = a.Execution.WaitUntil.UnixMicro()
+	}
+	_, err = t.q.Exec(ctx, `INSERT INTO actions (`+actionCols+`, merge_pr, search, wait_until)
+		VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20)`,
 		a.ID, a.ProjectID, string(a.Type), payload, a.ActorID, a.ActorKind, a.PrincipalID,
 		string(a.Status), a.Reason, decision, nullString(a.DecidedBy), result,
-		a.CreatedAt.UnixMicro(), micros(a.DecidedAt), micros(a.SettledAt), execution, preview, mergePR, searchText(a))
+		a.CreatedAt.UnixMicro(), micros(a.DecidedAt), micros(a.SettledAt), execution, preview, mergePR, searchText(a), waitUntil)
 	return t.conflict(err, "action "+a.ID)
+}
+
+// ExpiredWaits lists the pending external actions whose hook's deadline
+// (wait_until) is before before, oldest deadline first, at most limit
+// (brabo.Tx).
+func (t *Tx) ExpiredWaits(ctx context.Context, before time.Time, limit int) ([]*brabo.ProposedAction, error) {
+	return queryAll(ctx, t.q, scanAction, `SELECT `+actionCols+` FROM actions
+		WHERE status = 'pending' AND wait_until IS NOT NULL AND wait_until < $1 ORDER BY wait_until, id LIMIT $2`,
+		before.UnixMicro(), limit)
 }
 
 func (t *Tx) Action(ctx context.Context, id string) (*brabo.ProposedAction, error) {

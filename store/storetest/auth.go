@@ -115,6 +115,26 @@ func testTokenRevocation(t *testing.T, s brabo.Store) {
 	if !errors.Is(err, brabo.ErrNotFound) {
 		t.Errorf("SetMemberToken of a missing member: %v", err)
 	}
+	// An agent's new token (a re-installed hook) lifts its revocation too.
+	agentHash := id("agenthash")
+	drainSignals(auth)
+	must(t, s.Update(ctx, func(tx brabo.Tx) error { return tx.SetAgentToken(ctx, a.ID, agentHash) }))
+	if !signalled(auth, 5*time.Second) {
+		t.Error("replacing an agent's token sent no AuthSignal")
+	}
+	must(t, s.View(ctx, func(tx brabo.Tx) error {
+		if got, err := tx.AgentByTokenHash(ctx, agentHash); err != nil || got.ID != a.ID || !got.RevokedAt.IsZero() {
+			t.Errorf("the agent's new token: %+v %v", got, err)
+		}
+		if _, err := tx.AgentByTokenHash(ctx, a.TokenHash); !errors.Is(err, brabo.ErrNotFound) {
+			t.Errorf("the agent's replaced token still works: %v", err)
+		}
+		return nil
+	}))
+	err = s.Update(ctx, func(tx brabo.Tx) error { return tx.SetAgentToken(ctx, "nobody", id("h")) })
+	if !errors.Is(err, brabo.ErrNotFound) {
+		t.Errorf("SetAgentToken of a missing agent: %v", err)
+	}
 }
 
 func testAdmins(t *testing.T, s brabo.Store) {

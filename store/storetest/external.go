@@ -84,3 +84,41 @@ func testExternalExecution(t *testing.T, s brabo.Store) {
 		t.Error("mapping tools of a missing project succeeded")
 	}
 }
+
+// testExpiredWaits: migration 00012's wait_until: ExpiredWaits lists the
+// pending external actions whose hook's deadline passed, and no other
+// (one still waited for, one decided, brabo's own).
+func testExpiredWaits(t *testing.T, s brabo.Store) {
+	ctx := context.Background()
+	m, p := fixture(t, s)
+	hook := &brabo.Agent{ID: id("agt"), ProjectID: p.ID, Name: "claude", PrincipalID: m.ID, Kind: brabo.AgentKindHook,
+		TokenHash: id("hash"), CreatedAt: time.Now().UTC()}
+	now := time.Now().UTC()
+	external := func(until time.Time, st brabo.ActionStatus) *brabo.ProposedAction {
+		a := newAction(p, hook.ID)
+		a.Status = st
+		a.Execution = &brabo.Execution{Mode: brabo.ExecutionExternal, Runner: "claude-code", WaitUntil: until}
+		return a
+	}
+	gone, waiting, decided := external(now.Add(-time.Minute), brabo.StatusPending), external(now.Add(time.Minute), brabo.StatusPending),
+		external(now.Add(-time.Minute), brabo.StatusDenied)
+	own := newAction(p, hook.ID)
+	must(t, s.Update(ctx, func(tx brabo.Tx) error {
+		if err := tx.CreateAgent(ctx, hook); err != nil {
+			return err
+		}
+		for _, a := range []*brabo.ProposedAction{gone, waiting, decided, own} {
+			if err := tx.InsertAction(ctx, a); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	must(t, s.View(ctx, func(tx brabo.Tx) error {
+		list, err := tx.ExpiredWaits(ctx, now, 10)
+		if err != nil || len(list) != 1 || list[0].ID != gone.ID || !list[0].Execution.WaitUntil.Equal(gone.Execution.WaitUntil) {
+			t.Errorf("ExpiredWaits: %v %+v", err, list)
+		}
+		return nil
+	}))
+}

@@ -54,6 +54,7 @@ func Run(t *testing.T, open Opener) {
 		{"PermissionsTrust", testPermissionsTrust},
 		{"PermissionsTrustLock", testPermissionsTrustLock},
 		{"ExternalExecution", testExternalExecution},
+		{"ExpiredWaits", testExpiredWaits},
 		{"PreviewTextFilterActionEvents", testPreviewTextFilter},
 		{"Webhooks", testWebhooks},
 		{"ExecutorState", testExecutorState},
