@@ -34,7 +34,7 @@ import (
 func BenchmarkDownload10MB(b *testing.B) {
 	bwrap, err := exec.LookPath("bwrap")
 	if err != nil {
-		b.Skip("bwrap is needed")
+		b.Skip("bwrap is needed (BRABO_REQUIRE_SANDBOX makes the tests fail without it; a benchmark only skips)")
 	}
 	size := 10 << 20
 	if os.Getenv("BRABO_BENCH_MB") != "" {

@@ -25,7 +25,7 @@ func needBwrap(t *testing.T) string {
 		if os.Getenv("BRABO_REQUIRE_SANDBOX") != "" {
 			t.Fatalf("bwrap cannot make a network namespace here (BRABO_REQUIRE_SANDBOX is set): %v", err)
 		}
-		t.Skipf("bwrap cannot make a network namespace here: %v", err)
+		t.Skipf("bwrap cannot make a network namespace here (BRABO_REQUIRE_SANDBOX makes this a failure): %v", err)
 	}
 	return path
 }
@@ -185,7 +185,7 @@ func TestForwarderConfinesInProcess(t *testing.T) {
 		if os.Getenv("BRABO_REQUIRE_SANDBOX") != "" {
 			t.Fatalf("Landlock is needed: %v", err)
 		}
-		t.Skipf("Landlock is needed: %v", err)
+		t.Skipf("Landlock is needed (BRABO_REQUIRE_SANDBOX makes this a failure): %v", err)
 	}
 	self, err := os.Executable()
 	if err != nil {

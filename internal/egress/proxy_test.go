@@ -339,7 +339,7 @@ func TestSessionCloseEndsTunnels(t *testing.T) {
 // connects, another does not.
 func TestSessionSocketBelongsToTheSandboxUser(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("brabo chowns the socket only as root")
+		t.Skip("brabo chowns the socket only as root") // not a missing part: CI runs as root
 	}
 	curl, err := exec.LookPath("curl")
 	if err != nil {
