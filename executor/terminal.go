@@ -13,6 +13,7 @@ import (
 	"github.com/brabo-dev/brabo/internal/confine"
 	"github.com/brabo-dev/brabo/internal/procenv"
 	"github.com/brabo-dev/brabo/internal/procs"
+	"github.com/brabo-dev/brabo/internal/progfind"
 	"github.com/brabo-dev/brabo/internal/sandbox"
 )
 
@@ -100,6 +101,10 @@ func (e *Executor) runTerminal(ctx context.Context, req brabo.ExecRequest) (*bra
 		set = append(set, "GOCACHE="+filepath.Join(cache, "go-build"), "GOMODCACHE="+filepath.Join(cache, "go-mod"),
 			"XDG_CACHE_HOME="+filepath.Join(cache, "xdg"))
 	}
+	// The PATH the pipeline resolved the line's programs in: nothing the
+	// agent can write (the project, its cache, the temp folders) is on it,
+	// so no program of the agent's shadows the one a rule named.
+	set = append(set, "PATH="+progfind.SafePATH(envValue(e.baseEnv(), "PATH"), []string{sc.resolved, cache, os.TempDir(), "/tmp"}))
 	name, args := e.opts.Shell, []string{"-c", p.Command}
 	// The way out through brabo's egress proxy (network.go): in the
 	// sandbox, its socket and the forwarder are bound in and the
@@ -189,4 +194,14 @@ func (e *Executor) runTerminal(ctx context.Context, req brabo.ExecRequest) (*bra
 		}
 	}
 	return res, nil
+}
+
+// envValue is the value of name in env ("" when it is not set).
+func envValue(env []string, name string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], name+"="); ok {
+			return v
+		}
+	}
+	return ""
 }

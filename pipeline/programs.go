@@ -26,6 +26,9 @@ func (s *Service) programs(typ brabo.ActionType, p *brabo.Project, command, cwd,
 	case !path.IsAbs(cwd):
 		cwd = path.Join(root, cwd)
 	}
-	writable := append([]string{root, os.TempDir()}, s.Protect.ServerPaths...)
-	return progfind.Resolve(policy.ProgramNames(command), progfind.Env{PATH: os.Getenv("PATH"), Cwd: cwd, Writable: writable})
+	writable := append([]string{root, os.TempDir(), "/tmp"}, s.Protect.ServerPaths...)
+	// The executor hands the command this PATH (progfind.SafePATH), so the
+	// names resolve here as they will there.
+	pathVar := progfind.SafePATH(os.Getenv("PATH"), writable)
+	return progfind.Resolve(policy.ProgramNames(command), progfind.Env{PATH: pathVar, Cwd: cwd, Writable: writable})
 }

@@ -138,8 +138,9 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if start == "" {
 			start = *root
 		}
+		writable := []string{*root, os.TempDir(), "/tmp"}
 		in.Programs = progfind.Resolve(policy.ProgramNames(in.Command),
-			progfind.Env{PATH: os.Getenv("PATH"), Cwd: start, Writable: []string{*root, os.TempDir()}})
+			progfind.Env{PATH: progfind.SafePATH(os.Getenv("PATH"), writable), Cwd: start, Writable: writable})
 	}
 	d := policy.Decide(in)
 	if *asJSON {

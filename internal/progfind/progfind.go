@@ -125,3 +125,31 @@ func execPath(real string) string {
 	}
 	return ""
 }
+
+// SafePATH is path without the entries a command's agent could fill with
+// a program of its own: empty and relative entries (they name the
+// command's cwd) and every entry inside writable (the project, its cache,
+// the temp folders). The executor hands a command this PATH, and the
+// pipeline resolves its names in the same one, so a name resolves where
+// it runs and nothing the agent writes can shadow it.
+func SafePATH(path string, writable []string) string {
+	e := Env{Writable: writable}
+	var keep []string
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" || !filepath.IsAbs(dir) {
+			continue
+		}
+		dir = filepath.Clean(dir)
+		if e.writable(dir) {
+			continue
+		}
+		if real, err := filepath.EvalSymlinks(dir); err == nil && e.writable(real) {
+			continue
+		}
+		keep = append(keep, dir)
+	}
+	if len(keep) == 0 {
+		return StandardPATH
+	}
+	return strings.Join(keep, string(filepath.ListSeparator))
+}

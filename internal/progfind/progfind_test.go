@@ -62,3 +62,17 @@ func TestResolveWritable(t *testing.T) {
 		t.Errorf("ls on the standard PATH: %+v", std["ls"])
 	}
 }
+
+// SafePATH drops the entries an agent could fill: relative and empty ones
+// and those inside a writable folder; the rest keep their order.
+func TestSafePATHDropsWhatTheAgentCanWrite(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"/usr/bin:/bin", "/usr/bin:/bin"},
+		{"/tmp/x/bin:/usr/bin::.:bin:/proj/node_modules/.bin:/bin", "/usr/bin:/bin"},
+		{"/tmp/only", StandardPATH},
+	} {
+		if got := SafePATH(c.in, []string{"/proj", "/tmp"}); got != c.want {
+			t.Errorf("SafePATH(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
