@@ -26,6 +26,9 @@ func (s *Service) programs(typ brabo.ActionType, p *brabo.Project, command, cwd,
 	case !path.IsAbs(cwd):
 		cwd = path.Join(root, cwd)
 	}
-	writable := append([]string{root, os.TempDir()}, s.Protect.ServerPaths...)
+	// The action's own temp folder is made when it runs, so no PATH entry
+	// can lie in it yet; the rest of the temp folder is not the agent's
+	// (the sandbox gives it a private one).
+	writable := append([]string{root}, s.Protect.ServerPaths...)
 	return progfind.Resolve(policy.ProgramNames(command), progfind.Env{PATH: os.Getenv("PATH"), Cwd: cwd, Writable: writable})
 }

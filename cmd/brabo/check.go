@@ -133,13 +133,13 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if in.Type == brabo.Terminal {
 		// What each program name runs, as the server resolves it: this
 		// PATH, from the directory the command starts in, with the project
-		// folder and the temp folder as what an agent can write.
+		// folder as what an agent can write.
 		start := in.Cwd
 		if start == "" {
 			start = *root
 		}
 		in.Programs = progfind.Resolve(policy.ProgramNames(in.Command),
-			progfind.Env{PATH: os.Getenv("PATH"), Cwd: start, Writable: []string{*root, os.TempDir()}})
+			progfind.Env{PATH: os.Getenv("PATH"), Cwd: start, Writable: []string{*root}})
 	}
 	d := policy.Decide(in)
 	if *asJSON {

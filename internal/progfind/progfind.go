@@ -23,8 +23,8 @@ type Env struct {
 	// Cwd is the absolute directory the command starts in: relative
 	// program paths and empty or relative PATH entries are taken from it.
 	Cwd string
-	// Writable are the folders the agent can write: the project, its
-	// caches, the temp folder. A program in one, or a name that an entry
+	// Writable are the folders the agent can write: the project and its
+	// caches. A program in one, or a name that an entry
 	// in one could shadow, is Writable.
 	Writable []string
 }
