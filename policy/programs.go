@@ -23,7 +23,7 @@ type Program struct {
 	Real string `json:"real,omitempty"`
 	// Writable is true when the agent can change what the name runs: the
 	// file lies in a folder it can write (the project, its caches, the
-	// temp folder), or an earlier PATH entry does.
+	// temp folders), or an earlier PATH entry does.
 	Writable bool `json:"writable,omitempty"`
 	// ExecPath is, for git, the folder of its helper programs (git
 	// --exec-path): a git-<name> there is git <name>.

@@ -24,7 +24,7 @@ type Env struct {
 	// program paths and empty or relative PATH entries are taken from it.
 	Cwd string
 	// Writable are the folders the agent can write: the project, its
-	// caches, the temp folder. A program in one, or a name that an entry
+	// caches, the temp folders. A program in one, or a name that an entry
 	// in one could shadow, is Writable.
 	Writable []string
 }
