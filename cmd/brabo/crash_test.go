@@ -223,6 +223,10 @@ func crashSafety(t *testing.T, data string, args []string, open func() brabo.Sto
 	// left there, the next start must remove.
 	tmp := t.TempDir()
 	env := []string{"TMPDIR=" + tmp}
+	// Slots for every worker's command and the long one: with the default
+	// four, a loaded machine (each sandboxed start costs tens of ms) kept
+	// the long command queued past the deadline below.
+	args = append(append([]string(nil), args...), "--max-running", "32")
 	srv := startServeEnv(t, data, env, args...)
 	admin := srv.token
 	if admin == "" {
@@ -278,7 +282,7 @@ func crashSafety(t *testing.T, data string, args []string, open func() brabo.Sto
 		long := fmt.Sprintf("long-%d", marker.Add(1))
 		go srv.call("POST", "/v1/projects/"+project+"/actions", lingerToken, map[string]any{"type": "terminal",
 			"payload": map[string]any{"command": "echo " + long + " >> ran.log; setsid sleep 300 & (sleep 300 &); sleep 300"}})
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 			if b, _ := os.ReadFile(ranLog); strings.Contains(string(b), long+"\n") {
 				break
 			}
