@@ -476,6 +476,21 @@ func homeRelative(t string) (string, bool) {
 	return "", false
 }
 
+// procPrefix is abs with repeated and "." elements dropped but its ".."
+// kept, when it names /proc/<pid>/cwd or /proc/<pid>/root; "" otherwise.
+func procPrefix(abs string) string {
+	var els []string
+	for _, e := range strings.Split(abs, "/") {
+		if e != "" && e != "." {
+			els = append(els, e)
+		}
+	}
+	if len(els) >= 3 && els[0] == "proc" && (els[2] == "cwd" || els[2] == "root") {
+		return "/" + strings.Join(els, "/")
+	}
+	return ""
+}
+
 // resolveProc maps the /proc and /dev/fd spellings of a path to what they
 // name: /proc/self/cwd/x is x where the segment runs, /proc/<pid>/root/x
 // is /x. A descriptor (/dev/fd/N, /proc/<pid>/fd/N) names a file the line
@@ -568,7 +583,14 @@ func (p Protect) candidates(t string, cwds cwdSet) []candidatePath {
 	}
 	var out []candidatePath
 	add := func(abs string, cwd string) {
+		// /proc first, then the dots: bash opens /proc/self/cwd/../x
+		// through the directory the segment runs in, where cleaning first
+		// would fold cwd/.. into /proc/self/x, which names nothing.
 		r, known := resolveProc(path.Clean(abs), cwd)
+		if raw := procPrefix(abs); raw != "" {
+			r, known = resolveProc(raw, cwd)
+			r = path.Clean(r)
+		}
 		out = append(out, candidatePath{path: r, known: known})
 	}
 	if strings.HasPrefix(t, "/") {

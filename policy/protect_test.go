@@ -42,6 +42,10 @@ func TestProtectedWritesNeedAMaintainer(t *testing.T) {
 		"echo x > $PWD/permissions.json",
 		"echo x > /proc/self/cwd/permissions.json",
 		"cd /home/alice && echo x >> /proc/self/cwd/.gitconfig",
+		// bash opens /proc/self/cwd/.. through the cwd: the dots are not
+		// folded into /proc/self first
+		"cd /home/alice && echo x >> /proc/self/cwd/../alice/.gitconfig",
+		"cd src && echo x > /proc/self/cwd/../permissions.json",
 		// a glob that could name a protected file
 		"cp x .gi?/config",
 		"echo x > .g*/hooks/pre-commit",
