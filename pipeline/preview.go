@@ -411,7 +411,8 @@ func (s *Service) CurrentReason(ctx context.Context, a *brabo.ProposedAction) (s
 		Autonomy: policy.Autonomy{Specific: facts.Specific, Wildcard: facts.Wildcard}, Scope: scope, Rules: rules,
 		ContainerRunning: facts.Project.ContainerRunning, TargetBranch: a.Payload.TargetBranch, Path: a.Payload.Path,
 		Protect: s.Protect, AgentAllow: s.agentRules(agentID, facts.AgentPatterns), Tool: a.Payload.Tool,
-		McpMapped: policy.McpToolMapped(facts.Project.McpTools, a.Payload.Tool)})
+		McpMapped: policy.McpToolMapped(facts.Project.McpTools, a.Payload.Tool),
+		Programs:  s.programs(a.Type, facts.Project, a.Payload.Command, a.Payload.Cwd, scope.Root)})
 	if st != nil && st.Held() {
 		d.Reason += heldReason(st)
 	}
