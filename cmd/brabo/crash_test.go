@@ -226,7 +226,9 @@ func crashSafety(t *testing.T, data string, args []string, open func() brabo.Sto
 	// Slots for every worker's command and the long one: with the default
 	// four, a loaded machine (each sandboxed start costs tens of ms) kept
 	// the long command queued past the deadline below.
-	args = append(append([]string(nil), args...), "--max-running", "32")
+	// and no pending limit the workers' proposals reach: a 429 for the
+	// long command (its answer is not read) would leave it never started.
+	args = append(append([]string(nil), args...), "--max-running", "32", "--max-pending", "100000")
 	srv := startServeEnv(t, data, env, args...)
 	admin := srv.token
 	if admin == "" {
@@ -280,14 +282,23 @@ func crashSafety(t *testing.T, data string, args []string, open func() brabo.Sto
 		// A long command, auto-approved, whose descendants leave its
 		// group: it runs when the server is killed.
 		long := fmt.Sprintf("long-%d", marker.Add(1))
-		go srv.call("POST", "/v1/projects/"+project+"/actions", lingerToken, map[string]any{"type": "terminal",
-			"payload": map[string]any{"command": "echo " + long + " >> ran.log; setsid sleep 300 & (sleep 300 &); sleep 300"}})
+		longAnswer := make(chan string, 1)
+		go func() {
+			status, a, err := srv.call("POST", "/v1/projects/"+project+"/actions", lingerToken, map[string]any{"type": "terminal",
+				"payload": map[string]any{"command": "echo " + long + " >> ran.log; setsid sleep 300 & (sleep 300 &); sleep 300"}})
+			longAnswer <- fmt.Sprintf("%d %v %v", status, a, err)
+		}()
 		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 			if b, _ := os.ReadFile(ranLog); strings.Contains(string(b), long+"\n") {
 				break
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("round %d: the long command did not start", round)
+				answer := "(no answer yet)"
+				select {
+				case answer = <-longAnswer:
+				default:
+				}
+				t.Fatalf("round %d: the long command did not start; its proposal answered %s; the server's log:\n%s", round, answer, srv.logs)
 			}
 		}
 		time.Sleep(time.Duration(150+100*round) * time.Millisecond)
