@@ -321,6 +321,19 @@ func readInput(stdin io.Reader) (*hookInput, error) {
 	return in, nil
 }
 
+// ReadSituation is the situation the hook decides a read in, locally
+// (policy.NewInput): the rules the server decides with now, the project
+// folder root, as a developer's agent, with this user's home folder and
+// the hooks' own folder (their tokens) in the protected table.
+func ReadSituation(rules *policy.Rules, root string) policy.Situation {
+	home, _ := os.UserHomeDir()
+	protect := policy.Protect{Home: home}
+	if dir, err := ConfigDir(); err == nil {
+		protect.ServerPaths = append(protect.ServerPaths, dir) // the hooks' tokens
+	}
+	return policy.Situation{Role: brabo.Developer, Rules: rules, Scope: policy.Scope{Root: root, Mode: brabo.ModeLocal}, Protect: protect}
+}
+
 // readInScope decides a read locally, as brabo would and without
 // proposing it: a read inside the project folder, of no read-protected
 // path, that the permissions brabo decides with now do not deny or ask
@@ -339,12 +352,6 @@ func readInScope(ctx context.Context, c *client, proj *ProjectConfig, path strin
 	if err != nil {
 		return false
 	}
-	home, _ := os.UserHomeDir()
-	protect := policy.Protect{Home: home}
-	if dir, err := ConfigDir(); err == nil {
-		protect.ServerPaths = append(protect.ServerPaths, dir) // the hooks' tokens
-	}
-	d := policy.Decide(policy.Input{Type: brabo.ReadFile, Path: path, Role: brabo.Developer, Rules: rules,
-		Scope: policy.Scope{Root: root, Mode: brabo.ModeLocal}, Protect: protect})
+	d := policy.Decide(policy.NewInput(brabo.ReadFile, brabo.Payload{Path: path}, ReadSituation(rules, root)))
 	return d.Policy == brabo.AutoApprove
 }

@@ -104,7 +104,7 @@ func (e *Executor) runTerminal(ctx context.Context, req brabo.ExecRequest) (*bra
 	// The PATH the pipeline resolved the line's programs in: nothing the
 	// agent can write (the project, its cache, the temp folders) is on it,
 	// so no program of the agent's shadows the one a rule named.
-	set = append(set, "PATH="+progfind.SafePATH(envValue(e.baseEnv(), "PATH"), []string{sc.resolved, cache, os.TempDir(), "/tmp"}))
+	set = append(set, "PATH="+progfind.SafePATH(envValue(e.baseEnv(), "PATH"), progfind.AgentWritable(sc.resolved, cache)))
 	name, args := e.opts.Shell, []string{"-c", p.Command}
 	// The way out through brabo's egress proxy (network.go): in the
 	// sandbox, its socket and the forwarder are bound in and the

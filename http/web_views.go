@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/pipeline"
 	"github.com/brabo-dev/brabo/policy"
 )
 
@@ -427,11 +428,13 @@ func (s *Server) permissionsPage(w http.ResponseWriter, r *http.Request, v *view
 	return s.renderPage(w, r, v, p.Slug+" · permissions — brabo", "permissions", view)
 }
 
-// webCheck decides a typed command as brabo check would: offline, with the
-// rules brabo decides the project's actions with (the file on disk, or the
-// trusted version while the file waits for a maintainer) and its scope
-// root, as a developer's agent with no autonomy rule. Nothing runs and
-// nothing is recorded.
+// webCheck decides a typed command as a proposal of it would be decided
+// now (pipeline.Check): the rules brabo decides the project's actions with
+// (the file on disk, or the trusted version while the file waits for a
+// maintainer), its scope root, the protected table, the container floor
+// and the programs the names resolve to, as a developer's agent with no
+// autonomy rule, or as the agent the agent parameter names. Nothing runs
+// and nothing is recorded.
 func (s *Server) webCheck(w http.ResponseWriter, r *http.Request, v *viewer) error {
 	p, _, err := s.projectAccess(r.Context(), callerOf(r), r.PathValue("project"))
 	if err != nil {
@@ -445,21 +448,15 @@ func (s *Server) webCheck(w http.ResponseWriter, r *http.Request, v *viewer) err
 	if len(command) > policy.MaxCommandBytes {
 		return badRequest("the command is over %d bytes", policy.MaxCommandBytes)
 	}
-	f, err := s.permissionsOf(p)
+	q := r.URL.Query()
+	ans, err := s.Pipeline.Check(r.Context(), p, pipeline.CheckRequest{Command: command,
+		Cwd: strings.TrimSpace(q.Get("cwd")), Agent: strings.TrimSpace(q.Get("agent"))})
 	if err != nil {
 		return err
 	}
-	rules, st, err := s.Pipeline.EffectiveRules(r.Context(), p)
-	if err != nil {
-		return err
-	}
-	fileErr := rules.Err()
-	in := policy.Input{Type: brabo.Terminal, Command: command, Role: brabo.Developer, Rules: rules,
-		Scope: f.scope, ContainerRunning: p.ContainerRunning, Cwd: strings.TrimSpace(r.URL.Query().Get("cwd"))}
-	d := policy.Decide(in)
-	view := map[string]any{"Command": command, "D": d, "Held": st.Held()}
-	if fileErr != nil {
-		view["FileError"] = fileErr.Error()
+	view := map[string]any{"Command": command, "D": ans.Decision, "Held": ans.Held}
+	if ans.FileErr != nil {
+		view["FileError"] = ans.FileErr.Error()
 	}
 	s.render(w, http.StatusOK, "check", view)
 	return nil

@@ -90,23 +90,9 @@ func (s *Service) autonomyChanged(ctx context.Context, tx brabo.Tx, projectID, a
 // as a reason to drop the others or to fail the proposal: leaving one
 // out only asks more.
 func (s *Service) agentRules(agentID string, patterns []string) *policy.Rules {
-	if len(patterns) == 0 {
-		return nil
+	r, bad := policy.AgentRules(patterns)
+	if len(bad) > 0 {
+		s.log().Warn("agent patterns that no longer compile are not applied", "agent", agentID, "patterns", strings.Join(bad, ", "))
 	}
-	const name = "agent patterns"
-	r, err := policy.NewRules(name, patterns, nil, nil)
-	if err == nil {
-		return r
-	}
-	var good, bad []string
-	for _, p := range patterns {
-		if _, err := policy.NewRules(name, []string{p}, nil, nil); err != nil {
-			bad = append(bad, p)
-		} else {
-			good = append(good, p)
-		}
-	}
-	s.log().Warn("agent patterns that no longer compile are not applied", "agent", agentID, "patterns", strings.Join(bad, ", "))
-	r, _ = policy.NewRules(name, good, nil, nil)
 	return r
 }

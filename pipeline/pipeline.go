@@ -232,16 +232,13 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 		project   *brabo.Project
 		owner     *brabo.Member
 		principal string
-		role      brabo.Role
-		autonomy  policy.Autonomy
-		patterns  []string
+		agentID   string
+		facts     *brabo.ProposalFacts
 		pr        *brabo.PullRequest
-		trust     *brabo.PermissionsTrust
 	)
 	// The facts, on the store's writer where it offers that (viewLatest):
 	// one short read every proposal makes.
 	err := s.viewLatest(ctx, func(tx brabo.Tx) error {
-		agentID := ""
 		switch {
 		case req.Actor.Agent != nil:
 			agentID = req.Actor.Agent.ID
@@ -251,19 +248,17 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 		default:
 			return invalid("an action needs a proposing agent or member")
 		}
-		facts, err := tx.ProposalFacts(ctx, req.ProjectID, principal, agentID, req.Type)
-		if err != nil {
+		var err error
+		// A nil facts.Trust is a project older than trust: its file is
+		// trusted at this first use (judge).
+		if facts, err = tx.ProposalFacts(ctx, req.ProjectID, principal, agentID, req.Type); err != nil {
 			return err
 		}
-		// A nil trust is a project older than trust: its file is trusted
-		// at this first use.
-		project, owner, role, trust = facts.Project, facts.Owner, facts.Role, facts.Trust
-		autonomy = policy.Autonomy{Specific: facts.Specific, Wildcard: facts.Wildcard}
-		patterns = facts.AgentPatterns
+		project, owner = facts.Project, facts.Owner
 		if req.Actor.Agent != nil && req.Actor.Agent.ProjectID != project.ID {
 			return fmt.Errorf("agent %s: %w", req.Actor.Agent.ID, brabo.ErrNotFound)
 		}
-		if req.Actor.Member != nil && role == "" {
+		if req.Actor.Member != nil && facts.Role == "" {
 			return fmt.Errorf("project %s: %w", project.ID, brabo.ErrNotFound)
 		}
 		return nil
@@ -293,47 +288,19 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 	if err := s.refuseContainer(ctx, req, project); err != nil {
 		return nil, err // before anything is queued (containerfloor.go)
 	}
-	scope, scopeErr := s.ScopeRoot(project)
-	if req.Type == brabo.WriteFile && scopeErr == nil {
+	if scope, err := s.ScopeRoot(project); req.Type == brabo.WriteFile && err == nil {
 		if err := checkPermissionsWrite(scope.Root, req.Payload); err != nil {
 			return nil, err
 		}
 	}
-	in := policy.Input{
-		Type: req.Type, Command: req.Payload.Command, Cwd: req.Payload.Cwd, Role: role,
-		Autonomy: autonomy, Scope: scope, ContainerRunning: project.ContainerRunning,
-		TargetBranch: req.Payload.TargetBranch, ExtraProtected: protected, Path: req.Payload.Path, Protect: s.Protect,
-		AgentAllow: s.agentRules(req.Actor.id(), patterns),
-		Tool:       req.Payload.Tool, McpMapped: policy.McpToolMapped(project.McpTools, req.Payload.Tool),
+	dd, err := s.decide(ctx, req.Type, req.Payload, situation{
+		facts: facts, agentID: agentID, protected: protected, record: true,
+		external: req.Execution != nil && req.Execution.Mode == brabo.ExecutionExternal,
+	})
+	if err != nil {
+		return nil, err
 	}
-	// The container floor only where the container path exists
-	// (containerfloor.go).
-	var fl floor
-	if req.Type == brabo.Terminal && scopeErr == nil {
-		fl = s.floorFor(ctx, project, scope.Root, req.Execution != nil && req.Execution.Mode == brabo.ExecutionExternal)
-	}
-	in.ContainerRunning = fl.applies
-	var st *TrustState
-	if scopeErr == nil {
-		// The file on disk, or the trusted version while the file waits
-		// for a maintainer (trust.go).
-		if st, err = s.judge(ctx, project, scope.Root, trust, true); err != nil {
-			return nil, err
-		}
-		in.Rules = st.use
-		in.Programs = s.programs(req.Type, project, req.Payload.Command, req.Payload.Cwd, scope.Root)
-	} else {
-		in.Scope.Root = "" // Decide asks a human for what it cannot scope
-	}
-	d := policy.Decide(in)
-	fl.applyFloor(&d)
-	if st != nil && st.Held() {
-		d.Reason += heldReason(st)
-	}
-	if scopeErr != nil && d.Policy == brabo.AutoApprove {
-		d.Policy, d.Reason = brabo.RequireApproval, "scope: invalid project folder: "+scopeErr.Error()
-	}
-	d = s.unsandboxed(req.Type, d)
+	d, st := dd.Decision, dd.Trust
 	a := &brabo.ProposedAction{
 		ID: NewID("act"), ProjectID: project.ID, Type: req.Type, Payload: req.Payload,
 		ActorID: req.Actor.id(), ActorKind: req.Actor.kind(), PrincipalID: principal,

@@ -10,7 +10,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/brabo-dev/brabo"
-	"github.com/brabo-dev/brabo/policy"
 )
 
 // Preview computes an action's card (brabo.Preview): who runs it and who
@@ -386,35 +385,32 @@ func (s *Service) CurrentReason(ctx context.Context, a *brabo.ProposedAction) (s
 	if a.Status != brabo.StatusPending {
 		return "", nil
 	}
-	var facts *brabo.ProposalFacts
+	var (
+		facts     *brabo.ProposalFacts
+		protected []string
+	)
 	agentID := ""
 	if a.ActorKind == "agent" {
 		agentID = a.ActorID
 	}
 	err := s.Store.View(ctx, func(tx brabo.Tx) error {
 		var err error
-		facts, err = tx.ProposalFacts(ctx, a.ProjectID, a.PrincipalID, agentID, a.Type)
+		if facts, err = tx.ProposalFacts(ctx, a.ProjectID, a.PrincipalID, agentID, a.Type); err != nil || a.Type != brabo.GitMerge {
+			return err
+		}
+		protected, err = protectedList(ctx, tx, a.ProjectID) // as the proposal reads them
 		return err
 	})
 	if err != nil {
 		return "", err
 	}
-	scope, err := s.ScopeRoot(facts.Project)
-	if err != nil {
+	if _, err := s.ScopeRoot(facts.Project); err != nil {
 		return a.Reason, nil
 	}
-	rules, st, err := s.EffectiveRules(ctx, facts.Project)
+	d, err := s.decide(ctx, a.Type, a.Payload, situation{facts: facts, agentID: agentID,
+		protected: protected, external: a.External()})
 	if err != nil {
 		return "", err
 	}
-	d := policy.Decide(policy.Input{Type: a.Type, Command: a.Payload.Command, Cwd: a.Payload.Cwd, Role: facts.Role,
-		Autonomy: policy.Autonomy{Specific: facts.Specific, Wildcard: facts.Wildcard}, Scope: scope, Rules: rules,
-		ContainerRunning: facts.Project.ContainerRunning, TargetBranch: a.Payload.TargetBranch, Path: a.Payload.Path,
-		Protect: s.Protect, AgentAllow: s.agentRules(agentID, facts.AgentPatterns), Tool: a.Payload.Tool,
-		McpMapped: policy.McpToolMapped(facts.Project.McpTools, a.Payload.Tool),
-		Programs:  s.programs(a.Type, facts.Project, a.Payload.Command, a.Payload.Cwd, scope.Root)})
-	if st != nil && st.Held() {
-		d.Reason += heldReason(st)
-	}
-	return s.unsandboxed(a.Type, d).Reason, nil
+	return d.Reason, nil
 }

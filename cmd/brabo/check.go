@@ -58,21 +58,25 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return bad("%q after the command is not read as a flag: flags go before the command, and the command after --: brabo check %s -- %s",
 			flags, strings.Join(fl.Args()[1:], " "), shellQuote(fl.Arg(0)))
 	}
-	in := policy.Input{ContainerRunning: *container, TargetBranch: *targetBranch}
-	var err error
-	if in.Type, err = brabo.ParseActionType(*typ); err != nil {
+	// The situation brabo check knows: the flags, the file, the folder,
+	// this process's home and binary (protection), and the programs the
+	// names resolve to here.
+	sit := policy.Situation{ContainerRunning: *container, Protect: protection("", os.Environ())}
+	payload := brabo.Payload{TargetBranch: *targetBranch}
+	at, err := brabo.ParseActionType(*typ)
+	if err != nil {
 		return bad("--type: %v", err)
 	}
-	if in.Role, err = brabo.ParseRole(*role); err != nil {
+	if sit.Role, err = brabo.ParseRole(*role); err != nil {
 		return bad("--role: %v", err)
 	}
 	if *autonomy != "" {
-		if in.Autonomy.Specific, err = brabo.ParsePolicy(*autonomy); err != nil {
+		if sit.Autonomy.Specific, err = brabo.ParsePolicy(*autonomy); err != nil {
 			return bad("--autonomy: %v", err)
 		}
 	}
 	if *autoMode {
-		in.Autonomy.Wildcard = brabo.AutoApprove
+		sit.Autonomy.Wildcard = brabo.AutoApprove
 	}
 
 	switch {
@@ -83,10 +87,10 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if err != nil {
 			return bad("reading the command from standard input: %v", err)
 		}
-		in.Command = string(b)
+		payload.Command = string(b)
 	case fl.NArg() > 0:
-		in.Command = strings.Join(fl.Args(), " ")
-	case in.Type == brabo.Terminal:
+		payload.Command = strings.Join(fl.Args(), " ")
+	case at == brabo.Terminal:
 		return bad("no command: give it after -- (brabo check -- 'pnpm test') or with --stdin")
 	}
 
@@ -98,13 +102,13 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if *root, err = filepath.Abs(*root); err != nil {
 		return bad("--root: %v", err)
 	}
-	in.Scope = policy.Scope{Root: *root, Mode: brabo.ModeLocal, ID: filepath.Base(*root)}
-	in.Cwd = *cwd
-	if in.Cwd != "" && !filepath.IsAbs(in.Cwd) {
+	sit.Scope = policy.Scope{Root: *root, Mode: brabo.ModeLocal, ID: filepath.Base(*root)}
+	payload.Cwd = *cwd
+	if payload.Cwd != "" && !filepath.IsAbs(payload.Cwd) {
 		// A relative --cwd is relative to where brabo check runs, as a
 		// shell user would expect.
-		if abs, err := filepath.Abs(in.Cwd); err == nil {
-			in.Cwd = abs
+		if abs, err := filepath.Abs(payload.Cwd); err == nil {
+			payload.Cwd = abs
 		}
 	}
 
@@ -128,21 +132,12 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return bad("--permissions: %v", err)
 	}
 	rules, fileErr := policy.Parse(file, data)
-	in.Rules = rules
-
-	if in.Type == brabo.Terminal {
-		// What each program name runs, as the server resolves it: this
-		// PATH, from the directory the command starts in, with the project
-		// folder and the temp folder as what an agent can write.
-		start := in.Cwd
-		if start == "" {
-			start = *root
-		}
-		writable := []string{*root, os.TempDir(), "/tmp"}
-		in.Programs = progfind.Resolve(policy.ProgramNames(in.Command),
-			progfind.Env{PATH: progfind.SafePATH(os.Getenv("PATH"), writable), Cwd: start, Writable: writable})
-	}
-	d := policy.Decide(in)
+	sit.Rules = rules
+	// What each program name runs, as the server resolves it: this PATH,
+	// from the directory the command starts in, with what
+	// progfind.AgentWritable lists as what an agent can write.
+	sit.Resolve = progfind.Resolver(os.Getenv("PATH"), progfind.AgentWritable(*root, sit.Protect.ServerPaths...))
+	d := policy.Decide(policy.NewInput(at, payload, sit))
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")

@@ -126,6 +126,31 @@ func execPath(real string) string {
 	return ""
 }
 
+// AgentWritable is the one list of the folders an agent's command can
+// write, for SafePATH and Env.Writable: the project folder root, the temp
+// folders, and what the caller adds (the project's cache folder where the
+// executor confines a command, brabo's own paths where the server knows
+// them). The executor hands a command the PATH made from it, and the
+// pipeline and brabo check resolve program names with it.
+func AgentWritable(root string, more ...string) []string {
+	out := []string{root, os.TempDir(), "/tmp"}
+	for _, m := range more {
+		if m != "" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// Resolver returns what policy.Situation.Resolve calls: the names resolved
+// in the PATH a command runs with (SafePATH of pathVar, which is what the
+// executor hands it), with writable as what the agent can write.
+func Resolver(pathVar string, writable []string) func(names []string, cwd string) map[string]policy.Program {
+	return func(names []string, cwd string) map[string]policy.Program {
+		return Resolve(names, Env{PATH: SafePATH(pathVar, writable), Cwd: cwd, Writable: writable})
+	}
+}
+
 // SafePATH is path without the entries a command's agent could fill with
 // a program of its own: empty and relative entries (they name the
 // command's cwd) and every entry inside writable (the project, its cache,
