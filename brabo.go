@@ -54,41 +54,10 @@ const (
 	McpTool ActionType = "mcp_tool"
 )
 
-type actionTypeInfo struct {
-	label   string
-	minRole Role
-}
-
-var actionTypes = map[ActionType]actionTypeInfo{
-	Terminal:               {"Terminal", Developer},
-	GitCommit:              {"GitCommit", Developer},
-	WriteFile:              {"WriteFile", Developer},
-	GitPush:                {"GitPush", Maintainer},
-	PrOpen:                 {"PrOpen", Maintainer},
-	GitRepoCreate:          {"GitRepoCreate", Maintainer},
-	GitBranchCreate:        {"GitBranchCreate", Maintainer},
-	GitBranchProtect:       {"GitBranchProtect", Maintainer},
-	OpenAdrPr:              {"OpenAdrPr", Maintainer},
-	OpenInfraPr:            {"OpenInfraPr", Maintainer},
-	GitMerge:               {"GitMerge", Maintainer},
-	InstructionPatch:       {"InstructionPatch", Maintainer},
-	Parallelize:            {"Parallelize", Maintainer},
-	RaiseMaxParallel:       {"RaiseMaxParallel", Maintainer},
-	ProposeExecutionPlan:   {"ProposeExecutionPlan", Maintainer},
-	AssessImplementability: {"AssessImplementability", Maintainer},
-	ContainerStart:         {"ContainerStart", Maintainer},
-	ContainerStop:          {"ContainerStop", Maintainer},
-	ContainerRemove:        {"ContainerRemove", Maintainer},
-	Spend:                  {"Spend", Owner},
-	ContainerHandoff:       {"ContainerHandoff", Maintainer},
-	ReadFile:               {"ReadFile", Developer},
-	McpTool:                {"McpTool", Developer},
-}
-
 var labels = func() map[string]ActionType {
-	m := make(map[string]ActionType, len(actionTypes))
-	for t, info := range actionTypes {
-		m[info.label] = t
+	m := make(map[string]ActionType, len(traits))
+	for t, info := range traits {
+		m[info.Label] = t
 	}
 	return m
 }()
@@ -114,23 +83,23 @@ func AllActionTypes() []ActionType { return append(ActionTypes(), ReadFile, McpT
 // DecideOnly reports whether brabo can only decide an action of type t: it
 // has no executor for it, so only an agent that runs it itself (execution
 // external) may propose it.
-func (t ActionType) DecideOnly() bool { return t == ReadFile || t == McpTool }
+func (t ActionType) DecideOnly() bool { return traits[t].Route == RouteAgent }
 
 // Valid reports whether t is one of the known action types.
 func (t ActionType) Valid() bool {
-	_, ok := actionTypes[t]
+	_, ok := traits[t]
 	return ok
 }
 
 // Label is the PascalCase name patterns use (GitPush for git_push); "" for an
 // unknown type.
-func (t ActionType) Label() string { return actionTypes[t].label }
+func (t ActionType) Label() string { return traits[t].Label }
 
 // MinRole is the least role a principal needs for the type; for an unknown
 // type it is Owner, so that nothing unknown is granted below the top.
 func (t ActionType) MinRole() Role {
-	if info, ok := actionTypes[t]; ok {
-		return info.minRole
+	if info, ok := traits[t]; ok {
+		return info.MinRole
 	}
 	return Owner
 }

@@ -44,7 +44,7 @@ var DefaultContainerCeiling = brabo.Resources{CPUs: 8, MemoryMB: 16 << 10}
 const containerMount = "/work"
 
 func isContainerType(t brabo.ActionType) bool {
-	return t == brabo.ContainerStart || t == brabo.ContainerStop || t == brabo.ContainerRemove
+	return t.Traits().Route == brabo.RouteContainer
 }
 
 // ContainerName is the engine's name of a project's container.

@@ -71,9 +71,7 @@ func (s *Service) execute(ctx context.Context, a *brabo.ProposedAction, p *brabo
 // disk): nothing runs, and the result says so with a stable code and no
 // exit code. nil when the folder is there, or the type needs none.
 func folderMissing(t brabo.ActionType, root string) *brabo.Result {
-	switch t {
-	case brabo.Terminal, brabo.WriteFile, brabo.GitCommit, brabo.GitBranchCreate, brabo.GitPush, brabo.PrOpen, brabo.GitMerge:
-	default:
+	if !t.Traits().NeedsFolder {
 		return nil
 	}
 	fi, err := os.Stat(root)
@@ -107,10 +105,10 @@ func (s *Service) runExecutor(ctx context.Context, req brabo.ExecRequest) (res *
 		return nil, err
 	}
 	defer release()
-	if isContainerType(req.Action.Type) {
+	switch req.Action.Type.Traits().Route {
+	case brabo.RouteContainer:
 		return s.runContainer(ctx, req) // the engine, with the lifecycle row (containers.go)
-	}
-	if req.Action.Type == brabo.ContainerHandoff {
+	case brabo.RouteHandoff:
 		return s.runHandoff(ctx, req) // the seed, then the start (containerhandoff.go)
 	}
 	if req.Action.Type == brabo.Terminal && req.Action.Decision.Container != "" {

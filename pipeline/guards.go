@@ -57,14 +57,9 @@ func (s *Service) checkPending(ctx context.Context, tx brabo.Tx, a *brabo.Propos
 
 // runsCommands says which types start processes, and so take one of their
 // project's running slots: a terminal command and brabo's git steps. A
-// file write does not wait behind four long commands.
-func runsCommands(t brabo.ActionType) bool {
-	switch t {
-	case brabo.Terminal, brabo.GitCommit, brabo.GitPush, brabo.GitBranchCreate, brabo.GitMerge, brabo.PrOpen:
-		return true
-	}
-	return false
-}
+// file write does not wait behind four long commands
+// (brabo.Traits.RunsCommands).
+func runsCommands(t brabo.ActionType) bool { return t.Traits().RunsCommands }
 
 // slots are the running slots of each project: a buffered channel per
 // project, MaxRunning deep.

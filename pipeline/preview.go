@@ -33,7 +33,8 @@ func (s *Service) Preview(ctx context.Context, a *brabo.ProposedAction, p *brabo
 			pv.Flags = brabo.AddFlag(pv.Flags, f)
 		}
 	}
-	if a.Type == brabo.InstructionPatch {
+	kind := a.Type.Traits().Preview
+	if kind == brabo.PreviewInstructions {
 		name := a.Payload.Agent
 		s.Store.View(ctx, func(tx brabo.Tx) error {
 			if ag, err := tx.Agent(ctx, a.Payload.Agent); err == nil {
@@ -50,13 +51,13 @@ func (s *Service) Preview(ctx context.Context, a *brabo.ProposedAction, p *brabo
 		return pv
 	}
 	root := scope.Root
-	switch a.Type {
-	case brabo.WriteFile:
+	switch kind {
+	case brabo.PreviewFileWrite:
 		s.pathFlags(pv, a.Payload.Path, root, true)
 		pv.Diff = writeDiff(root, a.Payload.Path, a.Payload.Content, s.Protect.Protected)
-	case brabo.ReadFile:
+	case brabo.PreviewFileRead:
 		s.pathFlags(pv, a.Payload.Path, root, false)
-	case brabo.GitCommit, brabo.GitPush, brabo.PrOpen, brabo.GitMerge:
+	case brabo.PreviewRepository:
 		if a.External() {
 			break // the agent's own repository, not brabo's to read
 		}

@@ -15,10 +15,8 @@ import (
 
 // humanOnly reports whether only a human may propose t: container_stop
 // and container_remove come from a member's click on the containers page
-// (ADR 0136), never from an agent.
-func humanOnly(t brabo.ActionType) bool {
-	return t == brabo.ContainerStop || t == brabo.ContainerRemove
-}
+// (ADR 0136), never from an agent (brabo.Traits.HumanOnly).
+func humanOnly(t brabo.ActionType) bool { return t.Traits().HumanOnly }
 
 // MaxDocumentBytes bounds the document an open_adr_pr or open_infra_pr
 // adds.

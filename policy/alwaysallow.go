@@ -10,28 +10,22 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 )
 
-// neverAlwaysAllow are the types an "always allow" click refuses
-// (DESIGN §6.3): each instance is approved on its own.
-var neverAlwaysAllow = []brabo.ActionType{
-	brabo.GitPush, brabo.PrOpen, brabo.GitMerge, brabo.ContainerRemove,
-	brabo.InstructionPatch, brabo.Parallelize, brabo.RaiseMaxParallel,
-	brabo.ContainerHandoff,
-}
-
-// NeverAlwaysAllowTypes returns the types that can never be always-allowed.
+// NeverAlwaysAllowTypes returns the types that can never be always-allowed
+// (DESIGN §6.3: each instance is approved on its own), in the order of
+// brabo.AllActionTypes.
 func NeverAlwaysAllowTypes() []brabo.ActionType {
-	return append([]brabo.ActionType(nil), neverAlwaysAllow...)
-}
-
-// NeverAlwaysAllow reports whether an "always allow" click on t is refused.
-func NeverAlwaysAllow(t brabo.ActionType) bool {
-	for _, n := range neverAlwaysAllow {
-		if n == t {
-			return true
+	var out []brabo.ActionType
+	for _, t := range brabo.AllActionTypes() {
+		if t.Traits().NeverAlwaysAllow {
+			out = append(out, t)
 		}
 	}
-	return false
+	return out
 }
+
+// NeverAlwaysAllow reports whether an "always allow" click on t is refused
+// (brabo.Traits.NeverAlwaysAllow).
+func NeverAlwaysAllow(t brabo.ActionType) bool { return t.Traits().NeverAlwaysAllow }
 
 // subcommandWord is a second token that makes "verb subcommand" the unit.
 var subcommandWord = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_:-]*$`)
