@@ -56,34 +56,7 @@ func validateExecution(req ProposeRequest) error {
 	if !e.WaitUntil.IsZero() && e.WaitUntil.After(time.Now().Add(maxWaitUntil)) {
 		return invalid("execution waitUntil: at most %s ahead (the agents' hook timeouts are minutes)", maxWaitUntil)
 	}
-	if req.Type == brabo.McpTool && !validToolName(req.Payload.Tool) {
-		return invalid("an mcp_tool action needs its tool, server__tool (letters, digits, '_', '-', '.'), not %q", req.Payload.Tool)
-	}
-	if req.Type == brabo.ReadFile && req.Payload.Path == "" {
-		return invalid("a read_file action needs a path")
-	}
 	return nil
-}
-
-// validToolName reports whether t is an MCP tool as the agents spell it:
-// server__tool, with a plain server name and tool name.
-func validToolName(t string) bool {
-	server, tool, ok := strings.Cut(t, "__")
-	return ok && plainName(server) && plainName(tool) && len(t) <= 256
-}
-
-func plainName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, r := range s {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-', r == '.':
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 // Report records what the agent that proposed an external action did with

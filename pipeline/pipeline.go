@@ -213,7 +213,7 @@ type ProposeRequest struct {
 // transaction, and executes it at once when it is auto-approved: the
 // returned action then carries the real result.
 func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.ProposedAction, error) {
-	if err := validatePayload(req.Type, &req.Payload); err != nil {
+	if err := req.Payload.Validate(req.Type); err != nil {
 		return nil, err
 	}
 	if err := validateExecution(req); err != nil {
@@ -384,81 +384,6 @@ func mustJSON(v any) json.RawMessage {
 		panic(err)
 	}
 	return b
-}
-
-// validatePayload refuses what no executor could run, before anything is
-// written.
-func validatePayload(t brabo.ActionType, p *brabo.Payload) error {
-	if !t.Valid() {
-		return invalid("unknown action type %q", t)
-	}
-	// What the executor would refuse after approval is refused here, for
-	// every type that names it.
-	if p.Remote != "" {
-		if why := brabo.RemoteNameProblem(p.Remote); why != "" {
-			return invalid("%s: remote %q %s", t, p.Remote, why)
-		}
-	}
-	if p.From != "" {
-		if why := brabo.RevisionProblem(p.From); why != "" {
-			return invalid("%s: from %q %s", t, p.From, why)
-		}
-	}
-	switch t {
-	case brabo.Terminal:
-		if strings.TrimSpace(p.Command) == "" {
-			return invalid("a terminal action needs a command")
-		}
-		if p.TimeoutSec < 0 {
-			return invalid("timeoutSec must not be negative")
-		}
-	case brabo.WriteFile:
-		if p.Path == "" {
-			return invalid("a write_file action needs a path")
-		}
-	case brabo.GitCommit:
-		if strings.TrimSpace(p.Message) == "" {
-			return invalid("a git_commit action needs a message")
-		}
-	case brabo.GitBranchCreate, brabo.GitPush, brabo.PrOpen:
-		if p.Branch == "" {
-			return invalid("a %s action needs a branch", t)
-		}
-		if t == brabo.PrOpen && (p.Base == "" || strings.TrimSpace(p.Title) == "") {
-			return invalid("a pr_open action needs a base branch and a title")
-		}
-		if err := validBranch(t, "branch", p.Branch, true); err != nil {
-			return err
-		}
-		return validBranch(t, "base", p.Base, false)
-	case brabo.GitMerge:
-		if p.PR <= 0 {
-			return invalid("a git_merge action needs the number of the pull request (pr)")
-		}
-	case brabo.ProposeExecutionPlan, brabo.Parallelize, brabo.RaiseMaxParallel:
-		return validateParallel(t, p)
-	default:
-		return validateNewTypes(t, p)
-	}
-	return nil
-}
-
-// validateParallel checks the Extra of the types about parallel dev
-// agents (brabo.ParseExecutionPlan and its siblings).
-func validateParallel(t brabo.ActionType, p *brabo.Payload) error {
-	var err error
-	switch t {
-	case brabo.ProposeExecutionPlan:
-		_, err = brabo.ParseExecutionPlan(p.Extra)
-	case brabo.Parallelize:
-		_, err = brabo.ParseParallelize(p.Extra)
-	case brabo.RaiseMaxParallel:
-		_, err = brabo.ParseRaiseMaxParallel(p.Extra)
-	}
-	if err != nil {
-		return invalid("%v", err)
-	}
-	return nil
 }
 
 // checkMerge refuses a git_merge of a PR that an earlier execution merged
