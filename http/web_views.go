@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/brabo-dev/brabo"
-	"github.com/brabo-dev/brabo/pipeline"
 	"github.com/brabo-dev/brabo/policy"
 )
 
@@ -429,7 +428,7 @@ func (s *Server) permissionsPage(w http.ResponseWriter, r *http.Request, v *view
 }
 
 // webCheck decides a typed command as a proposal of it would be decided
-// now (pipeline.Check): the rules brabo decides the project's actions with
+// now (the pipeline's Check): the rules brabo decides the project's actions with
 // (the file on disk, or the trusted version while the file waits for a
 // maintainer), its scope root, the protected table, the container floor
 // and the programs the names resolve to, as a developer's agent with no
@@ -449,7 +448,7 @@ func (s *Server) webCheck(w http.ResponseWriter, r *http.Request, v *viewer) err
 		return badRequest("the command is over %d bytes", policy.MaxCommandBytes)
 	}
 	q := r.URL.Query()
-	ans, err := s.Pipeline.Check(r.Context(), p, pipeline.CheckRequest{Command: command,
+	ans, err := s.Pipeline.Check(r.Context(), p, brabo.CheckRequest{Command: command,
 		Cwd: strings.TrimSpace(q.Get("cwd")), Agent: strings.TrimSpace(q.Get("agent"))})
 	if err != nil {
 		return err

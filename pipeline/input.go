@@ -111,34 +111,11 @@ func (s *Service) resolver(p *brabo.Project, root string) func([]string, string)
 	return progfind.Resolver(os.Getenv("PATH"), progfind.AgentWritable(root, s.Protect.ServerPaths...))
 }
 
-// CheckRequest is a terminal command to decide as brabo would, for the web
-// check page.
-type CheckRequest struct {
-	Command string
-	// Cwd is where it would run, relative to the project folder.
-	Cwd string
-	// Agent, when set, is the project's agent (id or name) to decide as:
-	// its principal's role, its autonomy rules and its own patterns. ""
-	// decides as a developer's agent with no autonomy rule and no patterns.
-	Agent string
-}
-
-// CheckAnswer is what Check decided.
-type CheckAnswer struct {
-	Decision brabo.Decision
-	// Held is true when the trusted version decided because the file on
-	// disk waits for a maintainer.
-	Held bool
-	// FileErr is why the permissions brabo decided with are not valid,
-	// nil when they are.
-	FileErr error
-}
-
 // Check decides a terminal command of project p exactly as a proposal of
 // it would be decided now (decide: the same rules, protected table,
 // patterns, container floor and programs), and records nothing: nothing
 // runs and no action is stored.
-func (s *Service) Check(ctx context.Context, p *brabo.Project, req CheckRequest) (*CheckAnswer, error) {
+func (s *Service) Check(ctx context.Context, p *brabo.Project, req brabo.CheckRequest) (*brabo.CheckAnswer, error) {
 	var facts *brabo.ProposalFacts
 	agentID := ""
 	err := s.Store.View(ctx, func(tx brabo.Tx) error {
@@ -173,5 +150,5 @@ func (s *Service) Check(ctx context.Context, p *brabo.Project, req CheckRequest)
 	if err != nil {
 		return nil, err
 	}
-	return &CheckAnswer{Decision: d.Decision, Held: d.Trust != nil && d.Trust.Held(), FileErr: d.Input.Rules.Err()}, nil
+	return &brabo.CheckAnswer{Decision: d.Decision, Held: d.Trust != nil && d.Trust.Held(), FileErr: d.Input.Rules.Err()}, nil
 }

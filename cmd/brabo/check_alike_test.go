@@ -117,7 +117,7 @@ func TestCheckFiveBuildersDecideAlike(t *testing.T) {
 	} {
 		a := propose(brabo.Terminal, brabo.Payload{Command: command})
 		for _, as := range []string{"", agent.Name} {
-			ans, err := svc.Check(ctx, p, pipeline.CheckRequest{Command: command, Agent: as})
+			ans, err := svc.Check(ctx, p, brabo.CheckRequest{Command: command, Agent: as})
 			if err != nil {
 				t.Fatal(err)
 			}
