@@ -191,6 +191,14 @@ func (e *Executor) Register(t brabo.ActionType, r Runner) {
 	e.runners[t] = r
 }
 
+// Runs reports whether a runner is registered for t: whether Execute runs
+// an action of t rather than refusing it with a *NoRunnerError.
+func (e *Executor) Runs(t brabo.ActionType) bool {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.runners[t] != nil
+}
+
 // Execute runs req.Action with the runner registered for its type. A type
 // with no runner returns a *NoRunnerError and runs nothing; a runner that
 // panics is reported as an error, never as a panic. Every Result it returns
