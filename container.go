@@ -24,34 +24,6 @@ const (
 	LabelSettings = "brabo.settings"
 )
 
-// Codes of the container path.
-const (
-	// CodeContainerGone is the code of a terminal action's failed result
-	// when it was to run in its project's container and the container is
-	// no longer there (stopped, removed, recreated, the engine gone):
-	// nothing ran, and it never falls back to the host.
-	CodeContainerGone Code = "container_gone"
-	// CodeCwdOutsideWork is the code of a terminal action's failed result
-	// when its working folder, translated into the container, is not
-	// inside ContainerWork: nothing ran.
-	CodeCwdOutsideWork Code = "cwd_outside_work"
-	// CodeNotContainerProject refuses a container_start or a
-	// container_handoff in a project whose execution mode is not
-	// container (HTTP 409).
-	CodeNotContainerProject Code = "not_container_project"
-	// CodeContainerAlreadyRunning refuses a container_start while the
-	// project's container is registered running (HTTP 409).
-	CodeContainerAlreadyRunning Code = "container_already_running"
-	// CodeNoContainerEngine refuses a container_start when the server has
-	// no container engine configured (HTTP 409).
-	CodeNoContainerEngine Code = "no_container_engine"
-	// CodeNotInfraAgent refuses a container_handoff from anyone but the
-	// project's infra agent (HTTP 403).
-	CodeNotInfraAgent Code = "not_infra_agent"
-	// CodeNoBash is ErrNoBash's code.
-	CodeNoBash Code = "container_no_bash"
-)
-
 // ErrNoBash says a container's image has no bash: the shell Decide
 // analyses is bash, so such a container gets no floor.
 var ErrNoBash = Errorf(CodeNoBash, "the container's image has no bash")

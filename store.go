@@ -10,7 +10,7 @@ var ErrNotFound = Errorf(CodeNotFound, "not found")
 
 // ErrConflict is returned by stores when a write would break a uniqueness
 // rule (a second live merge proposal for one PR, a slug taken).
-var ErrConflict = Errorf("conflict", "conflict")
+var ErrConflict = Errorf(CodeConflict, "conflict")
 
 // Store is the persistence the pipeline runs on. Both stores (SQLite and
 // PostgreSQL) pass one contract suite (store/storetest).

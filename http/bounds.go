@@ -164,7 +164,7 @@ func (s *Server) openStream(m *brabo.Member) (release func(), err error) {
 		s.streams = map[string]int{}
 	}
 	if s.streams[m.ID] >= max {
-		return nil, errorf(http.StatusTooManyRequests, "too_many_streams",
+		return nil, errorf(http.StatusTooManyRequests, brabo.CodeTooManyStreams,
 			"%s has %d event streams open, the limit per member; close one (a browser tab, a curl) and connect again", m.Name, max)
 	}
 	s.streams[m.ID]++

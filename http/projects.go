@@ -93,7 +93,7 @@ func (s *Server) createProject(w http.ResponseWriter, r *http.Request) error {
 		return tx.SetRole(r.Context(), brabo.Membership{ProjectID: p.ID, MemberID: m.ID, Role: brabo.Owner})
 	})
 	if errors.Is(err, brabo.ErrConflict) {
-		return errorf(http.StatusConflict, "conflict", "a project with the slug %q exists", in.Slug)
+		return errorf(http.StatusConflict, brabo.CodeConflict, "a project with the slug %q exists", in.Slug)
 	}
 	if err != nil {
 		return err
@@ -348,7 +348,7 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
 	}
 	err = s.Store.Update(r.Context(), func(tx brabo.Tx) error { return tx.CreateAgent(r.Context(), a) })
 	if errors.Is(err, brabo.ErrConflict) {
-		return errorf(http.StatusConflict, "conflict", "an agent named %q exists in this project", in.Name)
+		return errorf(http.StatusConflict, brabo.CodeConflict, "an agent named %q exists in this project", in.Name)
 	}
 	if err != nil {
 		return err

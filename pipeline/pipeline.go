@@ -166,11 +166,11 @@ func (a Actor) kind() string {
 
 // Error helpers: every refusal carries a stable code (DESIGN §6.3).
 func invalid(format string, a ...any) error {
-	return brabo.Errorf(brabo.CodeInvalidAction, fmt.Sprintf(format, a...))
+	return brabo.Errorf(brabo.CodeInvalidAction, format, a...)
 }
 
 func forbidden(format string, a ...any) error {
-	return brabo.Errorf(brabo.CodeForbiddenRole, fmt.Sprintf(format, a...))
+	return brabo.Errorf(brabo.CodeForbiddenRole, format, a...)
 }
 
 // ScopeRoot returns the absolute folder a project's actions are confined
@@ -220,9 +220,8 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 		return nil, err
 	}
 	if humanOnly(req.Type) && req.Actor.Agent != nil {
-		return nil, brabo.Errorf(brabo.CodeHumanOnly, fmt.Sprintf(
-			"%s is proposed by a human only (the containers page, or a member's token): agent %s may not propose it",
-			req.Type, req.Actor.Agent.Name))
+		return nil, brabo.Errorf(brabo.CodeHumanOnly, "%s is proposed by a human only (the containers page, or a member's token): agent %s may not propose it",
+			req.Type, req.Actor.Agent.Name)
 	}
 	if req.Type != brabo.InstructionPatch {
 		req.Payload.Previous = "" // only brabo fills it in, for an instruction_patch
@@ -357,7 +356,7 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 		if err := tx.InsertAction(ctx, a); err != nil {
 			if errors.Is(err, brabo.ErrConflict) && a.Type == brabo.GitMerge {
 				return brabo.Errorf(brabo.CodeMergeAlreadyProposed,
-					fmt.Sprintf("pull request #%d already has a live merge proposal", a.Payload.PR))
+					"pull request #%d already has a live merge proposal", a.Payload.PR)
 			}
 			return err
 		}
@@ -507,7 +506,7 @@ func (s *Service) checkMerge(ctx context.Context, tx brabo.Tx, projectID string,
 	}
 	if pr.State == brabo.PRMerged {
 		return nil, brabo.Errorf(brabo.CodePRAlreadyMerged,
-			fmt.Sprintf("pull request #%d was already merged by action %s", number, pr.MergedBy))
+			"pull request #%d was already merged by action %s", number, pr.MergedBy)
 	}
 	if except != "" {
 		return pr, nil
@@ -520,7 +519,7 @@ func (s *Service) checkMerge(ctx context.Context, tx brabo.Tx, projectID string,
 		switch m.Status {
 		case brabo.StatusPending, brabo.StatusApproved, brabo.StatusAutoApproved:
 			return nil, brabo.Errorf(brabo.CodeMergeAlreadyProposed,
-				fmt.Sprintf("pull request #%d already has a live merge proposal (%s, %s)", number, m.ID, m.Status))
+				"pull request #%d already has a live merge proposal (%s, %s)", number, m.ID, m.Status)
 		}
 	}
 	return pr, nil

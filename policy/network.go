@@ -342,7 +342,7 @@ func netShown(host string, port int) string {
 func NetworkAlwaysAllow(host string, port int) (string, error) {
 	s := NetworkSuggestion(host, port)
 	if _, err := parseNetPattern(strings.TrimSuffix(strings.TrimPrefix(s, NetworkLabel+"("), ")")); err != nil {
-		return "", brabo.Errorf(brabo.CodeInvalidAction, "network: "+err.Error())
+		return "", brabo.Errorf(brabo.CodeInvalidAction, "network: %s", err.Error())
 	}
 	return s, nil
 }
