@@ -41,7 +41,7 @@ func Bootstrap(ctx context.Context, store brabo.Store, name string) (string, err
 			return err
 		}
 		token = NewToken()
-		return tx.CreateMember(ctx, &brabo.Member{ID: pipeline.NewID("mem"), Name: name, Admin: true,
+		return tx.CreateMember(ctx, &brabo.Member{ID: brabo.NewID("mem"), Name: name, Admin: true,
 			TokenHash: HashToken(token), CreatedAt: time.Now().UTC()})
 	})
 	return token, err

@@ -41,7 +41,7 @@ func (s *Server) createProject(w http.ResponseWriter, r *http.Request) error {
 	if trimmed(in.Name) == "" {
 		in.Name = in.Slug
 	}
-	id := pipeline.NewID("prj")
+	id := brabo.NewID("prj")
 	p := &brabo.Project{ID: id, Slug: in.Slug, Name: in.Name, Mode: in.Mode, OwnerID: m.ID,
 		WorkspaceDir: in.Slug + "-" + id[len(id)-8:], CreatedAt: time.Now().UTC()}
 	switch in.Mode {
@@ -308,7 +308,7 @@ func (s *Server) createMember(w http.ResponseWriter, r *http.Request) error {
 		return badRequest("role %q: want developer, maintainer or owner", in.Role)
 	}
 	token := NewToken()
-	m := &brabo.Member{ID: pipeline.NewID("mem"), Name: in.Name, TokenHash: HashToken(token), CreatedAt: time.Now().UTC()}
+	m := &brabo.Member{ID: brabo.NewID("mem"), Name: in.Name, TokenHash: HashToken(token), CreatedAt: time.Now().UTC()}
 	if err := s.Store.Update(r.Context(), func(tx brabo.Tx) error {
 		if err := tx.CreateMember(r.Context(), m); err != nil {
 			return err
@@ -340,7 +340,7 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
 		return badRequest("kind %q: the only kind is %q (an agent that runs its tools itself through brabo hook)", in.Kind, brabo.AgentKindHook)
 	}
 	token := NewToken()
-	a := &brabo.Agent{ID: pipeline.NewID("agt"), ProjectID: p.ID, Name: in.Name, PrincipalID: m.ID, Kind: in.Kind,
+	a := &brabo.Agent{ID: brabo.NewID("agt"), ProjectID: p.ID, Name: in.Name, PrincipalID: m.ID, Kind: in.Kind,
 		TokenHash: HashToken(token), CreatedAt: time.Now().UTC()}
 	if a.IsHook() && (a.IsModuleDev() || a.IsQASubAgent() || a.IsDevLead()) {
 		// brabo would start its own actor for such a name.

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/brabo-dev/brabo"
-	"github.com/brabo-dev/brabo/pipeline"
 )
 
 // Web sessions and revocation. Logging in to the web page opens a session
@@ -45,7 +44,7 @@ func newSessionSecret() string {
 func (s *Server) openSession(ctx context.Context, m *brabo.Member, userAgent string) (string, *brabo.Session, error) {
 	secret := newSessionSecret()
 	now := time.Now().UTC()
-	sess := &brabo.Session{ID: pipeline.NewID("ses"), MemberID: m.ID, TokenHash: HashToken(secret),
+	sess := &brabo.Session{ID: brabo.NewID("ses"), MemberID: m.ID, TokenHash: HashToken(secret),
 		UserAgent: clip(brabo.Printable(userAgent), 200), CreatedAt: now, ExpiresAt: now.Add(s.sessionTTL())}
 	err := s.Store.Update(ctx, func(tx brabo.Tx) error { return tx.CreateSession(ctx, sess) })
 	return secret, sess, err

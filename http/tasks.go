@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/brabo-dev/brabo"
-	"github.com/brabo-dev/brabo/pipeline"
 )
 
 // createTask puts a task in the project's backlog for its dev agent.
@@ -26,7 +25,7 @@ func (s *Server) createTask(w http.ResponseWriter, r *http.Request) error {
 		return badRequest("title is required")
 	}
 	now := time.Now().UTC()
-	t := &brabo.Task{ID: pipeline.NewID("task"), ProjectID: p.ID, Title: in.Title, Description: in.Description,
+	t := &brabo.Task{ID: brabo.NewID("task"), ProjectID: p.ID, Title: in.Title, Description: in.Description,
 		Status: brabo.TaskTodo, CreatedAt: now, UpdatedAt: now}
 	if err := s.Store.Update(r.Context(), func(tx brabo.Tx) error { return tx.CreateTask(r.Context(), t) }); err != nil {
 		return err

@@ -9,8 +9,6 @@ package pipeline
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -110,24 +108,6 @@ func (s *Service) log() *slog.Logger {
 		return s.Log
 	}
 	return slog.Default()
-}
-
-// NewID returns a random identifier with a prefix ("act_…").
-//
-// The first 6 bytes are the time in milliseconds, so identifiers sort by
-// creation and new rows land at the end of their index instead of on a
-// random page (fewer pages written per commit); the other 10 are random.
-func NewID(prefix string) string {
-	var b [16]byte
-	ms := time.Now().UnixMilli()
-	for i := 5; i >= 0; i-- {
-		b[i] = byte(ms)
-		ms >>= 8
-	}
-	if _, err := rand.Read(b[6:]); err != nil {
-		panic(err) // crypto/rand does not fail on supported platforms
-	}
-	return prefix + "_" + hex.EncodeToString(b[:])
 }
 
 // Actor is who calls the pipeline: an agent or a member (a human).
@@ -334,7 +314,7 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 	}
 	d = s.unsandboxed(req.Type, d)
 	a := &brabo.ProposedAction{
-		ID: NewID("act"), ProjectID: project.ID, Type: req.Type, Payload: req.Payload,
+		ID: brabo.NewID("act"), ProjectID: project.ID, Type: req.Type, Payload: req.Payload,
 		ActorID: req.Actor.id(), ActorKind: req.Actor.kind(), PrincipalID: principal,
 		Reason: d.Reason, Decision: d, CreatedAt: s.now(), Execution: req.Execution,
 	}

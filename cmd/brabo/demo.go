@@ -374,7 +374,7 @@ func demoProject(ctx context.Context, svc *pipeline.Service, root, adminToken st
 	now := time.Now().UTC()
 	var p *brabo.Project
 	var admin *brabo.Member
-	task := &brabo.Task{ID: pipeline.NewID("task"), Title: "Add a CHANGELOG", Description: "Create CHANGELOG.md; keep the tests green.",
+	task := &brabo.Task{ID: brabo.NewID("task"), Title: "Add a CHANGELOG", Description: "Create CHANGELOG.md; keep the tests green.",
 		Status: brabo.TaskTodo, CreatedAt: now, UpdatedAt: now}
 	err := svc.Store.Update(ctx, func(tx brabo.Tx) error {
 		if adminToken == "" {
@@ -385,7 +385,7 @@ func demoProject(ctx context.Context, svc *pipeline.Service, root, adminToken st
 		if err != nil {
 			return err
 		}
-		id := pipeline.NewID("prj")
+		id := brabo.NewID("prj")
 		p = &brabo.Project{ID: id, Slug: "shop", Name: "shop", Mode: brabo.ModeLocal, Root: root,
 			WorkspaceDir: "shop-" + id[len(id)-8:], OwnerID: admin.ID, CreatedAt: now}
 		if err := tx.CreateProject(ctx, p); err != nil {
@@ -397,7 +397,7 @@ func demoProject(ctx context.Context, svc *pipeline.Service, root, adminToken st
 		if err := tx.SetRole(ctx, brabo.Membership{ProjectID: p.ID, MemberID: admin.ID, Role: brabo.Owner}); err != nil {
 			return err
 		}
-		agent := &brabo.Agent{ID: pipeline.NewID("agt"), ProjectID: p.ID, Name: "dev-shop", PrincipalID: admin.ID,
+		agent := &brabo.Agent{ID: brabo.NewID("agt"), ProjectID: p.ID, Name: "dev-shop", PrincipalID: admin.ID,
 			TokenHash: brabohttp.HashToken(brabohttp.NewToken()), CreatedAt: now}
 		if err := tx.CreateAgent(ctx, agent); err != nil {
 			return err

@@ -12,7 +12,6 @@ import (
 	"github.com/brabo-dev/brabo"
 	"github.com/brabo-dev/brabo/engine/toolloop"
 	"github.com/brabo-dev/brabo/model"
-	"github.com/brabo-dev/brabo/pipeline"
 )
 
 // Events of the project's parallel dev agents.
@@ -106,7 +105,7 @@ func (s *Starter) start(ctx context.Context, tx brabo.Tx, p *brabo.Project, prin
 			for n := 1; name == "" || d.names[name]; n++ {
 				name = brabo.ModuleDevName(m, n)
 			}
-			id := pipeline.NewID("agt")
+			id := brabo.NewID("agt")
 			a := &brabo.Agent{ID: id, ProjectID: p.ID, Name: name, PrincipalID: principalID,
 				// No token is ever issued: no hash of a token has this form.
 				TokenHash: "started:" + id, CreatedAt: now.Add(time.Duration(len(started)) * time.Microsecond)}

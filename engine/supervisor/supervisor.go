@@ -109,7 +109,7 @@ func (s *Supervisor) Start(ctx context.Context) error {
 	if s.Log == nil {
 		s.Log = slog.Default()
 	}
-	s.owner = pipeline.NewID("proc")
+	s.owner = brabo.NewID("proc")
 	if s.SoleOwner {
 		s.owner = SoleOwnerName
 	}
