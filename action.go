@@ -38,7 +38,7 @@ const (
 	ContainerStop          ActionType = "container_stop"
 	ContainerRemove        ActionType = "container_remove"
 	Spend                  ActionType = "spend"
-	// ContainerHandoff is the infra agent's handoff (ADR 0190): approved by
+	// ContainerHandoff is the infra agent's handoff (docs/actions.md): approved by
 	// a maintainer, it seeds container_start: auto_approve for that agent
 	// and proposes the start as it. Never auto-approved.
 	ContainerHandoff ActionType = "container_handoff"

@@ -122,8 +122,9 @@ type ProjectTx interface {
 	// SetProjectMcpTools replaces the project's mapped MCP tools.
 	SetProjectMcpTools(ctx context.Context, projectID string, tools []string) error
 
-	// InfraAgent is the id of the project's infra agent (ADR 0190), ""
-	// when it has none; SetInfraAgent names it ("" for none).
+	// InfraAgent is the id of the project's infra agent (the one that may
+	// propose container_handoff, docs/actions.md), "" when it has none;
+	// SetInfraAgent names it ("" for none).
 	InfraAgent(ctx context.Context, projectID string) (string, error)
 	SetInfraAgent(ctx context.Context, projectID, agentID string) error
 
