@@ -11,7 +11,7 @@ import (
 	"github.com/brabo-dev/brabo"
 )
 
-// Connection bounds (issue 12). A client gets a bounded time for each part
+// Connection bounds. A client gets a bounded time for each part
 // of a request it controls: its headers (ReadHeaderTimeout), its body
 // (BodyTimeout, set per request when a body comes and lifted once it is
 // read, so that it never cancels a handler that runs longer), and the

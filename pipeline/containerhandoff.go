@@ -8,7 +8,7 @@ import (
 	"github.com/brabo-dev/brabo"
 )
 
-// The infra agent's handoff (ADR 0190, RN-671): a maintainer names one
+// The infra agent's handoff (docs/actions.md): a maintainer names one
 // agent of the project its infra agent; that agent proposes
 // container_handoff (maintainer, never auto-approved: policy caps it);
 // when a maintainer approves it, brabo records agent_autonomy

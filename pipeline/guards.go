@@ -13,7 +13,7 @@ import (
 	"github.com/brabo-dev/brabo/policy"
 )
 
-// Limits and guards of the pipeline (issue 12): one agent cannot flood the
+// Limits and guards of the pipeline: one agent cannot flood the
 // queue, one project cannot run unbounded commands at once, a project
 // folder that resolves into a system folder never runs anything, and a
 // write of permissions.json is checked like PUT …/permissions.

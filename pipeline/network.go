@@ -76,7 +76,7 @@ func containsPattern(list []string, p string) bool {
 	return false
 }
 
-// AllowNetwork is the always-allow of a refused connection (issue 24): it
+// AllowNetwork is the always-allow of a refused connection: it
 // adds Network(host) to the project's permissions.json for each
 // destination the action's run was refused, with permission.granted, in
 // one transaction, so the next run passes. It needs a maintainer: a host

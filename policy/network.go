@@ -1,6 +1,6 @@
 package policy
 
-// The Network(…) pattern of permissions.json (issue 24): which hosts a
+// The Network(…) pattern of permissions.json: which hosts a
 // sandboxed command may reach through brabo's egress proxy. It is not an
 // action type: brabo decides each connection the proxy is asked for, not
 // an action, so its patterns sit in the lists beside the others, under a

@@ -476,7 +476,7 @@ func probeDir(path string) (isDir, writable bool, err error) {
 }
 
 // sweepAbandoned makes abandoned, every pipeline.SweepEvery until ctx
-// ends, the external actions whose hook's deadline passed (issue 29).
+// ends, the external actions whose hook's deadline passed.
 func sweepAbandoned(ctx context.Context, svc *pipeline.Service, log *slog.Logger) {
 	t := time.NewTicker(pipeline.SweepEvery)
 	defer t.Stop()

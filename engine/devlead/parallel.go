@@ -33,7 +33,7 @@ const ToolParallelize = "parallelize"
 // cap. Its Run… methods are the executor runners of
 // propose_execution_plan, parallelize and raise_max_parallel; the lead's
 // parallelize tool asks it first whether a request fits within the cap
-// (WithinCap), in which case there is nothing to decide (RN-083).
+// (WithinCap), in which case there is nothing to decide.
 //
 // Starting an agent is making it: an agent named dev-<module> (the
 // module's first), dev-<module>-2, … (brabo.ModuleDevName) for the
@@ -276,7 +276,7 @@ func (s *Starter) setCap(ctx context.Context, tx brabo.Tx, p *brabo.Project, to 
 
 // WithinCap starts, for the lead's parallelize, the agents the module
 // lacks when the project stays within its cap with them: there is nothing
-// to decide then (RN-083), and handled is true with what was done. Above
+// to decide then, and handled is true with what was done. Above
 // the cap it starts nothing and reports handled false: the call is
 // proposed, and a human decides.
 func (s *Starter) WithinCap(ctx context.Context, lead *brabo.Agent, r brabo.ParallelizeRequest) (out string, handled bool, err error) {
