@@ -196,6 +196,15 @@ func houseRuleViolations(module string, pkgs []goPackage) []string {
 			}
 		}
 
+		// http carries requests to the root's service interfaces: it does
+		// not reach the pipeline that implements them (imports_http_test.go
+		// checks it names no store either).
+		if self == "http" || strings.HasPrefix(self, "http/") {
+			if slices.Contains(ours, "pipeline") {
+				out = append(out, fmt.Sprintf("%s imports pipeline%s; http works through the root's service interfaces", self, via("pipeline")))
+			}
+		}
+
 		// Adapters never import each other; only cmd/brabo wires several.
 		adapters := map[string]bool{}
 		if a := adapterOf(self); a != "" {
@@ -391,7 +400,7 @@ func TestHouseRulesCatchViolations(t *testing.T) {
 			pkg(""), pkg("policy", "", "mvdan.cc/sh/v3/syntax", "fmt"), pkg("pipeline", "policy", ""),
 			pkg("store/sqlite", ""), pkg("store/sqlite/migrations"), pkg("store/storetest", ""),
 			pkg("engine/devagent", "engine/toolloop", ""), pkg("engine/toolloop", ""),
-			pkg("model/openai", ""), pkg("http", "pipeline", "policy", ""), pkg("http/web"),
+			pkg("model/openai", ""), pkg("http", "policy", ""), pkg("http/web"),
 			pkg("cmd/brabo", "http", "store/sqlite", "store/postgres", "engine/devagent", "engine/toolloop", "model/openai", "executor", ""),
 		}, nil},
 		{"the root imports policy", []goPackage{pkg("", "policy")},
@@ -417,6 +426,10 @@ func TestHouseRulesCatchViolations(t *testing.T) {
 		{"a test-support package wires adapters, as tests do", []goPackage{pkg("engine/enginetest", "store/sqlite", "executor", "pipeline", "")}, nil},
 		{"a package imports test support", []goPackage{pkg("engine/devagent", "engine/enginetest")},
 			[]string{"engine/devagent imports the test-support package engine/enginetest; only tests may"}},
+		{"http imports the pipeline", []goPackage{pkg("http", "pipeline", "policy", "")},
+			[]string{"http imports pipeline; http works through the root's service interfaces"}},
+		{"http reaches the pipeline through another package", []goPackage{pkg("http/web", "internal/glue", "pipeline")},
+			[]string{"http/web imports pipeline (indirectly)"}},
 		{"a helper wires adapters", []goPackage{pkg("internal/wire", "engine/devagent", "executor")},
 			[]string{"internal/wire imports several adapters (engine, executor)"}},
 	} {

@@ -7,6 +7,9 @@ import "strings"
 // routes answer it: a root type, so the service interfaces (service.go)
 // can carry it.
 
+// MaxPermissionsBytes bounds the permissions file brabo reads and takes.
+const MaxPermissionsBytes = 4 << 20
+
 // PermissionsChangeKind says what a change of the permissions file does to what brabo
 // approves.
 type PermissionsChangeKind string

@@ -1,5 +1,10 @@
 package brabo
 
+import (
+	"fmt"
+	"regexp"
+)
+
 // The request and answer types of the service interfaces (service.go):
 // what http, the engine, the hook and the MCP server hand the pipeline and
 // get back. They carry no behaviour of their own beyond small accessors.
@@ -153,3 +158,43 @@ type WebhookInput struct {
 	Format  WebhookFormat `json:"format"`
 	Details bool          `json:"details"`
 }
+
+// NewProject is a project an admin asks for: local (Root, an existing
+// folder), container or runner.
+type NewProject struct {
+	Slug string        `json:"slug"`
+	Name string        `json:"name"`
+	Mode ExecutionMode `json:"mode"`
+	Root string        `json:"root"`
+}
+
+// ProjectUpdate is what a change of a project's settings sets; nil
+// leaves a setting as it is.
+type ProjectUpdate struct {
+	GitHooks      *bool
+	MaxTimeoutSec *int
+	// WaitCapSec and MaxParallel are the agent settings: the
+	// inactivity cap (0 for the server's default) and a lower cap on dev
+	// agents at once.
+	WaitCapSec  *int
+	MaxParallel *int
+}
+
+// projectSlug is the slug rule: what a project's URL and workspace folder
+// are named by.
+var projectSlug = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+
+// ValidSlug reports whether s is a project slug or an agent name: 1 to 63
+// lowercase letters, digits and dashes, not starting with a dash.
+func ValidSlug(s string) bool { return projectSlug.MatchString(s) }
+
+// Validate refuses a slug outside the slug rule (invalid_project).
+func (in NewProject) Validate() error {
+	if !ValidSlug(in.Slug) {
+		return Errorf(CodeInvalidProject, fmt.Sprintf("slug %q: use 1 to 63 lowercase letters, digits and dashes", in.Slug))
+	}
+	return nil
+}
+
+// ContainerName is the container engine's name of a project's container.
+func ContainerName(p *Project) string { return "brabo-" + p.WorkspaceDir }

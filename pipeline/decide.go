@@ -359,7 +359,7 @@ func (s *Service) record(ctx context.Context, tx brabo.Tx, a *brabo.ProposedActi
 		granted["agentId"], granted["actionType"] = plan.agentID, a.Type
 		granted["patterns"], granted["pattern"] = added, strings.Join(added, ", ")
 	case plan.autonomy != nil:
-		changed, err := s.PutAutonomy(ctx, tx, a.ProjectID, m.ID, *plan.autonomy, brabo.ViaAlwaysAllow, a.ID)
+		changed, err := s.putAutonomy(ctx, tx, a.ProjectID, m.ID, *plan.autonomy, brabo.ViaAlwaysAllow, a.ID)
 		if err != nil {
 			return err
 		}

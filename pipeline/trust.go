@@ -279,11 +279,11 @@ func unreadableWhy(err error) string {
 	return err.Error()
 }
 
-// TrustAtCreation records the project's permissions.json as it is now (a
+// trustAtCreation records the project's permissions.json as it is now (a
 // missing file is the empty file) as its first trusted version, inside the
 // transaction that creates the project: a project never has no trusted
 // version.
-func (s *Service) TrustAtCreation(ctx context.Context, tx brabo.Tx, p *brabo.Project, creator string) error {
+func (s *Service) trustAtCreation(ctx context.Context, tx brabo.Tx, p *brabo.Project, creator string) error {
 	scope, err := s.ScopeRoot(p)
 	if err != nil {
 		return err
