@@ -161,6 +161,13 @@ func houseRuleViolations(module string, pkgs []goPackage) []string {
 				out = append(out, fmt.Sprintf("%s imports the test-support package %s; only tests may", name(self), r))
 			}
 		}
+		// mock holds fakes of the services: only _test.go files, which
+		// the graph leaves out, may import it.
+		for _, d := range p.Imports {
+			if r, ok := rel(d); ok && r == "mock" && self != "mock" {
+				out = append(out, fmt.Sprintf("%s imports mock; only _test.go files may", name(self)))
+			}
+		}
 		if testSupport(self) {
 			continue
 		}
@@ -430,6 +437,8 @@ func TestHouseRulesCatchViolations(t *testing.T) {
 			[]string{"http imports pipeline; http works through the root's service interfaces"}},
 		{"http reaches the pipeline through another package", []goPackage{pkg("http/web", "internal/glue", "pipeline")},
 			[]string{"http/web imports pipeline (indirectly)"}},
+		{"a program imports mock", []goPackage{pkg("mock", ""), pkg("http", "mock", "")},
+			[]string{"http imports mock; only _test.go files may"}},
 		{"a helper wires adapters", []goPackage{pkg("internal/wire", "engine/devagent", "executor")},
 			[]string{"internal/wire imports several adapters (engine, executor)"}},
 	} {
