@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -199,4 +200,77 @@ func TestHTTPNamesNoStoreCatches(t *testing.T) {
 			t.Errorf("%s: reported %q, want one saying %q", tc.name, got, tc.want)
 		}
 	}
+}
+
+// TestPipelineTakesNoTx keeps the transactions inside the pipeline: no
+// exported function or method of it takes or returns a brabo.Tx, so no
+// caller can hand it one (or get one) and spread a transaction across
+// packages. It reads the compiled package's exported API.
+func TestPipelineTakesNoTx(t *testing.T) {
+	recordSources(t)
+	const module = "github.com/brabo-dev/brabo"
+	deps := exportData(t, "./pipeline")
+	fset := token.NewFileSet()
+	imp := importer.ForCompiler(fset, "gc", func(p string) (io.ReadCloser, error) {
+		d, ok := deps[p]
+		if !ok || d.Export == "" {
+			return nil, fmt.Errorf("no export data for %s", p)
+		}
+		return os.Open(d.Export)
+	})
+	pkg, err := imp.Import(module + "/pipeline")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := txInSignatures(pkg, module); len(v) > 0 {
+		t.Errorf("pipeline's exported API passes a brabo.Tx: %s; open the transaction inside the method", strings.Join(v, ", "))
+	}
+	// The check can fail: the store's own API does pass Tx (Store.View's
+	// callback), and brabo.Store is in the root's exported API.
+	root, err := imp.Import(module)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := txInSignatures(root, module); !slices.Contains(v, "Store.Update") {
+		t.Errorf("the check finds %q in the root package, which must include Store.Update", v)
+	}
+}
+
+// txInSignatures names the exported functions and methods of pkg (methods
+// of exported types and interfaces) whose signature mentions brabo.Tx.
+func txInSignatures(pkg *types.Package, module string) []string {
+	mentions := func(sig *types.Signature) bool {
+		return strings.Contains(types.TypeString(sig, nil), module+".Tx")
+	}
+	var out []string
+	scope := pkg.Scope()
+	for _, name := range scope.Names() {
+		obj := scope.Lookup(name)
+		if !obj.Exported() {
+			continue
+		}
+		switch o := obj.(type) {
+		case *types.Func:
+			if mentions(o.Type().(*types.Signature)) {
+				out = append(out, name)
+			}
+		case *types.TypeName:
+			if iface, ok := o.Type().Underlying().(*types.Interface); ok {
+				for i := range iface.NumMethods() {
+					if m := iface.Method(i); m.Exported() && mentions(m.Type().(*types.Signature)) {
+						out = append(out, name+"."+m.Name())
+					}
+				}
+			}
+			ms := types.NewMethodSet(types.NewPointer(o.Type()))
+			for i := range ms.Len() {
+				m := ms.At(i).Obj()
+				if m.Exported() && mentions(m.Type().(*types.Signature)) && !slices.Contains(out, name+"."+m.Name()) {
+					out = append(out, name+"."+m.Name())
+				}
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
 }
