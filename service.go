@@ -166,7 +166,12 @@ type AgentService interface {
 	RevokeAgentToken(ctx context.Context, agentID string) error
 	// RotateAgentToken gives the agent a new token, lifting a revocation.
 	RotateAgentToken(ctx context.Context, agentID string) (string, error)
-	// AgentInstructionsOf reads an agent's stored instructions.
+	// AgentInstructions is the agent's stored instructions, what an
+	// approved instruction_patch wrote ("" for none): the engine's tool
+	// loop reads them at every model call.
+	AgentInstructions(ctx context.Context, agentID string) (string, error)
+	// AgentInstructionsOf reads an agent's stored instructions, for a
+	// member of its project.
 	AgentInstructionsOf(ctx context.Context, projectID, agentID string, m *Member) (*AgentInstructions, error)
 	// SetInfraAgent names the project's infra agent ("" for none).
 	SetInfraAgent(ctx context.Context, projectID, memberID, agentID string) error
@@ -206,4 +211,7 @@ type ExecutionService interface {
 	ProtectedBranchesOf(ctx context.Context, projectID string, m *Member) ([]ProtectedBranch, error)
 	// ContainersOf lists the containers of the member's projects.
 	ContainersOf(ctx context.Context, m *Member) ([]ContainerRow, error)
+	// RecordModelUsage records a model call of brabo's own agents against
+	// its project's budget.
+	RecordModelUsage(ctx context.Context, u ModelUsage) error
 }

@@ -19,6 +19,7 @@ type AgentService struct {
 	RemoveAgentPatternFn  func(ctx context.Context, projectID, actorID, agentID, pattern, via string) (bool, error)
 	RevokeAgentTokenFn    func(ctx context.Context, agentID string) error
 	RotateAgentTokenFn    func(ctx context.Context, agentID string) (string, error)
+	AgentInstructionsFn   func(ctx context.Context, agentID string) (string, error)
 	AgentInstructionsOfFn func(ctx context.Context, projectID, agentID string, m *brabo.Member) (*brabo.AgentInstructions, error)
 	SetInfraAgentFn       func(ctx context.Context, projectID, memberID, agentID string) error
 }
@@ -119,4 +120,12 @@ func (s *AgentService) SetInfraAgent(ctx context.Context, projectID, memberID, a
 		panic("mock: AgentService.SetInfraAgent called, but SetInfraAgentFn is not set")
 	}
 	return s.SetInfraAgentFn(ctx, projectID, memberID, agentID)
+}
+
+// AgentInstructions calls AgentInstructionsFn.
+func (s *AgentService) AgentInstructions(ctx context.Context, agentID string) (string, error) {
+	if s.AgentInstructionsFn == nil {
+		panic("mock: AgentService.AgentInstructions called, but AgentInstructionsFn is not set")
+	}
+	return s.AgentInstructionsFn(ctx, agentID)
 }

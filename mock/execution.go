@@ -15,6 +15,7 @@ type ExecutionService struct {
 	ModuleMapOfFn         func(ctx context.Context, projectID string, m *brabo.Member) (*brabo.ModuleMap, error)
 	SetModuleMapFn        func(ctx context.Context, projectID string, m *brabo.Member, modules []brabo.Module) (*brabo.ModuleMap, error)
 	ProtectedBranchesOfFn func(ctx context.Context, projectID string, m *brabo.Member) ([]brabo.ProtectedBranch, error)
+	RecordModelUsageFn    func(ctx context.Context, u brabo.ModelUsage) error
 	ContainersOfFn        func(ctx context.Context, m *brabo.Member) ([]brabo.ContainerRow, error)
 }
 
@@ -74,4 +75,12 @@ func (s *ExecutionService) ContainersOf(ctx context.Context, m *brabo.Member) ([
 		panic("mock: ExecutionService.ContainersOf called, but ContainersOfFn is not set")
 	}
 	return s.ContainersOfFn(ctx, m)
+}
+
+// RecordModelUsage calls RecordModelUsageFn.
+func (s *ExecutionService) RecordModelUsage(ctx context.Context, u brabo.ModelUsage) error {
+	if s.RecordModelUsageFn == nil {
+		panic("mock: ExecutionService.RecordModelUsage called, but RecordModelUsageFn is not set")
+	}
+	return s.RecordModelUsageFn(ctx, u)
 }
