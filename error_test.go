@@ -123,8 +123,9 @@ func TestEveryCodeHasAStatus(t *testing.T) {
 }
 
 // No code is written as a string literal outside the root package: a
-// code passed to Errorf or to http's errorf, converted with Code(…), or
-// set as a Code field is one of error.go's constants, so the table sees it.
+// code passed to Errorf or to http's errorf, converted with Code(…), set
+// as a Code field or declared as a brabo.Code constant is one of
+// error.go's constants, so the table sees it.
 func TestNoCodeLiteralOutsideTheRoot(t *testing.T) {
 	fset := token.NewFileSet()
 	checked := 0
@@ -167,6 +168,12 @@ func TestNoCodeLiteralOutsideTheRoot(t *testing.T) {
 					t.Errorf("%s: %s(%s…): name the code by its constant in error.go", fset.Position(x.Pos()), name, x.Args[0].(*ast.BasicLit).Value)
 				case name == "errorf" && len(x.Args) > 1 && literal(x.Args[1]):
 					t.Errorf("%s: errorf(…, %s…): name the code by its constant in error.go", fset.Position(x.Pos()), x.Args[1].(*ast.BasicLit).Value)
+				}
+			case *ast.ValueSpec:
+				if sel, ok := x.Type.(*ast.SelectorExpr); ok && sel.Sel.Name == "Code" {
+					if pkg, ok := sel.X.(*ast.Ident); ok && pkg.Name == "brabo" {
+						t.Errorf("%s: %s declares a code outside error.go", fset.Position(x.Pos()), x.Names[0].Name)
+					}
 				}
 			case *ast.KeyValueExpr:
 				if k, ok := x.Key.(*ast.Ident); ok && (k.Name == "Code" || k.Name == "code") && literal(x.Value) {
