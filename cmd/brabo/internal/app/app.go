@@ -263,13 +263,13 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		return a, err
 	}
 	if cfg.AdminName != "" {
-		if a.AdminToken, err = brabohttp.Bootstrap(ctx, a.Store, cfg.AdminName); err != nil {
+		if a.AdminToken, err = a.Pipeline.Bootstrap(ctx, cfg.AdminName); err != nil {
 			return a, err
 		}
 	}
 	if a.Listener != nil {
-		a.HTTP = &brabohttp.Server{Pipeline: a.Pipeline, Store: a.Store, Log: log, OwnPaths: []string{cfg.Data}, OwnPathsHint: dataHint,
-			DirProbe: probeDir, MaxStreams: cfg.MaxStreams, SessionTTL: cfg.SessionTTL}
+		a.HTTP = (&brabohttp.Server{Log: log, OwnPaths: []string{cfg.Data}, OwnPathsHint: dataHint,
+			DirProbe: probeDir, MaxStreams: cfg.MaxStreams, SessionTTL: cfg.SessionTTL}).Use(a.Pipeline)
 		a.HTTP.Health = map[string]any{"landlock": landlock, "sandbox": sandboxHealth(sb, unsandboxed)}
 	}
 	return a, nil
