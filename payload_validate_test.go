@@ -7,8 +7,7 @@ import (
 	"github.com/brabo-dev/brabo"
 )
 
-// Payload.Validate is the one check of a payload's fields (issue 27 item
-// 3): each row is a payload some type refuses with invalid_action naming
+// Payload.Validate is the one check of a payload's fields: each row is a payload some type refuses with invalid_action naming
 // the field, and the same type's good payload passes.
 func TestPayloadValidate(t *testing.T) {
 	for _, tc := range []struct {

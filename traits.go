@@ -20,7 +20,7 @@ type Traits struct {
 	// take one of their project's running slots.
 	RunsCommands bool
 	// HumanOnly is true for the types only a human proposes (the
-	// containers page's Stop and Remove, ADR 0136), never an agent.
+	// containers page's Stop and Remove, a human's click only), never an agent.
 	HumanOnly bool
 	// NeverAlwaysAllow is true for the types an "always allow" click
 	// refuses (DESIGN §6.3): each instance is approved on its own.

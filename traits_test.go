@@ -8,7 +8,7 @@ import (
 )
 
 // Every action type has a row of traits, and the table holds no type the
-// list does not (issue 27 item 3): a type added without its row would be
+// list does not: a type added without its row would be
 // granted nothing, routed nowhere and shown as a bare payload.
 func TestEveryActionTypeHasTraits(t *testing.T) {
 	routes := []brabo.Route{brabo.RouteExecutor, brabo.RouteStore, brabo.RouteContainer, brabo.RouteHandoff, brabo.RouteAgent}

@@ -20,7 +20,7 @@ import (
 var checkPageDecision = regexp.MustCompile(`data-policy="([^"]+)"><strong>[^<]*</strong>: ([^<]*)</p>`)
 
 // The web check page decides a command as a real proposal of it is decided
-// (issue 27 item 2): through the real server on a real SQLite file, the
+// through the real server on a real SQLite file, the
 // page and the proposal agree, policy and reason, on writes to protected
 // paths (permissions.json, .git/config, the home folder commands run with,
 // brabo's own files), on a program named by its path and on the agent's

@@ -41,7 +41,7 @@ type decided struct {
 	Input policy.Input
 	// Trust says which permissions.json decided; nil when the project
 	// folder is not valid.
-	Trust *TrustState
+	Trust *trustState
 }
 
 // decide decides an action of t with payload p as a proposal would.
@@ -53,7 +53,7 @@ func (s *Service) decide(ctx context.Context, t brabo.ActionType, p brabo.Payloa
 	d := policy.Decide(in)
 	fl.applyFloor(&d)
 	if st != nil && st.Held() {
-		d.Reason += heldReason(st)
+		d.Reason += heldReason(&st.TrustState)
 	}
 	if scopeErr != nil && d.Policy == brabo.AutoApprove {
 		d.Policy, d.Reason = brabo.RequireApproval, "scope: invalid project folder: "+scopeErr.Error()
@@ -68,7 +68,7 @@ func (s *Service) decide(ctx context.Context, t brabo.ActionType, p brabo.Payloa
 // the programs the command's names resolve to. scopeErr says why the
 // project folder is not valid; the Input then has no scope root, and
 // Decide asks a human for what it cannot scope.
-func (s *Service) input(ctx context.Context, t brabo.ActionType, p brabo.Payload, sit situation) (policy.Input, *TrustState, floor, error, error) {
+func (s *Service) input(ctx context.Context, t brabo.ActionType, p brabo.Payload, sit situation) (policy.Input, *trustState, floor, error, error) {
 	project := sit.facts.Project
 	scope, scopeErr := s.ScopeRoot(project)
 	env := policy.Situation{
@@ -83,7 +83,7 @@ func (s *Service) input(ctx context.Context, t brabo.ActionType, p brabo.Payload
 		fl = s.floorFor(ctx, project, scope.Root, sit.external)
 	}
 	env.ContainerRunning = fl.applies
-	var st *TrustState
+	var st *trustState
 	if scopeErr == nil {
 		var err error
 		if st, err = s.judge(ctx, project, scope.Root, sit.facts.Trust, sit.record); err != nil {

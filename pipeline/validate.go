@@ -13,7 +13,7 @@ import (
 
 // humanOnly reports whether only a human may propose t: container_stop
 // and container_remove come from a member's click on the containers page
-// (ADR 0136), never from an agent (brabo.Traits.HumanOnly).
+// (a human's click only), never from an agent (brabo.Traits.HumanOnly).
 func humanOnly(t brabo.ActionType) bool { return t.Traits().HumanOnly }
 
 // protectedList is the project's protected branches beyond the built-in

@@ -7,8 +7,8 @@ import (
 	"github.com/brabo-dev/brabo"
 )
 
-// NewInput sets every field of Input from the action and its situation
-// (issue 27 item 2): a field added to Input that the builder does not set
+// NewInput sets every field of Input from the action and its situation:
+// a field added to Input that the builder does not set
 // would be one that every caller forgets, and this test fails for it.
 func TestNewInputSetsEveryField(t *testing.T) {
 	rules, err := Parse("permissions.json", []byte(`{"allow": ["Terminal(ls)"]}`))

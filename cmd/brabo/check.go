@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/cmd/brabo/internal/app"
 	"github.com/brabo-dev/brabo/internal/progfind"
 	"github.com/brabo-dev/brabo/policy"
 )
@@ -61,7 +62,7 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// The situation brabo check knows: the flags, the file, the folder,
 	// this process's home and binary (protection), and the programs the
 	// names resolve to here.
-	sit := policy.Situation{ContainerRunning: *container, Protect: protection("", os.Environ())}
+	sit := policy.Situation{ContainerRunning: *container, Protect: app.Protection("", os.Environ())}
 	payload := brabo.Payload{TargetBranch: *targetBranch}
 	at, err := brabo.ParseActionType(*typ)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/brabo-dev/brabo"
 	"github.com/brabo-dev/brabo/agenthook"
+	"github.com/brabo-dev/brabo/cmd/brabo/internal/app"
 	"github.com/brabo-dev/brabo/pipeline"
 	"github.com/brabo-dev/brabo/policy"
 	"github.com/brabo-dev/brabo/store/sqlite"
@@ -20,7 +21,7 @@ import (
 
 // The five places that ask "what would brabo decide" build their policy
 // input with one builder (policy.NewInput, and pipeline's input on the
-// server), so for the same state they decide alike (issue 27 item 2): a
+// server), so for the same state they decide alike: a
 // real proposal on a real SQLite store, the reason its pending card shows
 // now, the web check page's pipeline.Check, the brabo check binary and the
 // agents' hook. Each row is decided by every one that can express it, and
@@ -50,7 +51,7 @@ func TestCheckFiveBuildersDecideAlike(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	svc := &pipeline.Service{Store: st, Protect: protection("", os.Environ()),
+	svc := &pipeline.Service{Store: st, Protect: app.Protection("", os.Environ()),
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	now := time.Now().UTC()
 	owner := &brabo.Member{ID: "mem_owner", Name: "ana", TokenHash: "h1", CreatedAt: now}

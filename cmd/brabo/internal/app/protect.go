@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"os"
@@ -36,3 +36,8 @@ func protection(data string, env []string) policy.Protect {
 	}
 	return p
 }
+
+// Protection is protection for a process that is not the server, brabo
+// check: the home folder and the binary it runs as, as a proposal of the
+// server's protects them (data "" names no database).
+func Protection(data string, env []string) policy.Protect { return protection(data, env) }
