@@ -67,3 +67,20 @@ func TestSandboxedGitActionsWorkAndWriteOnlyTheirGitFolders(t *testing.T) {
 		t.Errorf("a git_commit whose sandbox failed: %+v", res)
 	}
 }
+
+// TestSandboxedCommitInAWorktreeOfTheProject: a dev agent's git_commit
+// runs in its worktree inside the project (.brabo/worktrees/<agent>),
+// whose gitfile names the project's .git/worktrees/<agent>: both git
+// folders are writable in the sandbox, and the commit lands on the
+// worktree's branch.
+func TestSandboxedCommitInAWorktreeOfTheProject(t *testing.T) {
+	e := sandboxed(t)
+	work, _ := repo(t)
+	git(t, work, "worktree", "add", "-q", "-b", "agent/1", filepath.Join(work, ".brabo", "worktrees", "agt_1"))
+	wt := filepath.Join(work, ".brabo", "worktrees", "agt_1")
+	writeFile(t, filepath.Join(wt, "w.txt"), "w\n")
+	res := mustSucceed(t, e, request(work, brabo.GitCommit, brabo.Payload{Message: "in the worktree", Cwd: ".brabo/worktrees/agt_1"}))
+	if got := git(t, work, "rev-parse", "refs/heads/agent/1"); got != res.Detail["commit"] {
+		t.Errorf("agent/1 is at %s, the commit %s", got, res.Detail["commit"])
+	}
+}
