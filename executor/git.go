@@ -31,7 +31,7 @@ type gitSession struct {
 	// (remoteFlags), in a clone of it.
 	pushFlags []string
 	// box, when set, is the sandbox every step and query runs in
-	// (gitbox.go); hostStep and hostQuery run theirs on the host.
+	// (gitbox.go); hostStep runs its step on the host.
 	box *sandbox.Spec
 	// root and layout are the scope root and the repository gitguard
 	// found there (nil: none yet), for rootGit's sessions.
@@ -159,18 +159,19 @@ func (g *gitSession) step(args ...string) int {
 // ls-remote, clone): gitguard has read the repository as data, and hooks
 // are off (docs/sandbox.md, "Git actions").
 func (g *gitSession) hostStep(args ...string) int {
+	if g.box != nil && g.startErr == nil && !g.timedOut {
+		// What the sandboxed steps left is read as data again before git
+		// runs on the host there: a control file they could not be kept
+		// from making (a commondir) must not be obeyed outside.
+		if _, err := guardRepo(g.t, g.box.Root, g.dir); err != nil {
+			g.startErr = err
+			return -1
+		}
+	}
 	box := g.box
 	g.sandboxed(nil)
 	defer g.sandboxed(box)
 	return g.step(args...)
-}
-
-// hostQuery is query on the host (hostStep).
-func (g *gitSession) hostQuery(args ...string) (string, int) {
-	box := g.box
-	g.sandboxed(nil)
-	defer g.sandboxed(box)
-	return g.query(args...)
 }
 
 // prepare is the sandboxed command of one git step, nil when the session

@@ -17,7 +17,7 @@ import (
 // its common folder) are writable; their control files — config,
 // config.worktree, commondir, hooks/, info/, objects/info/ — stay
 // read-only over them. The steps that talk to a remote (push, ls-remote,
-// clone) stay on the host under gitguard (hostStep, hostQuery): see
+// clone) stay on the host under gitguard (hostStep): see
 // docs/sandbox.md, "Git actions".
 
 // gitControl are the entries of a git folder a git action never writes:
