@@ -37,6 +37,17 @@ func (e *Executor) rootGit(ctx context.Context, t brabo.ActionType, req brabo.Ex
 	return g, nil
 }
 
+// localValue is `git config --local --get section.key` in the session's
+// repository, read as data by gitguard ("" when unset, or when there is
+// no repository: git add fails on it next).
+func (g *gitSession) localValue(section, key string) string {
+	if g.layout == nil {
+		return ""
+	}
+	v, _ := g.layout.LocalValue(section, key)
+	return v
+}
+
 // local moves the session into the sandbox (gitbox.go), when the
 // executor has one: its steps touch only the repository at the root.
 func (g *gitSession) local() *gitSession {
@@ -76,11 +87,13 @@ func (e *Executor) runGitCommit(ctx context.Context, req brabo.ExecRequest) (*br
 		return nil, err
 	}
 	g.local()
+	// The repository's own user.name and user.email, read as data (what
+	// `git config --local --get` prints): one sandboxed git fewer each.
 	var author []string
-	if v, _ := g.query("config", "--local", "--get", "user.name"); v == "" {
+	if v := g.localValue("user", "name"); v == "" {
 		author = append(author, "GIT_AUTHOR_NAME="+name)
 	}
-	if v, _ := g.query("config", "--local", "--get", "user.email"); v == "" {
+	if v := g.localValue("user", "email"); v == "" {
 		author = append(author, "GIT_AUTHOR_EMAIL="+email)
 	}
 	g.with(author...)
