@@ -123,6 +123,11 @@ func (g *gitSession) step(args ...string) int {
 	fmt.Fprintf(g.out, "$ git %s\n", displayArgs(args))
 	ctx, cancel := context.WithTimeout(g.ctx, g.e.opts.GitTimeout)
 	defer cancel()
+	if ctx.Err() != nil {
+		// Ended already: nothing starts, here or in a sandbox.
+		g.timedOut, g.stopped = true, "git "+args[0]
+		return -1
+	}
 	prep, err := g.prepare(ctx, args)
 	if err != nil {
 		g.startErr = err
@@ -178,7 +183,7 @@ func (g *gitSession) hostStep(args ...string) int {
 // runs on the host. A sandbox that cannot be set up is a *SandboxError:
 // the step never runs outside it.
 func (g *gitSession) prepare(ctx context.Context, args []string) (*sandbox.Prepared, error) {
-	if g.box == nil || ctx.Err() != nil {
+	if g.box == nil {
 		return nil, nil
 	}
 	spec := *g.box
@@ -210,6 +215,11 @@ func (g *gitSession) query(args ...string) (string, int) {
 	}
 	ctx, cancel := context.WithTimeout(g.ctx, g.e.opts.GitTimeout)
 	defer cancel()
+	if ctx.Err() != nil {
+		// Ended already: nothing starts, here or in a sandbox.
+		g.timedOut, g.stopped = true, "git "+args[0]
+		return "", -1
+	}
 	prep, err := g.prepare(ctx, args)
 	if err != nil {
 		g.startErr = err
