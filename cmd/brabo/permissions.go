@@ -69,9 +69,16 @@ func runPermissions(args []string, stdout, stderr io.Writer) int {
 	project := &p.ID
 	path := "/v1/projects/" + url.PathEscape(p.ID) + "/permissions/"
 	var st trustAnswer
+	var raw json.RawMessage
 	switch {
 	case verb == "show", verb == "accept" && *hash == "":
-		if err = c.do("GET", path+"trust", nil, &st); err != nil {
+		if err = c.do("GET", path+"trust", nil, &raw); err != nil {
+			break
+		}
+		if *cf.json && verb == "show" {
+			return printJSON(stdout, raw)
+		}
+		if err = json.Unmarshal(raw, &st); err != nil {
 			break
 		}
 		printTrust(stdout, st)
@@ -80,9 +87,15 @@ func runPermissions(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	case verb == "accept":
-		err = c.do("POST", path+"accept", map[string]string{"hash": *hash}, &st)
+		err = c.do("POST", path+"accept", map[string]string{"hash": *hash}, &raw)
 	case verb == "restore":
-		err = c.do("POST", path+"restore", map[string]string{"hash": *hash}, &st)
+		err = c.do("POST", path+"restore", map[string]string{"hash": *hash}, &raw)
+	}
+	if err == nil && *cf.json {
+		return printJSON(stdout, raw)
+	}
+	if err == nil {
+		err = json.Unmarshal(raw, &st)
 	}
 	if err != nil {
 		return fail(stderr, "permissions "+verb, "%v", err)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/url"
@@ -48,8 +49,15 @@ func runProject(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "project activate", "%v", reachError(c.base, err))
 	}
+	var raw json.RawMessage
+	if err := c.do("POST", "/v1/projects/"+url.PathEscape(p.ID)+"/activate", map[string]string{}, &raw); err != nil {
+		return fail(stderr, "project activate", "%v", err)
+	}
+	if *cf.json {
+		return printJSON(stdout, raw)
+	}
 	var act activation
-	if err := c.do("POST", "/v1/projects/"+url.PathEscape(p.ID)+"/activate", map[string]string{}, &act); err != nil {
+	if err := json.Unmarshal(raw, &act); err != nil {
 		return fail(stderr, "project activate", "%v", err)
 	}
 	if !act.Changed {
