@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/gitrepo"
 	brabohttp "github.com/brabo-dev/brabo/http"
 	"github.com/brabo-dev/brabo/internal/procenv"
 	"github.com/brabo-dev/brabo/model/scripted"
@@ -126,7 +127,9 @@ func demo(ctx context.Context, addr string, autoApprove, keep bool, out io.Write
 	// The demo's commands are its own script's: sandboxed where bubblewrap
 	// runs, and said to be unsandboxed where it does not.
 	sb, unsandboxed := sandboxing(false, nil, quiet, io.Discard)
-	svc := &pipeline.Service{Store: store, Executor: newExecutor(procenv.Own(), f.data, store, sb, nil),
+	// Repo: the push and pull request cards show the demo repository's
+	// commits, as brabo serve's do.
+	svc := &pipeline.Service{Store: store, Executor: newExecutor(procenv.Own(), f.data, store, sb, nil), Repo: &gitrepo.Reader{},
 		WorkspacesRoot: filepath.Join(f.data, "workspaces"), Log: quiet, Unsandboxed: unsandboxed, UnsandboxedChosen: true}
 	svc.Protect = protection(f.data, procenv.Own())
 	token, err := brabohttp.Bootstrap(ctx, store, "you")
