@@ -16,7 +16,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/brabo-dev/brabo"
 	"github.com/brabo-dev/brabo/agenthook"
+	"github.com/brabo-dev/brabo/client"
 	"github.com/brabo-dev/brabo/policy"
 )
 
@@ -70,9 +72,10 @@ func runInit(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "init", "%v", err)
 	}
-	ps, err := api.projects()
+	ctx := context.Background()
+	ps, err := api.Projects(ctx)
 	if err != nil {
-		return fail(stderr, "init", "%v", reachError(api.base, err))
+		return fail(stderr, "init", "%v", reachError(err))
 	}
 	// --json: the lines for people are left out, and what init found or
 	// made is printed once, at the end.
@@ -81,13 +84,13 @@ func runInit(args []string, stdout, stderr io.Writer) int {
 		out = io.Discard
 	}
 	created, wrote := false, false
-	var p projectRef
+	var p *brabo.Project
 	for _, x := range ps {
 		if x.Root == root {
 			p = x
 		}
 	}
-	if p.ID != "" {
+	if p != nil {
 		fmt.Fprintf(out, "this folder is brabo project %s (%s) already: nothing changed\n", p.Slug, p.ID)
 	} else {
 		// The file first: the project's first trusted version is the file
@@ -100,29 +103,26 @@ func runInit(args []string, stdout, stderr io.Writer) int {
 			wrote = true
 			fmt.Fprintf(out, "wrote permissions.json: the agents' read-only commands (ls, cat, grep, git status, git diff, git log, …) run at once; everything else asks you\n")
 		}
-		var made struct {
-			ID   string `json:"id"`
-			Slug string `json:"slug"`
+		made, err := api.CreateProject(ctx, client.NewProject{Slug: *slug, Mode: brabo.ModeLocal, Root: root})
+		var ae *client.Error
+		if errors.As(err, &ae) && ae.Code == brabo.CodeInvalidProject && strings.HasPrefix(ae.Message, "root:") {
+			return fail(stderr, "init", "%v (a local project names a folder the server itself must reach: run brabo init on the server's machine)", err)
 		}
-		err := api.do("POST", "/v1/projects", map[string]string{"slug": *slug, "mode": "local", "root": root}, &made)
 		if err != nil {
-			if strings.Contains(err.Error(), "bad_project") && strings.Contains(err.Error(), "root") {
-				return fail(stderr, "init", "%v (a local project names a folder the server itself must reach: run brabo init on the server's machine)", err)
-			}
 			return fail(stderr, "init", "%v", err)
 		}
-		p = projectRef{ID: made.ID, Slug: made.Slug, Root: root}
+		p = &brabo.Project{ID: made.ID, Slug: made.Slug, Root: root}
 		created = true
 		fmt.Fprintf(out, "created project %s (%s) for %s\n", p.Slug, p.ID, root)
 	}
 	if *agent != "" {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 		defer cancel()
 		hookCmd, err := hookCommand()
 		if err != nil {
 			return fail(stderr, "init", "%v", err)
 		}
-		err = agenthook.Install(ctx, agenthook.InstallOptions{Agent: *agent, Server: api.base, Token: api.token,
+		err = agenthook.Install(ctx, agenthook.InstallOptions{Agent: *agent, Server: api.Base(), Token: api.Token(),
 			ProjectID: p.ID, Root: root, HookCommand: hookCmd, Wait: agenthook.DefaultWait, Out: out})
 		if err != nil {
 			return fail(stderr, "init", "installing %s's hook: %v", *agent, err)
@@ -130,9 +130,10 @@ func runInit(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(out, "next: start your agent here; brabo queue lists what waits for you (export BRABO_PROJECT=%s)\n", p.Slug)
 	if *cf.json {
-		ans := map[string]any{"project": p, "created": created, "permissionsWritten": wrote, "hook": nil}
+		ans := map[string]any{"project": map[string]string{"id": p.ID, "slug": p.Slug, "root": p.Root},
+			"created": created, "permissionsWritten": wrote, "hook": nil}
 		if *agent != "" {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			ctx, cancel := context.WithTimeout(ctx, time.Minute)
 			defer cancel()
 			for _, s := range agenthook.Status(ctx, agenthook.InstallOptions{Agent: *agent, Root: root}) {
 				if s.Scope == "project" {

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/brabo-dev/brabo/agenthook"
+	"github.com/brabo-dev/brabo/client"
 )
 
 // installMore is what brabo install -h says after the usage.
@@ -142,9 +143,9 @@ func runInstall(args []string, stdout, stderr io.Writer) int {
 		if tok == "" {
 			return fail(stderr, cmd, "--project %s is a slug, and finding its id needs a token (BRABO_TOKEN or --token-file); or give the project's id", project)
 		}
-		p, err := cf.resolveProject(&apiClient{base: base, token: tok})
+		p, err := cf.resolveProject(context.Background(), client.New(base, tok))
 		if err != nil {
-			return fail(stderr, cmd, "%v", reachError(base, err))
+			return fail(stderr, cmd, "%v", reachError(err))
 		}
 		project = p.ID
 	}
