@@ -19,6 +19,12 @@ type Traits struct {
 	// RunsCommands is true for the types that start processes, and so
 	// take one of their project's running slots.
 	RunsCommands bool
+	// Sandboxed is true for the types whose processes run in the sandbox
+	// when brabo has one: terminal commands, and the git actions whose
+	// steps touch only a repository on this machine (executor/gitbox.go).
+	// git_push, pr_open and git_repo_create run their git on the host
+	// under gitguard whatever the sandbox (docs/sandbox.md, "Git actions").
+	Sandboxed bool
 	// HumanOnly is true for the types only a human proposes (the
 	// containers page's Stop and Remove, a human's click only), never an agent.
 	HumanOnly bool
@@ -73,17 +79,17 @@ const (
 
 // traits is the table: one row per action type.
 var traits = map[ActionType]Traits{
-	Terminal:               {Label: "Terminal", MinRole: Developer, Route: RouteExecutor, NeedsFolder: true, RunsCommands: true},
-	GitCommit:              {Label: "GitCommit", MinRole: Developer, Route: RouteExecutor, NeedsFolder: true, RunsCommands: true, Preview: PreviewRepository},
+	Terminal:               {Label: "Terminal", MinRole: Developer, Route: RouteExecutor, Sandboxed: true, NeedsFolder: true, RunsCommands: true},
+	GitCommit:              {Label: "GitCommit", MinRole: Developer, Route: RouteExecutor, Sandboxed: true, NeedsFolder: true, RunsCommands: true, Preview: PreviewRepository},
 	WriteFile:              {Label: "WriteFile", MinRole: Developer, Route: RouteExecutor, NeedsFolder: true, Preview: PreviewFileWrite},
 	GitPush:                {Label: "GitPush", MinRole: Maintainer, Route: RouteExecutor, NeedsFolder: true, RunsCommands: true, NeverAlwaysAllow: true, Preview: PreviewRepository},
 	PrOpen:                 {Label: "PrOpen", MinRole: Maintainer, Route: RouteExecutor, NeedsFolder: true, RunsCommands: true, NeverAlwaysAllow: true, Preview: PreviewRepository},
 	GitRepoCreate:          {Label: "GitRepoCreate", MinRole: Maintainer, Route: RouteExecutor},
-	GitBranchCreate:        {Label: "GitBranchCreate", MinRole: Maintainer, Route: RouteExecutor, NeedsFolder: true, RunsCommands: true},
+	GitBranchCreate:        {Label: "GitBranchCreate", MinRole: Maintainer, Route: RouteExecutor, Sandboxed: true, NeedsFolder: true, RunsCommands: true},
 	GitBranchProtect:       {Label: "GitBranchProtect", MinRole: Maintainer, Route: RouteStore},
-	OpenAdrPr:              {Label: "OpenAdrPr", MinRole: Maintainer, Route: RouteExecutor},
-	OpenInfraPr:            {Label: "OpenInfraPr", MinRole: Maintainer, Route: RouteExecutor},
-	GitMerge:               {Label: "GitMerge", MinRole: Maintainer, Route: RouteExecutor, NeedsFolder: true, RunsCommands: true, NeverAlwaysAllow: true, Preview: PreviewRepository},
+	OpenAdrPr:              {Label: "OpenAdrPr", MinRole: Maintainer, Route: RouteExecutor, Sandboxed: true},
+	OpenInfraPr:            {Label: "OpenInfraPr", MinRole: Maintainer, Route: RouteExecutor, Sandboxed: true},
+	GitMerge:               {Label: "GitMerge", MinRole: Maintainer, Route: RouteExecutor, Sandboxed: true, NeedsFolder: true, RunsCommands: true, NeverAlwaysAllow: true, Preview: PreviewRepository},
 	InstructionPatch:       {Label: "InstructionPatch", MinRole: Maintainer, Route: RouteStore, NeverAlwaysAllow: true, Preview: PreviewInstructions},
 	Parallelize:            {Label: "Parallelize", MinRole: Maintainer, Route: RouteExecutor, NeverAlwaysAllow: true},
 	RaiseMaxParallel:       {Label: "RaiseMaxParallel", MinRole: Maintainer, Route: RouteExecutor, NeverAlwaysAllow: true},
