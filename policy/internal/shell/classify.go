@@ -116,6 +116,8 @@ func joinTokens(words []word) string {
 	return strings.Join(parts, " ")
 }
 
+// IsShell reports whether a program (by basename) is a shell that runs a
+// script it is given (bash, sh, zsh …).
 func IsShell(name string) bool {
 	switch name {
 	case "bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "busybox", "rbash", "tcsh", "csh", "fish":

@@ -31,6 +31,8 @@ const (
 	OptScript
 )
 
+// OptKindNames say, for a reason a human reads, what an option of each
+// kind does.
 var OptKindNames = [...]string{OptProgram: "names a program to run", OptPlugin: "loads code",
 	OptConfig: "picks a configuration", OptOutput: "picks an output location",
 	OptList:   "reads a list of files or a script from a file whose content the decision does not see",
@@ -161,7 +163,7 @@ type RunOpt struct {
 	Name    string
 	Value   word
 	Spec    optSpec
-	// why is set by Decide: why the option makes the segment ask, "" when
+	// Why is set by Decide: why the option makes the segment ask, "" when
 	// its value is a path it accepts.
 	Why string
 }

@@ -1,7 +1,7 @@
 package shell
 
 // A segment is one program a command line would run (DESIGN §4.3), with
-// where it may run (cwdSet).
+// where it may run (CwdSet).
 
 import (
 	"fmt"
@@ -10,9 +10,11 @@ import (
 	"unicode/utf8"
 )
 
-// Segment is one program a command line would run.
+// Segment is one program a command line would run. The exported fields
+// are what policy's checks read; the analysis sets them and nothing else
+// changes them, except the Why of RunOpts, which Decide sets.
 type Segment struct {
-	Text    string
+	Text    string  // the program's words as the line writes them
 	Words   []word  // verb first; leading assignments excluded
 	Assigns []word  // values of leading assignments (VAR=value → value)
 	envSet  bool    // the program runs with variables set by the line
@@ -68,6 +70,8 @@ type redir struct {
 	kind ArgKind
 }
 
+// Verb is the program the segment runs as the analysis reads it (git for
+// git's helpers), "" for a segment that runs none.
 func (s *Segment) Verb() string {
 	if len(s.Words) == 0 {
 		return ""
@@ -96,7 +100,7 @@ func (s *Segment) freezeTokens() {
 }
 
 // CwdSet is the set of absolute, cleaned directories a segment may run in.
-// unknown means the line may have moved somewhere it does not show.
+// Unknown means the line may have moved somewhere it does not show.
 type CwdSet struct {
 	Dirs    []string
 	Unknown bool
@@ -155,6 +159,7 @@ func containsAll(list, sub []string) bool {
 	return true
 }
 
+// ContainsString reports whether list holds s.
 func ContainsString(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
@@ -194,6 +199,7 @@ func cdpathSearched(target string) bool {
 		!strings.HasPrefix(target, "./") && !strings.HasPrefix(target, "../")
 }
 
+// HasDotDot reports whether p has a ".." element.
 func HasDotDot(p string) bool {
 	// an element "..": a scan, not strings.Split, as it runs on every token
 	for i := 0; i+1 < len(p); i++ {

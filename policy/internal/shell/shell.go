@@ -105,8 +105,8 @@ type srcFile struct {
 // Analysis is what Analyze found in a line: its segments, and why the
 // analysis stopped before the end of the line ("" when it did not).
 type Analysis struct {
-	Segs     []*Segment
-	Overflow string
+	Segs     []*Segment // in the order the walk met them
+	Overflow string     // MaxNesting or MaxSegments was reached: why
 }
 
 // Analyze splits cmd into every program it would run, starting in the

@@ -25,6 +25,7 @@ type wrapperSpec struct {
 	opaqueAlways string
 }
 
+// Set makes a set of names, for the tables.
 func Set(names ...string) map[string]bool {
 	m := make(map[string]bool, len(names))
 	for _, n := range names {
