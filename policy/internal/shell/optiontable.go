@@ -10,12 +10,12 @@ package shell
 
 import "strings"
 
-// optKind is what an option's value is to the tool.
-type optKind uint8
+// OptKind is what an option's value is to the tool.
+type OptKind uint8
 
 const (
 	// optProgram names a program or a shell the tool runs.
-	OptProgram optKind = iota + 1
+	OptProgram OptKind = iota + 1
 	// optPlugin names code the tool loads: a plugin, a module, a preload.
 	OptPlugin
 	// optConfig picks a configuration file or a folder whose
@@ -42,14 +42,14 @@ var OptKindNames = [...]string{OptProgram: "names a program to run", OptPlugin: 
 // (flag options such as --pyargs do not), and values that are names the
 // tool knows rather than paths (vitest's reporters, pytest's no:plugin).
 type optSpec struct {
-	Kind     optKind
+	Kind     OptKind
 	Flag     bool
 	NoPath   bool // the value is never a path (cargo -Z): always asks
 	Names    []string
 	Prefixes []string
 }
 
-func opts(k optKind, names ...string) map[string]optSpec {
+func opts(k OptKind, names ...string) map[string]optSpec {
 	m := make(map[string]optSpec, len(names))
 	for _, n := range names {
 		m[n] = optSpec{Kind: k}
