@@ -125,13 +125,18 @@ var coreRules = []struct {
 	// The hook runs before every tool call of an agent: it links the
 	// domain, policy and the standard library only, so that brabo-hook
 	// starts fast; the MCP SDK stays in mcpserver, its edge.
-	{rel: "agenthook", mayImport: []string{"", "policy"}, forbidden: []string{"database/sql"}},
-	{rel: "mcpserver", mayImport: []string{"", "policy", "agenthook"}, forbidden: []string{"database/sql"}},
-	{rel: "cmd/brabo-hook", mayImport: []string{"", "policy", "agenthook"}, forbidden: []string{"database/sql"}},
+	{rel: "agenthook", mayImport: []string{"", "policy", "client"}, forbidden: []string{"database/sql"}},
+	{rel: "mcpserver", mayImport: []string{"", "policy", "agenthook", "client"}, forbidden: []string{"database/sql"}},
+	{rel: "cmd/brabo-hook", mayImport: []string{"", "policy", "agenthook", "client"}, forbidden: []string{"database/sql"}},
+	// The one /v1 client: the root package and the standard library, so
+	// that the hook linking it stays light (client_test.go's rule).
+	{rel: "client", mayImport: []string{""}, forbidden: []string{"database/sql"}},
 }
 
-// wiring is the only package that may depend on several adapters.
-const wiring = "cmd/brabo"
+// wiring is the only package that may depend on several adapters: the one
+// wiring (cmd/brabo/internal/app), and the command table that fills its
+// configuration.
+var wiring = []string{"cmd/brabo", "cmd/brabo/internal/app"}
 
 // houseRuleViolations checks the graph and returns one sentence per broken
 // rule, sorted.
@@ -163,6 +168,13 @@ func houseRuleViolations(module string, pkgs []goPackage) []string {
 		for _, d := range p.Imports {
 			if r, ok := rel(d); ok && testSupport(r) && !testSupport(self) {
 				out = append(out, fmt.Sprintf("%s imports the test-support package %s; only tests may", name(self), r))
+			}
+		}
+		// mock holds fakes of the services: only _test.go files, which
+		// the graph leaves out, may import it.
+		for _, d := range p.Imports {
+			if r, ok := rel(d); ok && r == "mock" && self != "mock" {
+				out = append(out, fmt.Sprintf("%s imports mock; only _test.go files may", name(self)))
 			}
 		}
 		if testSupport(self) {
@@ -200,6 +212,15 @@ func houseRuleViolations(module string, pkgs []goPackage) []string {
 			}
 		}
 
+		// http carries requests to the root's service interfaces: it does
+		// not reach the pipeline that implements them (imports_http_test.go
+		// checks it names no store either).
+		if self == "http" || strings.HasPrefix(self, "http/") {
+			if slices.Contains(ours, "pipeline") {
+				out = append(out, fmt.Sprintf("%s imports pipeline%s; http works through the root's service interfaces", self, via("pipeline")))
+			}
+		}
+
 		// Adapters never import each other; only cmd/brabo wires several.
 		adapters := map[string]bool{}
 		if a := adapterOf(self); a != "" {
@@ -216,14 +237,14 @@ func houseRuleViolations(module string, pkgs []goPackage) []string {
 					own, a, self, d, via(d)))
 			}
 		}
-		if len(adapters) > 1 && self != wiring && adapterOf(self) == "" {
+		if len(adapters) > 1 && !slices.Contains(wiring, self) && adapterOf(self) == "" {
 			names := make([]string, 0, len(adapters))
 			for a := range adapters {
 				names = append(names, a)
 			}
 			sort.Strings(names)
-			out = append(out, fmt.Sprintf("%s imports several adapters (%s); only %s wires adapters together",
-				name(self), strings.Join(names, ", "), wiring))
+			out = append(out, fmt.Sprintf("%s imports several adapters (%s); only %s wire adapters together",
+				name(self), strings.Join(names, ", "), strings.Join(wiring, " and ")))
 		}
 	}
 	sort.Strings(out)
@@ -413,7 +434,7 @@ func TestHouseRulesCatchViolations(t *testing.T) {
 			pkg("agenthook", "policy", "policy/internal/shell", ""),
 			pkg("store/sqlite", ""), pkg("store/sqlite/migrations"), pkg("store/storetest", ""),
 			pkg("engine/devagent", "engine/toolloop", ""), pkg("engine/toolloop", ""),
-			pkg("model/openai", ""), pkg("http", "pipeline", "policy", ""), pkg("http/web"),
+			pkg("model/openai", ""), pkg("http", "policy", ""), pkg("http/web"),
 			pkg("cmd/brabo", "http", "store/sqlite", "store/postgres", "engine/devagent", "engine/toolloop", "model/openai", "executor", ""),
 		}, nil},
 		{"the root imports policy", []goPackage{pkg("", "policy")},
@@ -441,10 +462,20 @@ func TestHouseRulesCatchViolations(t *testing.T) {
 		{"an adapter through a core package", []goPackage{pkg("executor", "pipeline", "engine/wake")},
 			[]string{"the adapter executor imports the adapter engine: executor imports engine/wake (indirectly)"}},
 		{"another command wires adapters", []goPackage{pkg("cmd/other", "store/sqlite", "http")},
-			[]string{"cmd/other imports several adapters (http, store/sqlite); only cmd/brabo wires adapters together"}},
+			[]string{"cmd/other imports several adapters (http, store/sqlite); only cmd/brabo and cmd/brabo/internal/app wire adapters together"}},
 		{"a test-support package wires adapters, as tests do", []goPackage{pkg("engine/enginetest", "store/sqlite", "executor", "pipeline", "")}, nil},
+		{"the client imports policy", []goPackage{pkg("client", "policy", "")},
+			[]string{"client imports policy; it may import only the root package"}},
+		{"the hook imports an adapter through the client", []goPackage{pkg("agenthook", "client", "http")},
+			[]string{"agenthook imports http (indirectly); it may import only the root package and policy and client"}},
 		{"a package imports test support", []goPackage{pkg("engine/devagent", "engine/enginetest")},
 			[]string{"engine/devagent imports the test-support package engine/enginetest; only tests may"}},
+		{"http imports the pipeline", []goPackage{pkg("http", "pipeline", "policy", "")},
+			[]string{"http imports pipeline; http works through the root's service interfaces"}},
+		{"http reaches the pipeline through another package", []goPackage{pkg("http/web", "internal/glue", "pipeline")},
+			[]string{"http/web imports pipeline (indirectly)"}},
+		{"a program imports mock", []goPackage{pkg("mock", ""), pkg("http", "mock", "")},
+			[]string{"http imports mock; only _test.go files may"}},
 		{"a helper wires adapters", []goPackage{pkg("internal/wire", "engine/devagent", "executor")},
 			[]string{"internal/wire imports several adapters (engine, executor)"}},
 	} {

@@ -83,7 +83,7 @@ func (e *Executor) end(r *run) {
 	_, _ = procs.Stop(context.Background(), r.target(g), 0)
 	// What shed both its group and its BRABO_ACTION_ID (env -i setsid …)
 	// is still brabo's as a subreaper: the action ends, and the pipeline's
-	// integrity check runs, only once that has ended too (issue 22 item 4).
+	// integrity check runs, only once that has ended too.
 	_, _ = procs.EndOrphans(context.Background(), r.id, r.since, leftBehindGrace)
 	r.cancel(nil)
 	e.runMu.Lock()

@@ -106,7 +106,7 @@ func BenchmarkProposalWritesHTTP(b *testing.B) {
 // its created event; the settlement and its executed event.
 func (bs *benchSetup) proposalWrites(ctx context.Context, s brabo.Store) error {
 	a := *bs.first
-	a.ID, a.Status, a.Result, a.CreatedAt, a.SettledAt = pipeline.NewID("act"), brabo.StatusAutoApproved, nil, time.Now(), time.Time{}
+	a.ID, a.Status, a.Result, a.CreatedAt, a.SettledAt = brabo.NewID("act"), brabo.StatusAutoApproved, nil, time.Now(), time.Time{}
 	err := s.Update(ctx, func(tx brabo.Tx) error {
 		if err := tx.InsertAction(ctx, &a); err != nil {
 			return err
@@ -170,11 +170,11 @@ type benchSetup struct {
 func benchServer(b *testing.B, s brabo.Store) *benchSetup {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	svc := &pipeline.Service{Store: s, Executor: noExecution{}, WorkspacesRoot: b.TempDir(), Log: quiet}
-	api := &brabohttp.Server{Pipeline: svc, Store: s, DirProbe: probeDir, Log: quiet}
+	api := (&brabohttp.Server{DirProbe: probeDir, Log: quiet}).Use(svc)
 	srv := httptest.NewServer(api.Handler())
 	b.Cleanup(srv.Close)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
-	admin, err := brabohttp.Bootstrap(context.Background(), s, "admin")
+	admin, err := svc.Bootstrap(context.Background(), "admin")
 	if err != nil {
 		b.Fatal(err)
 	}

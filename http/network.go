@@ -7,13 +7,13 @@ import (
 
 // allowNetwork is POST /v1/actions/{action}/allow-network: the
 // always-allow of the connections an action's sandboxed run was refused
-// (issue 24), which adds Network(host) to permissions.json.
+// (the egress proxy), which adds Network(host) to permissions.json.
 func (s *Server) allowNetwork(w http.ResponseWriter, r *http.Request) error {
 	m, err := s.decider(r)
 	if err != nil {
 		return err
 	}
-	d, err := s.Pipeline.AllowNetwork(r.Context(), r.PathValue("action"), m)
+	d, err := s.Actions.AllowNetwork(r.Context(), r.PathValue("action"), m)
 	if err != nil {
 		return err
 	}
@@ -25,7 +25,7 @@ func (s *Server) allowNetwork(w http.ResponseWriter, r *http.Request) error {
 // webAllowNetwork is the card's "Always allow Network(host)" button: the
 // maintainer's always-allow of the action's refused connections.
 func (s *Server) webAllowNetwork(w http.ResponseWriter, r *http.Request, v *viewer) error {
-	d, err := s.Pipeline.AllowNetwork(r.Context(), r.PathValue("action"), v.Member)
+	d, err := s.Actions.AllowNetwork(r.Context(), r.PathValue("action"), v.Member)
 	if err != nil {
 		return s.refused(w, r, v, err)
 	}

@@ -161,14 +161,14 @@ func (s *Server) webHandler(rt webRoute) http.Handler {
 				return
 			}
 			w.Header().Set("HX-Redirect", "/login")
-			s.webError(w, r, errorf(http.StatusUnauthorized, "unauthorized", "your session has ended: log in again"))
+			s.webError(w, r, errorf(http.StatusUnauthorized, brabo.CodeUnauthorized, "your session has ended: log in again"))
 			return
 		}
 		if r.Method != http.MethodGet {
 			r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 		}
 		if r.Method != http.MethodGet && !validCSRF(r, v.CSRF) {
-			s.webError(w, r, errorf(http.StatusForbidden, "csrf", "the request carries no valid CSRF token; reload the page and try again"))
+			s.webError(w, r, errorf(http.StatusForbidden, brabo.CodeCSRF, "the request carries no valid CSRF token; reload the page and try again"))
 			return
 		}
 		r = r.WithContext(context.WithValue(r.Context(), callerKey{}, c))
@@ -254,21 +254,18 @@ func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, v *viewer, t
 
 func (s *Server) navFor(ctx context.Context, m *brabo.Member) ([]navProject, error) {
 	var out []navProject
-	err := s.Store.View(ctx, func(tx brabo.Tx) error {
-		ms, err := tx.Memberships(ctx, m.ID)
+	ms, err := s.Projects.Memberships(ctx, m.ID)
+	if err != nil {
+		return nil, err
+	}
+	for _, x := range ms {
+		p, err := s.Projects.Project(ctx, x.ProjectID)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		for _, x := range ms {
-			p, err := tx.Project(ctx, x.ProjectID)
-			if err != nil {
-				return err
-			}
-			out = append(out, navProject{ID: p.ID, Slug: p.Slug, Role: x.Role})
-		}
-		return nil
-	})
-	return out, err
+		out = append(out, navProject{ID: p.ID, Slug: p.Slug, Role: x.Role})
+	}
+	return out, nil
 }
 
 func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) {
@@ -300,7 +297,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	}
 	ck, err := r.Cookie(loginCookie)
 	if err != nil || ck.Value == "" || subtle.ConstantTimeCompare([]byte(ck.Value), []byte(r.PostForm.Get(csrfField))) != 1 {
-		s.webError(w, r, errorf(http.StatusForbidden, "csrf", "the login form carries no valid CSRF token; reload the login page"))
+		s.webError(w, r, errorf(http.StatusForbidden, brabo.CodeCSRF, "the login form carries no valid CSRF token; reload the login page"))
 		return
 	}
 	fail := func(code string) {
@@ -337,11 +334,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 // logout revokes the session, on every instance, and drops the cookie.
 func (s *Server) logout(w http.ResponseWriter, r *http.Request, v *viewer) error {
 	c := callerOf(r)
-	err := s.Store.Update(r.Context(), func(tx brabo.Tx) error {
-		_, err := tx.RevokeSession(r.Context(), v.Member.ID, c.session.ID, time.Now().UTC())
-		return err
-	})
-	if err != nil {
+	if _, err := s.Projects.RevokeSession(r.Context(), v.Member.ID, c.session.ID); err != nil {
 		return err
 	}
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true})

@@ -8,25 +8,8 @@ import (
 	"github.com/brabo-dev/brabo/policy"
 )
 
-// Activation is what activating execution changed (DESIGN §4.5): the
-// seeded patterns it added to permissions.json's allow list, and the
-// dev-<module> agents it gave git_commit: auto_approve. Both empty is a
-// project that was active already.
-type Activation struct {
-	ProjectID string `json:"projectId"`
-	// Patterns are the seeded patterns the allow list lacked, now added.
-	Patterns []string `json:"patterns"`
-	// Agents are the dev-<module> agents given git_commit: auto_approve.
-	Agents []string `json:"agents"`
-	// Kept are the dev-<module> agents whose own git_commit rule (set by
-	// a maintainer) was left as it is: seeding never overrides one.
-	Kept []string `json:"kept,omitempty"`
-	// PermissionsHash is the trusted version written, "" when the file did
-	// not change.
-	PermissionsHash string `json:"permissionsHash,omitempty"`
-	// Changed is false when everything was there already.
-	Changed bool `json:"changed"`
-}
+// Activation is what activating execution changed (brabo.Activation).
+type Activation = brabo.Activation
 
 // ActivateExecution seeds the project for its dev agents, for a
 // maintainer: the seeded allow list (policy.SeedAllow) is added to
@@ -64,11 +47,11 @@ func (s *Service) ActivateExecution(ctx context.Context, projectID string, m *br
 		}
 		data, err := readPermissions(path)
 		if err != nil {
-			return brabo.Errorf(brabo.CodeInvalidPermissions, "permissions.json cannot be read: "+unreadableWhy(err))
+			return brabo.Errorf(brabo.CodeInvalidPermissions, "permissions.json cannot be read: %s", unreadableWhy(err))
 		}
 		out, added, err := policy.AppendAllow(data, policy.SeedAllow())
 		if err != nil {
-			return brabo.Errorf(brabo.CodeInvalidPermissions, "activating execution needs a valid permissions.json: "+err.Error())
+			return brabo.Errorf(brabo.CodeInvalidPermissions, "activating execution needs a valid permissions.json: %s", err.Error())
 		}
 		agents, err := tx.Agents(ctx, p.ID)
 		if err != nil {

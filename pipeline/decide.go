@@ -10,31 +10,17 @@ import (
 	"github.com/brabo-dev/brabo/policy"
 )
 
-// Outcome says what a human decision did.
-type Outcome string
+// Outcome says what a human decision did (brabo.Outcome).
+type Outcome = brabo.Outcome
 
 // Outcomes of Approve and ApproveAlways.
 const (
-	OutcomeApproved        Outcome = "approved"
-	OutcomeAlreadyApproved Outcome = "already_approved"
+	OutcomeApproved        = brabo.OutcomeApproved
+	OutcomeAlreadyApproved = brabo.OutcomeAlreadyApproved
 )
 
-// Decided is the answer to a human decision.
-type Decided struct {
-	Action  *brabo.ProposedAction `json:"action"`
-	Outcome Outcome               `json:"outcome"`
-	// Patterns are what an always-allow click recorded in permissions.json.
-	Patterns []string `json:"patterns,omitempty"`
-	// AgentPatterns are what a click on a module dev agent's terminal
-	// action recorded instead: patterns of that agent's own (AgentID),
-	// matched for it alone.
-	AgentPatterns []string `json:"agentPatterns,omitempty"`
-	// AgentID is the agent whose own patterns AgentPatterns are.
-	AgentID string `json:"agentId,omitempty"`
-	// Autonomy is what a click on a module dev agent's action of another
-	// type recorded: the type-level agent_autonomy rule.
-	Autonomy *brabo.AgentAutonomy `json:"autonomy,omitempty"`
-}
+// Decided is the answer to a human decision (brabo.Decided).
+type Decided = brabo.Decided
 
 // roleToApprove is the least role approving a needs: the role its
 // decision requires (DESIGN §9, "Effective role"). Denying needs only the
@@ -90,7 +76,7 @@ func (s *Service) claim(ctx context.Context, tx brabo.Tx, a *brabo.ProposedActio
 			return false, err
 		}
 		if cur.Status == brabo.StatusDenied {
-			return false, brabo.Errorf(brabo.CodeActionAlreadyDenied, fmt.Sprintf("action %s was denied: %s", a.ID, cur.Reason))
+			return false, brabo.Errorf(brabo.CodeActionAlreadyDenied, "action %s was denied: %s", a.ID, cur.Reason)
 		}
 		if cur.Status == brabo.StatusAbandoned {
 			return false, errAbandoned(cur)
@@ -175,12 +161,12 @@ func (s *Service) Deny(ctx context.Context, actionID string, m *brabo.Member, re
 				return err
 			}
 			if cur.Status == brabo.StatusDenied {
-				return brabo.Errorf(brabo.CodeActionAlreadyDenied, fmt.Sprintf("action %s was already denied", a.ID))
+				return brabo.Errorf(brabo.CodeActionAlreadyDenied, "action %s was already denied", a.ID)
 			}
 			if cur.Status == brabo.StatusAbandoned {
 				return errAbandoned(cur)
 			}
-			return brabo.Errorf(brabo.CodeAlreadyApproved, fmt.Sprintf("action %s is %s; it can no longer be denied", a.ID, cur.Status))
+			return brabo.Errorf(brabo.CodeAlreadyApproved, "action %s is %s; it can no longer be denied", a.ID, cur.Status)
 		}
 		if err := tx.AppendEvent(ctx, &brabo.Event{ProjectID: a.ProjectID, Type: brabo.EventActionDenied,
 			ActorID: m.ID, ActionID: a.ID, Payload: mustJSON(map[string]any{"reason": reason}), CreatedAt: now}); err != nil {
@@ -295,7 +281,7 @@ func (s *Service) planAlwaysAllow(ctx context.Context, tx brabo.Tx, a *brabo.Pro
 	}
 	_, plan.patterns, err = policy.AppendAllow(data, patterns)
 	if err != nil {
-		return nil, brabo.Errorf(brabo.CodeInvalidPermissions, err.Error())
+		return nil, brabo.Errorf(brabo.CodeInvalidPermissions, "%s", err.Error())
 	}
 	return plan, nil
 }
@@ -319,7 +305,7 @@ func (s *Service) ApproveAlways(ctx context.Context, actionID string, m *brabo.M
 		return nil, err
 	}
 	if a.Status == brabo.StatusDenied {
-		return nil, brabo.Errorf(brabo.CodeActionAlreadyDenied, fmt.Sprintf("action %s was denied: %s", a.ID, a.Reason))
+		return nil, brabo.Errorf(brabo.CodeActionAlreadyDenied, "action %s was denied: %s", a.ID, a.Reason)
 	}
 	// The file's lock is held across the transaction, so that two clicks
 	// never both read the file before either writes it.
@@ -373,7 +359,7 @@ func (s *Service) record(ctx context.Context, tx brabo.Tx, a *brabo.ProposedActi
 		granted["agentId"], granted["actionType"] = plan.agentID, a.Type
 		granted["patterns"], granted["pattern"] = added, strings.Join(added, ", ")
 	case plan.autonomy != nil:
-		changed, err := s.PutAutonomy(ctx, tx, a.ProjectID, m.ID, *plan.autonomy, brabo.ViaAlwaysAllow, a.ID)
+		changed, err := s.putAutonomy(ctx, tx, a.ProjectID, m.ID, *plan.autonomy, brabo.ViaAlwaysAllow, a.ID)
 		if err != nil {
 			return err
 		}
@@ -395,7 +381,7 @@ func (s *Service) record(ctx context.Context, tx brabo.Tx, a *brabo.ProposedActi
 		}
 		out, added, err := policy.AppendAllow(data, plan.patterns)
 		if err != nil {
-			return brabo.Errorf(brabo.CodeInvalidPermissions, err.Error())
+			return brabo.Errorf(brabo.CodeInvalidPermissions, "%s", err.Error())
 		}
 		plan.patterns = added
 		if len(added) == 0 {

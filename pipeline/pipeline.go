@@ -9,8 +9,6 @@ package pipeline
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -112,65 +110,16 @@ func (s *Service) log() *slog.Logger {
 	return slog.Default()
 }
 
-// NewID returns a random identifier with a prefix ("act_…").
-//
-// The first 6 bytes are the time in milliseconds, so identifiers sort by
-// creation and new rows land at the end of their index instead of on a
-// random page (fewer pages written per commit); the other 10 are random.
-func NewID(prefix string) string {
-	var b [16]byte
-	ms := time.Now().UnixMilli()
-	for i := 5; i >= 0; i-- {
-		b[i] = byte(ms)
-		ms >>= 8
-	}
-	if _, err := rand.Read(b[6:]); err != nil {
-		panic(err) // crypto/rand does not fail on supported platforms
-	}
-	return prefix + "_" + hex.EncodeToString(b[:])
-}
-
-// Actor is who calls the pipeline: an agent or a member (a human).
-type Actor struct {
-	Agent  *brabo.Agent
-	Member *brabo.Member
-}
-
-// Key is the proposing actor's key the outbox routes by.
-func (a Actor) Key() string {
-	if a.Agent != nil {
-		return brabo.AgentKey(a.Agent.ID)
-	}
-	if a.Member != nil {
-		return "member:" + a.Member.ID
-	}
-	return ""
-}
-
-func (a Actor) id() string {
-	if a.Agent != nil {
-		return a.Agent.ID
-	}
-	if a.Member != nil {
-		return a.Member.ID
-	}
-	return ""
-}
-
-func (a Actor) kind() string {
-	if a.Agent != nil {
-		return "agent"
-	}
-	return "member"
-}
+// Actor is who calls the pipeline (brabo.Actor).
+type Actor = brabo.Actor
 
 // Error helpers: every refusal carries a stable code (DESIGN §6.3).
 func invalid(format string, a ...any) error {
-	return brabo.Errorf(brabo.CodeInvalidAction, fmt.Sprintf(format, a...))
+	return brabo.Errorf(brabo.CodeInvalidAction, format, a...)
 }
 
 func forbidden(format string, a ...any) error {
-	return brabo.Errorf(brabo.CodeForbiddenRole, fmt.Sprintf(format, a...))
+	return brabo.Errorf(brabo.CodeForbiddenRole, format, a...)
 }
 
 // ScopeRoot returns the absolute folder a project's actions are confined
@@ -198,16 +147,8 @@ func (s *Service) ScopeRoot(p *brabo.Project) (policy.Scope, error) {
 	return sc, nil
 }
 
-// ProposeRequest is an action an actor proposes.
-type ProposeRequest struct {
-	ProjectID string
-	Actor     Actor
-	Type      brabo.ActionType
-	Payload   brabo.Payload
-	// Execution, when set, says the proposing agent runs the action
-	// itself: brabo decides and records it, and never runs it (external.go).
-	Execution *brabo.Execution
-}
+// ProposeRequest is an action an actor proposes (brabo.ProposeRequest).
+type ProposeRequest = brabo.ProposeRequest
 
 // Propose decides an action, records it with its created event in one
 // transaction, and executes it at once when it is auto-approved: the
@@ -220,9 +161,8 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 		return nil, err
 	}
 	if humanOnly(req.Type) && req.Actor.Agent != nil {
-		return nil, brabo.Errorf(brabo.CodeHumanOnly, fmt.Sprintf(
-			"%s is proposed by a human only (the containers page, or a member's token): agent %s may not propose it",
-			req.Type, req.Actor.Agent.Name))
+		return nil, brabo.Errorf(brabo.CodeHumanOnly, "%s is proposed by a human only (the containers page, or a member's token): agent %s may not propose it",
+			req.Type, req.Actor.Agent.Name)
 	}
 	if req.Type != brabo.InstructionPatch {
 		req.Payload.Previous = "" // only brabo fills it in, for an instruction_patch
@@ -303,7 +243,7 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 		Type: req.Type, Command: req.Payload.Command, Cwd: req.Payload.Cwd, Role: role,
 		Autonomy: autonomy, Scope: scope, ContainerRunning: project.ContainerRunning,
 		TargetBranch: req.Payload.TargetBranch, ExtraProtected: protected, Path: req.Payload.Path, Protect: s.Protect,
-		AgentAllow: s.agentRules(req.Actor.id(), patterns),
+		AgentAllow: s.agentRules(req.Actor.ID(), patterns),
 		Tool:       req.Payload.Tool, McpMapped: policy.McpToolMapped(project.McpTools, req.Payload.Tool),
 	}
 	// The container floor only where the container path exists
@@ -313,7 +253,7 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 		fl = s.floorFor(ctx, project, scope.Root, req.Execution != nil && req.Execution.Mode == brabo.ExecutionExternal)
 	}
 	in.ContainerRunning = fl.applies
-	var st *TrustState
+	var st *trustState
 	if scopeErr == nil {
 		// The file on disk, or the trusted version while the file waits
 		// for a maintainer (trust.go).
@@ -328,15 +268,15 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 	d := policy.Decide(in)
 	fl.applyFloor(&d)
 	if st != nil && st.Held() {
-		d.Reason += heldReason(st)
+		d.Reason += heldReason(&st.TrustState)
 	}
 	if scopeErr != nil && d.Policy == brabo.AutoApprove {
 		d.Policy, d.Reason = brabo.RequireApproval, "scope: invalid project folder: "+scopeErr.Error()
 	}
 	d = s.unsandboxed(req.Type, d)
 	a := &brabo.ProposedAction{
-		ID: NewID("act"), ProjectID: project.ID, Type: req.Type, Payload: req.Payload,
-		ActorID: req.Actor.id(), ActorKind: req.Actor.kind(), PrincipalID: principal,
+		ID: brabo.NewID("act"), ProjectID: project.ID, Type: req.Type, Payload: req.Payload,
+		ActorID: req.Actor.ID(), ActorKind: req.Actor.Kind(), PrincipalID: principal,
 		Reason: d.Reason, Decision: d, CreatedAt: s.now(), Execution: req.Execution,
 	}
 	// The card: what the human approves is the change, not its name.
@@ -357,7 +297,7 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 		if err := tx.InsertAction(ctx, a); err != nil {
 			if errors.Is(err, brabo.ErrConflict) && a.Type == brabo.GitMerge {
 				return brabo.Errorf(brabo.CodeMergeAlreadyProposed,
-					fmt.Sprintf("pull request #%d already has a live merge proposal", a.Payload.PR))
+					"pull request #%d already has a live merge proposal", a.Payload.PR)
 			}
 			return err
 		}
@@ -507,7 +447,7 @@ func (s *Service) checkMerge(ctx context.Context, tx brabo.Tx, projectID string,
 	}
 	if pr.State == brabo.PRMerged {
 		return nil, brabo.Errorf(brabo.CodePRAlreadyMerged,
-			fmt.Sprintf("pull request #%d was already merged by action %s", number, pr.MergedBy))
+			"pull request #%d was already merged by action %s", number, pr.MergedBy)
 	}
 	if except != "" {
 		return pr, nil
@@ -520,7 +460,7 @@ func (s *Service) checkMerge(ctx context.Context, tx brabo.Tx, projectID string,
 		switch m.Status {
 		case brabo.StatusPending, brabo.StatusApproved, brabo.StatusAutoApproved:
 			return nil, brabo.Errorf(brabo.CodeMergeAlreadyProposed,
-				fmt.Sprintf("pull request #%d already has a live merge proposal (%s, %s)", number, m.ID, m.Status))
+				"pull request #%d already has a live merge proposal (%s, %s)", number, m.ID, m.Status)
 		}
 	}
 	return pr, nil

@@ -22,6 +22,16 @@ import (
 // disk, and the difference. It records nothing but the first use of a
 // project older than trust.
 func (s *Service) PermissionsTrust(ctx context.Context, p *brabo.Project) (*TrustState, error) {
+	st, err := s.permissionsTrust(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return &st.TrustState, nil
+}
+
+// permissionsTrust is PermissionsTrust with the compiled rules behind the
+// state.
+func (s *Service) permissionsTrust(ctx context.Context, p *brabo.Project) (*trustState, error) {
 	scope, err := s.ScopeRoot(p)
 	if err != nil {
 		return nil, err
@@ -37,11 +47,11 @@ func (s *Service) PermissionsTrust(ctx context.Context, p *brabo.Project) (*Trus
 // with now (the file on disk, or the trusted version while the file waits
 // for a maintainer), and the trust state that says which.
 func (s *Service) EffectiveRules(ctx context.Context, p *brabo.Project) (*policy.Rules, *TrustState, error) {
-	st, err := s.PermissionsTrust(ctx, p)
+	st, err := s.permissionsTrust(ctx, p)
 	if err != nil {
 		return nil, nil, err
 	}
-	return st.use, st, nil
+	return st.use, &st.TrustState, nil
 }
 
 // DecidingPermissions returns the trust state and the bytes of the content
@@ -50,15 +60,18 @@ func (s *Service) EffectiveRules(ctx context.Context, p *brabo.Project) (*policy
 // project whose file cannot be read and has no trusted version yet has
 // none: its hash is "" and its content nil.
 func (s *Service) DecidingPermissions(ctx context.Context, p *brabo.Project) (*TrustState, []byte, error) {
-	st, err := s.PermissionsTrust(ctx, p)
-	if err != nil || st.DecidedWith == "" {
-		return st, nil, err
+	st, err := s.permissionsTrust(ctx, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	if st.DecidedWith == "" {
+		return &st.TrustState, nil, nil
 	}
 	if st.disk != nil && st.disk.hash == st.DecidedWith {
-		return st, st.disk.data, nil
+		return &st.TrustState, st.disk.data, nil
 	}
 	content, err := s.TrustedContent(ctx, p.ID, st.DecidedWith)
-	return st, content, err
+	return &st.TrustState, content, err
 }
 
 // TrustedContent returns the bytes of the project's current trusted
@@ -173,9 +186,8 @@ func (s *Service) checkBase(ctx context.Context, tx brabo.Tx, projectID string, 
 	}
 	onDisk, _ := policy.Parse("permissions.json", data)
 	if c := policy.Compare(trusted, onDisk); !c.Applies() {
-		return brabo.Errorf(brabo.CodePermissionsChanged, fmt.Sprintf(
-			"permissions.json on disk has a change no maintainer accepted (%s): a maintainer accepts or restores it first; the action itself can still be approved",
-			c.Summary()))
+		return brabo.Errorf(brabo.CodePermissionsChanged, "permissions.json on disk has a change no maintainer accepted (%s): a maintainer accepts or restores it first; the action itself can still be approved",
+			c.Summary())
 	}
 	return nil
 }
@@ -254,17 +266,16 @@ func (s *Service) AcceptPermissions(ctx context.Context, projectID string, m *br
 		}
 		data, err := readPermissions(path)
 		if err != nil {
-			return brabo.Errorf(brabo.CodeInvalidPermissions, "permissions.json cannot be read, so it cannot be accepted: "+unreadableWhy(err))
+			return brabo.Errorf(brabo.CodeInvalidPermissions, "permissions.json cannot be read, so it cannot be accepted: %s", unreadableWhy(err))
 		}
 		onDisk := policy.ContentHash(data)
 		if onDisk != hash {
-			return brabo.Errorf(brabo.CodePermissionsChanged, fmt.Sprintf(
-				"permissions.json on disk is not the version you accepted (%s); it is %s now: look at it again", short(hash), short(onDisk)))
+			return brabo.Errorf(brabo.CodePermissionsChanged, "permissions.json on disk is not the version you accepted (%s); it is %s now: look at it again", short(hash), short(onDisk))
 		}
 		rules, perr := policy.Parse("permissions.json", data)
 		if perr != nil {
 			return brabo.Errorf(brabo.CodeInvalidPermissions,
-				"an invalid file cannot be accepted (fix it, or restore the trusted version): "+perr.Error())
+				"an invalid file cannot be accepted (fix it, or restore the trusted version): %s", perr.Error())
 		}
 		if onDisk == current {
 			return nil // trusted already: nothing to record
@@ -332,8 +343,7 @@ func (s *Service) RestorePermissions(ctx context.Context, projectID string, m *b
 			onDisk = policy.ContentHash(data)
 		}
 		if hash != "" && hash != onDisk {
-			return brabo.Errorf(brabo.CodePermissionsChanged, fmt.Sprintf(
-				"permissions.json on disk is not the version you saw (%s): look at it again", short(hash)))
+			return brabo.Errorf(brabo.CodePermissionsChanged, "permissions.json on disk is not the version you saw (%s): look at it again", short(hash))
 		}
 		if onDisk == current {
 			return nil

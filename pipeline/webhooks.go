@@ -12,12 +12,8 @@ import (
 	"github.com/brabo-dev/brabo"
 )
 
-// WebhookInput is one webhook a maintainer sets.
-type WebhookInput struct {
-	URL     string              `json:"url"`
-	Format  brabo.WebhookFormat `json:"format"`
-	Details bool                `json:"details"`
-}
+// WebhookInput is one webhook a maintainer sets (brabo.WebhookInput).
+type WebhookInput = brabo.WebhookInput
 
 // MaxWebhooks is how many webhooks one project may have.
 const MaxWebhooks = 10
@@ -64,7 +60,7 @@ func (s *Service) SetWebhooks(ctx context.Context, projectID string, m *brabo.Me
 		u, _ := url.Parse(strings.TrimSpace(w.URL))
 		hosts, formats = append(hosts, u.Host), append(formats, string(w.Format))
 		json = json || w.Format == brabo.FormatJSON
-		hooks = append(hooks, &brabo.Webhook{ID: NewID("whk"), ProjectID: projectID, URL: u.String(), Format: w.Format,
+		hooks = append(hooks, &brabo.Webhook{ID: brabo.NewID("whk"), ProjectID: projectID, URL: u.String(), Format: w.Format,
 			Details: w.Details, CreatedBy: m.ID, CreatedAt: now.Add(timeStep(i))})
 	}
 	err = s.Store.Update(ctx, func(tx brabo.Tx) error {

@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"fmt"
 	"github.com/brabo-dev/brabo/policy/internal/shell"
 	"path"
 	"regexp"
@@ -67,11 +66,11 @@ type Click struct {
 func AlwaysAllow(c Click) ([]string, error) {
 	t, command := c.Type, c.Command
 	if !t.Valid() {
-		return nil, brabo.Errorf(brabo.CodeInvalidAction, fmt.Sprintf("unknown action type %q", t))
+		return nil, brabo.Errorf(brabo.CodeInvalidAction, "unknown action type %q", t)
 	}
 	if NeverAlwaysAllow(t) {
 		return nil, brabo.Errorf(brabo.CodeAlwaysAllowCap,
-			fmt.Sprintf("%s can never be always-allowed; approve this one on its own", t))
+			"%s can never be always-allowed; approve this one on its own", t)
 	}
 	if t == brabo.WriteFile {
 		return writeUnit(c)
@@ -81,22 +80,22 @@ func AlwaysAllow(c Click) ([]string, error) {
 	}
 	an, err := shell.Analyze(command, shell.CwdSet{Dirs: []string{"/"}}, namesProtected)
 	if err != nil {
-		return nil, brabo.Errorf(brabo.CodeInvalidAction, err.Error())
+		return nil, brabo.Errorf(brabo.CodeInvalidAction, "%s", err.Error())
 	}
 	if an.Overflow != "" {
-		return nil, brabo.Errorf(brabo.CodeInvalidAction, an.Overflow+": nothing can be recorded for it")
+		return nil, brabo.Errorf(brabo.CodeInvalidAction, "%s: nothing can be recorded for it", an.Overflow)
 	}
 	segs := an.Segs
 	for _, s := range segs {
 		toks := s.Tokens()
 		if shell.IsPrivileged(toks) {
 			return nil, brabo.Errorf(brabo.CodeAlwaysAllowCap,
-				fmt.Sprintf("%q gains privilege; it can never be always-allowed, approve this one on its own", s.Text))
+				"%q gains privilege; it can never be always-allowed, approve this one on its own", s.Text)
 		}
 		if e := shell.ExternalEffect(toks); e != nil {
 			return nil, brabo.Errorf(brabo.CodeAlwaysAllowCap,
-				fmt.Sprintf("%q has an external effect (%s); it can never be always-allowed, approve this one on its own",
-					s.Text, strings.Join(e.Words, " ")))
+				"%q has an external effect (%s); it can never be always-allowed, approve this one on its own",
+				s.Text, strings.Join(e.Words, " "))
 		}
 	}
 	var out []string
@@ -261,15 +260,15 @@ func isRunner(toks []string) bool {
 func writeUnit(c Click) ([]string, error) {
 	rel, ok := relativeTo(c.Path, c.Root)
 	if !ok {
-		return nil, brabo.Errorf(brabo.CodeInvalidAction, fmt.Sprintf("%q is not inside the project folder", c.Path))
+		return nil, brabo.Errorf(brabo.CodeInvalidAction, "%q is not inside the project folder", c.Path)
 	}
 	if row, protected := (Protect{}).protectedPath(path.Join(c.Root, rel), rel, c.Root, true); protected {
 		return nil, brabo.Errorf(brabo.CodeAlwaysAllowCap,
-			fmt.Sprintf("%s is protected (%s); approve each write on its own", rel, row.Why))
+			"%s is protected (%s); approve each write on its own", rel, row.Why)
 	}
 	if strings.ContainsAny(rel, "*()") {
 		return nil, brabo.Errorf(brabo.CodeAlwaysAllowCap,
-			fmt.Sprintf("%q cannot be written as a pattern; approve each write on its own", rel))
+			"%q cannot be written as a pattern; approve each write on its own", rel)
 	}
 	if dir := path.Dir(rel); dir != "." {
 		return []string{"WriteFile(" + dir + "/**)"}, nil

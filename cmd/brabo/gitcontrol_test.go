@@ -13,7 +13,7 @@ import (
 
 // The integrity check covers the whole of git's control files, in every
 // git folder a project's git uses, and runs only once every process of
-// the action has ended (issue 22 item 4), through the real `brabo serve`
+// the action has ended, through the real `brabo serve`
 // (a subreaper, as in production) and the real shell:
 //   - a long action that rewrites .git/config, alternates and info/
 //     while it runs;

@@ -10,7 +10,7 @@ import (
 	"github.com/brabo-dev/brabo/store/storetest"
 )
 
-// TestAPlantedRepositoryRunsNothingThroughBrabo is issue 22's chain
+// TestAPlantedRepositoryRunsNothingThroughBrabo is the chain of a planted repository
 // against the real `brabo serve`, on SQLite and on PostgreSQL: the
 // agent's files plant a copy of .git whose config has a clean filter,
 // point .git/commondir at the copy and write `* filter=x` to

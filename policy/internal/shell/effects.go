@@ -24,7 +24,7 @@ var ToolGlobals = map[string]map[string]bool{
 	"yarn":  Set("-w", "--workspace", "--cwd", "--prefix"),
 	"cargo": Set("-Z", "--config", "--manifest-path", "-C", "--color"),
 	// Infrastructure, container registries, package publishing and
-	// release tools (issue 24).
+	// release tools.
 	"tofu":       Set(),
 	"pulumi":     Set("-C", "--cwd", "-s", "--stack", "--color", "-v", "--verbose"),
 	"podman":     Set("--url", "--connection", "-c", "--root", "--runroot", "--storage-driver", "--log-level", "--identity", "--cgroup-manager"),
