@@ -42,9 +42,10 @@ type Project struct {
 	// running (the container floor).
 	ContainerRunning bool `json:"containerRunning"`
 	// GitHooks is true when the project's maintainer turned the
-	// repository's git hooks on for brabo's git actions (git_commit,
-	// git_push…). Off by default: a hook is code the agent may have
-	// written, and it would run with brabo's git.
+	// repository's git hooks on for the git steps brabo runs in the
+	// sandbox (git_commit, git_branch_create). Off by default: a hook is
+	// code the agent may have written. Even on, no hook runs on the host
+	// (a push's, or any step of a server without a sandbox).
 	GitHooks bool `json:"gitHooks"`
 	// MaxTimeoutSec is the project's ceiling on a terminal command's
 	// timeoutSec, on top of the executor's own; 0 leaves only the

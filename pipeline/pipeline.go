@@ -71,10 +71,11 @@ type Service struct {
 	StopGrace     time.Duration
 	started       time.Time
 
-	// Unsandboxed, when set, says terminal commands run outside the
-	// sandbox (sandbox.go: UnsandboxedMissing, UnsandboxedChosen): every
-	// terminal decision's reason says it, and unless UnsandboxedChosen
-	// (the operator's --no-sandbox) none is auto-approved.
+	// Unsandboxed, when set, says terminal commands and the local git
+	// actions run outside the sandbox (sandbox.go: UnsandboxedMissing,
+	// UnsandboxedChosen): every such decision's reason says it, and
+	// unless UnsandboxedChosen (the operator's --no-sandbox) none is
+	// auto-approved.
 	Unsandboxed       string
 	UnsandboxedChosen bool
 
