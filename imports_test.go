@@ -112,6 +112,10 @@ var coreRules = []struct {
 	{rel: "", mayImport: nil},
 	{rel: "policy", mayImport: []string{""},
 		forbidden: []string{"database/sql", "net", "net/http", "os/exec"}},
+	// The shell analyzer is policy's (DESIGN §4.3): held to policy's rules,
+	// and below it, so it imports nothing of the module, not even the root.
+	{rel: "policy/internal/shell", mayImport: nil,
+		forbidden: []string{"database/sql", "net", "net/http", "os/exec"}},
 	// internal/progfind resolves a program name in the PATH a command
 	// will run with (the policy input's Programs): the standard library
 	// only, shared with brabo check, so both resolve alike.
@@ -196,7 +200,7 @@ func houseRuleViolations(module string, pkgs []goPackage) []string {
 				continue
 			}
 			for _, d := range ours {
-				if !slices.Contains(rule.mayImport, d) {
+				if !mayDependOn(self, rule.mayImport, d) {
 					out = append(out, fmt.Sprintf("%s imports %s%s; it may import only %s",
 						name(self), name(d), via(d), describe(rule.mayImport, name)))
 				}
@@ -245,6 +249,22 @@ func houseRuleViolations(module string, pkgs []goPackage) []string {
 	}
 	sort.Strings(out)
 	return slices.Compact(out)
+}
+
+// mayDependOn reports whether self may depend on the package d of the
+// module: d is listed, or d is internal to self or to a listed package
+// (policy/internal/shell is policy's: what may import policy may depend
+// on it, and the internal package has rules of its own).
+func mayDependOn(self string, list []string, d string) bool {
+	if slices.Contains(list, d) {
+		return true
+	}
+	for _, p := range append([]string{self}, list...) {
+		if p != "" && strings.HasPrefix(d, p+"/internal/") {
+			return true
+		}
+	}
+	return false
 }
 
 // testSupport reports whether a package of the module exists for tests
@@ -409,7 +429,9 @@ func TestHouseRulesCatchViolations(t *testing.T) {
 		want []string // parts of the violations, one per expected violation
 	}{
 		{"a sound graph", []goPackage{
-			pkg(""), pkg("policy", "", "mvdan.cc/sh/v3/syntax", "fmt"), pkg("pipeline", "policy", ""),
+			pkg(""), pkg("policy", "", "policy/internal/shell", "mvdan.cc/sh/v3/syntax", "fmt"),
+			pkg("policy/internal/shell", "mvdan.cc/sh/v3/syntax", "fmt"), pkg("pipeline", "policy", "policy/internal/shell", ""),
+			pkg("agenthook", "policy", "policy/internal/shell", ""),
 			pkg("store/sqlite", ""), pkg("store/sqlite/migrations"), pkg("store/storetest", ""),
 			pkg("engine/devagent", "engine/toolloop", ""), pkg("engine/toolloop", ""),
 			pkg("model/openai", ""), pkg("http", "policy", ""), pkg("http/web"),
@@ -421,6 +443,12 @@ func TestHouseRulesCatchViolations(t *testing.T) {
 			[]string{"policy imports store/sqlite (indirectly); it may import only the root package"}},
 		{"policy does I/O", []goPackage{pkg("policy", "os/exec", "", "net", "net/http", "database/sql")},
 			[]string{"policy imports database/sql", "policy imports net (indirectly)", "policy imports net/http", "policy imports os/exec: it does no I/O"}},
+		{"the shell analyzer does I/O", []goPackage{pkg("policy/internal/shell", "os/exec")},
+			[]string{"policy/internal/shell imports os/exec: it does no I/O"}},
+		{"the shell analyzer imports the root package", []goPackage{pkg("policy/internal/shell", "")},
+			[]string{"policy/internal/shell imports the root package; it may import only packages outside the module"}},
+		{"pipeline imports another package's internals", []goPackage{pkg("pipeline", "engine/internal/gitwork")},
+			[]string{"pipeline imports engine/internal/gitwork; it may import only"}},
 		{"pipeline imports the executor", []goPackage{pkg("pipeline", "executor", "policy", "")},
 			[]string{"pipeline imports executor; it may import only the root package and policy and internal/progfind"}},
 		{"one store imports the other", []goPackage{pkg("store/postgres", "store/sqlite", "")},

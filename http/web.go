@@ -15,6 +15,7 @@ import (
 	"io/fs"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/brabo-dev/brabo"
@@ -43,22 +44,27 @@ const (
 	maxFormBytes = 64 << 10
 )
 
-var pages = template.Must(template.New("").Funcs(template.FuncMap{
-	"sentence":    brabo.DecisionSentence,
-	"shortID":     shortID,
-	"visible":     brabo.Printable,
-	"multiline":   multiline,
-	"short":       shortHash,
-	"stamp":       stamp,
-	"iso":         iso,
-	"since":       since,
-	"micros":      func(t time.Time) int64 { return t.UnixMicro() },
-	"flagKinds":   brabo.FlagKinds,
-	"statusClass": statusClass,
-	"actionClass": actionClass,
-	"statusText":  statusText,
-	"add":         func(a, b int) int { return a + b },
-}).ParseFS(webTemplates, "web/templates/*.html"))
+// pages are the web's templates, parsed on first use: parsing them costs
+// ~2 ms, which every command of the brabo binary (brabo check, brabo hook)
+// would otherwise pay at start although only the server renders a page.
+var pages = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("").Funcs(template.FuncMap{
+		"sentence":    brabo.DecisionSentence,
+		"shortID":     shortID,
+		"visible":     brabo.Printable,
+		"multiline":   multiline,
+		"short":       shortHash,
+		"stamp":       stamp,
+		"iso":         iso,
+		"since":       since,
+		"micros":      func(t time.Time) int64 { return t.UnixMicro() },
+		"flagKinds":   brabo.FlagKinds,
+		"statusClass": statusClass,
+		"actionClass": actionClass,
+		"statusText":  statusText,
+		"add":         func(a, b int) int { return a + b },
+	}).ParseFS(webTemplates, "web/templates/*.html"))
+})
 
 // viewer is the member looking at the web page.
 type viewer struct {
@@ -221,7 +227,7 @@ func (s *Server) webError(w http.ResponseWriter, r *http.Request, err error) {
 
 func (s *Server) render(w http.ResponseWriter, status int, name string, data any) {
 	var buf bytes.Buffer
-	if err := pages.ExecuteTemplate(&buf, name, data); err != nil {
+	if err := pages().ExecuteTemplate(&buf, name, data); err != nil {
 		s.log().Error("rendering a page failed", "template", name, "err", err)
 		http.Error(w, "internal error; see the server log", http.StatusInternalServerError)
 		return
@@ -239,7 +245,7 @@ func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, v *viewer, t
 		return err
 	}
 	var buf bytes.Buffer
-	if err := pages.ExecuteTemplate(&buf, body, data); err != nil {
+	if err := pages().ExecuteTemplate(&buf, body, data); err != nil {
 		return err
 	}
 	s.render(w, http.StatusOK, "layout", page{Title: title, Viewer: v, Nav: nav, Body: template.HTML(buf.String())})

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"github.com/brabo-dev/brabo/policy/internal/shell"
 	"path"
 	"regexp"
 	"strings"
@@ -31,7 +32,7 @@ var subcommandWord = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_:-]*$`)
 
 // gitWithMutatingSiblings are git subcommands whose bare form would also
 // allow their mutating siblings (git branch -D): the unit stays exact.
-var gitWithMutatingSiblings = set("branch", "remote", "worktree", "config", "tag", "stash", "notes", "reflog", "submodule")
+var gitWithMutatingSiblings = shell.Set("branch", "remote", "worktree", "config", "tag", "stash", "notes", "reflog", "submodule")
 
 // Click is the action an "always allow" click derives its patterns from.
 type Click struct {
@@ -71,30 +72,30 @@ func AlwaysAllow(c Click) ([]string, error) {
 	if t != brabo.Terminal {
 		return []string{t.Label() + "()"}, nil
 	}
-	an, err := analyze(command, cwdSet{dirs: []string{"/"}})
+	an, err := shell.Analyze(command, shell.CwdSet{Dirs: []string{"/"}}, namesProtected)
 	if err != nil {
 		return nil, brabo.Errorf(brabo.CodeInvalidAction, "%s", err.Error())
 	}
-	if an.overflow != "" {
-		return nil, brabo.Errorf(brabo.CodeInvalidAction, "%s: nothing can be recorded for it", an.overflow)
+	if an.Overflow != "" {
+		return nil, brabo.Errorf(brabo.CodeInvalidAction, "%s: nothing can be recorded for it", an.Overflow)
 	}
-	segs := an.segs
+	segs := an.Segs
 	for _, s := range segs {
-		toks := s.tokens()
-		if isPrivileged(toks) {
+		toks := s.Tokens()
+		if shell.IsPrivileged(toks) {
 			return nil, brabo.Errorf(brabo.CodeAlwaysAllowCap,
-				"%q gains privilege; it can never be always-allowed, approve this one on its own", s.text)
+				"%q gains privilege; it can never be always-allowed, approve this one on its own", s.Text)
 		}
-		if e := externalEffect(toks); e != nil {
+		if e := shell.ExternalEffect(toks); e != nil {
 			return nil, brabo.Errorf(brabo.CodeAlwaysAllowCap,
 				"%q has an external effect (%s); it can never be always-allowed, approve this one on its own",
-				s.text, strings.Join(e.words, " "))
+				s.Text, strings.Join(e.Words, " "))
 		}
 	}
 	var out []string
 	for _, s := range segs {
 		p, ok := unitPattern(s)
-		if ok && !containsString(out, p) {
+		if ok && !shell.ContainsString(out, p) {
 			out = append(out, p)
 		}
 	}
@@ -102,14 +103,14 @@ func AlwaysAllow(c Click) ([]string, error) {
 }
 
 // unitPattern is the pattern always-allow records for one segment.
-func unitPattern(s *segment) (string, bool) {
-	if s.bare || s.opaque != "" || len(s.words) == 0 {
+func unitPattern(s *shell.Segment) (string, bool) {
+	if s.Bare || s.Opaque != "" || len(s.Words) == 0 {
 		return "", false
 	}
-	toks := s.tokens()
+	toks := s.Tokens()
 	var unit []string
 	switch {
-	case s.wraps && isShell(base(toks[0])):
+	case s.Wraps && shell.IsShell(shell.Base(toks[0])):
 		// bash -c: the flag that makes it run the literal script, never a
 		// bare shell that would run any script file.
 		for i, t := range toks {
@@ -118,7 +119,7 @@ func unitPattern(s *segment) (string, bool) {
 				break
 			}
 		}
-		if unit == nil && base(toks[0]) == "busybox" {
+		if unit == nil && shell.Base(toks[0]) == "busybox" {
 			unit = toks[:1] // busybox <applet>: the applet is a segment of its own
 		}
 		if unit == nil {
@@ -128,7 +129,7 @@ func unitPattern(s *segment) (string, bool) {
 		// python3 x.py, node -e '…', go run .: the click approved this
 		// code, not whatever the runner is given next (DESIGN §9).
 		unit = toks
-	case s.wraps, base(toks[0]) == "cd", base(toks[0]) == "pushd":
+	case s.Wraps, shell.Base(toks[0]) == "cd", shell.Base(toks[0]) == "pushd":
 		// A wrapper grants nothing by itself, and cd's argument is always a
 		// place, never a subcommand: the verb alone.
 		unit = toks[:1]
@@ -138,7 +139,7 @@ func unitPattern(s *segment) (string, bool) {
 		unit = toks
 	case subcommandWord.MatchString(toks[1]):
 		unit = toks[:2]
-		if base(toks[0]) == "git" && gitWithMutatingSiblings[toks[1]] {
+		if shell.Base(toks[0]) == "git" && gitWithMutatingSiblings[toks[1]] {
 			unit = toks
 		}
 	default:
@@ -161,25 +162,10 @@ func unitPattern(s *segment) (string, bool) {
 			return "", false
 		}
 	}
-	if s.progEnv != "" && (gitSafetyEnv(s.progEnv) || shellSensitive(s.progEnv) && programChoosing(s.progEnv)) {
+	if s.ProgEnv != "" && (shell.GitSafetyEnv(s.ProgEnv) || shell.ShellSensitive(s.ProgEnv) && shell.ProgramChoosing(s.ProgEnv)) {
 		return "", false
 	}
 	return renderPattern(unit)
-}
-
-// programChoosing reports whether a variable set for a program chooses
-// which program runs or loads code into it (PATH=. git, BASH_ENV=x.sh
-// bash, PS4='$(…)' with set -x, LD_PRELOAD, NODE_OPTIONS=--require): the
-// line does not show what runs, so the segment is opaque.
-func programChoosing(name string) bool {
-	switch name {
-	case "PATH", "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS1", "PS2", "PS3", "PS4", "PROMPT_COMMAND",
-		"IFS", "CDPATH", "GLOBIGNORE", "BASH_XTRACEFD", "NODE_OPTIONS", "PERL5OPT", "PERL5LIB", "RUBYOPT",
-		"RUBYLIB", "PYTHONSTARTUP", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "PAGER", "MANPAGER", "EDITOR",
-		"VISUAL", "LESSOPEN", "LESSCLOSE", "BROWSER":
-		return true
-	}
-	return strings.HasPrefix(name, "LD_") || strings.HasPrefix(name, "DYLD_") || strings.HasPrefix(name, "BASH_FUNC_")
 }
 
 // guardedUnit reports whether a unit has the content of a seeded read-only
@@ -195,14 +181,14 @@ func guardedUnit(unit []string) bool {
 // isCapPrefix reports whether unit is a prefix of (or equal to) a cap
 // command, comparing the verb by basename.
 func isCapPrefix(unit []string) bool {
-	for _, c := range capPrefixes() {
+	for _, c := range shell.CapPrefixes() {
 		if len(unit) > len(c) {
 			continue
 		}
 		match := true
 		for i, u := range unit {
 			if i == 0 {
-				u = base(u)
+				u = shell.Base(u)
 			}
 			if u != c[i] {
 				match = false
@@ -244,8 +230,8 @@ func renderPattern(tokens []string) (string, bool) {
 // interpreter, a shell running a script file, or a build tool's run
 // subcommand (go run, cargo run, deno run, bun, npx…).
 func isRunner(toks []string) bool {
-	name := base(toks[0])
-	if isInterpreter(name) || isShell(name) {
+	name := shell.Base(toks[0])
+	if shell.IsInterpreter(name) || shell.IsShell(name) {
 		return true
 	}
 	switch name {

@@ -5,6 +5,7 @@ package policy
 // and matches the segment it came from.
 
 import (
+	"github.com/brabo-dev/brabo/policy/internal/shell"
 	"reflect"
 	"strings"
 	"testing"
@@ -122,23 +123,23 @@ func TestAlwaysAllowPatternsMatchTheirSegments(t *testing.T) {
 			if len(rules.Warnings()) > 0 {
 				t.Fatalf("the recorded patterns %q draw warnings: %q", patterns, rules.Warnings())
 			}
-			an, err := analyze(r.cmd, cwdSet{dirs: []string{"/p/src/app"}})
+			an, err := shell.Analyze(r.cmd, shell.CwdSet{Dirs: []string{"/p/src/app"}}, namesProtected)
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, s := range an.segs {
+			for _, s := range an.Segs {
 				unit, ok := unitPattern(s)
-				rule, _, matched := matchAllow(rules, s, s.tokens())
+				rule, _, matched := matchAllow(rules, s, s.Tokens())
 				switch {
 				case ok && !matched:
-					t.Errorf("segment %q recorded %s, which does not match it", s.text, unit)
-				case ok && !containsString(patterns, unit):
-					t.Errorf("segment %q: its unit %s is not among %q", s.text, unit, patterns)
-				case !ok && matched && s.opaque == "":
+					t.Errorf("segment %q recorded %s, which does not match it", s.Text, unit)
+				case ok && !shell.ContainsString(patterns, unit):
+					t.Errorf("segment %q: its unit %s is not among %q", s.Text, unit, patterns)
+				case !ok && matched && s.Opaque == "":
 					// a segment that records nothing may still be matched by
 					// another segment's unit (f() { ls; }; f: ls), never by its own
 					if r.want == nil {
-						t.Errorf("segment %q records nothing but %s matches it", s.text, rule)
+						t.Errorf("segment %q records nothing but %s matches it", s.Text, rule)
 					}
 				}
 			}

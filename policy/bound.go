@@ -11,7 +11,7 @@ package policy
 import (
 	"encoding/json"
 	"fmt"
-	"unicode/utf8"
+	"github.com/brabo-dev/brabo/policy/internal/shell"
 
 	"github.com/brabo-dev/brabo"
 )
@@ -39,12 +39,12 @@ const (
 // boundDecision bounds what d shows; command is the line's length (a short
 // line with few segments cannot reach the bound, and is not measured).
 func boundDecision(d *brabo.Decision, command int) {
-	d.Reason = clip(d.Reason, maxReason)
+	d.Reason = shell.Clip(d.Reason, maxReason)
 	if len(d.Warnings) > maxWarnings {
 		d.Warnings = append(d.Warnings[:maxWarnings:maxWarnings], fmt.Sprintf("… %d more warnings", len(d.Warnings)-maxWarnings))
 	}
 	for i := range d.Warnings {
-		d.Warnings[i] = clip(d.Warnings[i], maxRuleText)
+		d.Warnings[i] = shell.Clip(d.Warnings[i], maxRuleText)
 	}
 	for i := range d.Segments {
 		limit := maxSegmentText
@@ -104,12 +104,12 @@ func verdictRank(v brabo.Verdict) int {
 // The token slices are the analysis' own (segment.tokens): a slice that
 // needs clipping is copied, never cut in place.
 func boundSegment(v *brabo.Segment, text int) {
-	v.Text = clip(v.Text, text)
+	v.Text = shell.Clip(v.Text, text)
 	rule := maxRuleText
 	if text < maxSegmentText {
 		rule = tailText
 	}
-	v.Rule = clip(v.Rule, rule)
+	v.Rule = shell.Clip(v.Rule, rule)
 	toks := v.Tokens
 	total, long := 0, false
 	tokLimit := min(maxTokenText, text)
@@ -125,7 +125,7 @@ func boundSegment(v *brabo.Segment, text int) {
 		out := make([]string, 0, 4)
 		used := 0
 		for i, t := range toks {
-			t = clip(t, tokLimit)
+			t = shell.Clip(t, tokLimit)
 			if used+len(t) > budget && i > 0 {
 				out = append(out, fmt.Sprintf("… %d more", len(toks)-i))
 				break
@@ -139,22 +139,9 @@ func boundSegment(v *brabo.Segment, text int) {
 		v.Notes = append(v.Notes[:maxNotes:maxNotes], fmt.Sprintf("… %d more", len(v.Notes)-maxNotes))
 	}
 	for i := range v.Notes {
-		v.Notes[i] = clip(v.Notes[i], maxNoteText)
+		v.Notes[i] = shell.Clip(v.Notes[i], maxNoteText)
 	}
 	if len(v.Flags) > maxFlags {
 		v.Flags = v.Flags[:maxFlags:maxFlags]
 	}
-}
-
-// clip cuts s to at most n bytes on a rune boundary, saying how much it
-// left out.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + fmt.Sprintf("… (%d more bytes)", len(s)-cut)
 }

@@ -6,6 +6,7 @@ package policy
 
 import (
 	"fmt"
+	"github.com/brabo-dev/brabo/policy/internal/shell"
 	"path"
 	"slices"
 	"strings"
@@ -15,7 +16,7 @@ import (
 
 // terminalCaps applies the caps of DESIGN §4.6 to an auto-approved
 // terminal action.
-func terminalCaps(d *brabo.Decision, segs []*segment, leave leaveHit, root string, rootErr error, autoMode bool) {
+func terminalCaps(d *brabo.Decision, segs []*shell.Segment, leave leaveHit, root string, rootErr error, autoMode bool) {
 	capTo := func(i int, note, reason string) {
 		d.Policy, d.Reason = brabo.RequireApproval, reason
 		if i >= 0 {
@@ -33,8 +34,8 @@ func terminalCaps(d *brabo.Decision, segs []*segment, leave leaveHit, root strin
 	}
 	// What cannot be seen cannot be promised a human stop.
 	for i, s := range segs {
-		if s.opaque != "" {
-			capTo(i, "opaque", "cap: opaque segment "+fmt.Sprintf("%q", s.text)+" ("+s.opaque+")")
+		if s.Opaque != "" {
+			capTo(i, "opaque", "cap: opaque segment "+fmt.Sprintf("%q", s.Text)+" ("+s.Opaque+")")
 			return
 		}
 	}
@@ -49,17 +50,17 @@ func terminalCaps(d *brabo.Decision, segs []*segment, leave leaveHit, root strin
 	}
 }
 
-func externalReason(e *effect) string {
-	cmd := strings.Join(e.words, " ")
-	if e.words[0] == "git" {
-		cmd = strings.Join(e.words[1:], " ")
-		if e.typed != "" {
-			return fmt.Sprintf("cap: external-effect git %s (use the typed action %s)", cmd, e.typed)
+func externalReason(e *shell.Effect) string {
+	cmd := strings.Join(e.Words, " ")
+	if e.Words[0] == "git" {
+		cmd = strings.Join(e.Words[1:], " ")
+		if e.Typed != "" {
+			return fmt.Sprintf("cap: external-effect git %s (use the typed action %s)", cmd, e.Typed)
 		}
 		return fmt.Sprintf("cap: external-effect git %s (remotes are configured by a human)", cmd)
 	}
-	if e.typed != "" {
-		return fmt.Sprintf("cap: external-effect command %s (use the typed action %s)", cmd, e.typed)
+	if e.Typed != "" {
+		return fmt.Sprintf("cap: external-effect command %s (use the typed action %s)", cmd, e.Typed)
 	}
 	return fmt.Sprintf("cap: external-effect command %s (leaves the machine)", cmd)
 }
@@ -68,13 +69,13 @@ func externalReason(e *effect) string {
 // (DESIGN §9, "Effective role"), or "": the command of an external-effect
 // or privileged segment (which IAM also applies), "protected" for a
 // protected write, "opaque" for a program brabo cannot read.
-func raisedRole(segs []*segment, leave leaveHit, writes []protectedHit) string {
+func raisedRole(segs []*shell.Segment, leave leaveHit, writes []protectedHit) string {
 	if leave.seg >= 0 {
 		return leave.cmd
 	}
 	why := ""
 	for _, s := range segs {
-		if s.opaque != "" {
+		if s.Opaque != "" {
 			why = "opaque"
 			break
 		}
@@ -87,7 +88,7 @@ func raisedRole(segs []*segment, leave leaveHit, writes []protectedHit) string {
 
 // protectedHits finds the protected paths the segments write and the
 // read-protected ones they read, and notes each on its segment.
-func protectedHits(segs []*segment, verdicts []brabo.Segment, p Protect, root string) (writes, reads []protectedHit) {
+func protectedHits(segs []*shell.Segment, verdicts []brabo.Segment, p Protect, root string) (writes, reads []protectedHit) {
 	for i, s := range segs {
 		w, r := p.segmentHits(s, root)
 		for _, h := range w {
@@ -151,19 +152,19 @@ type leaveHit struct {
 
 // leavesOrGains finds the first segment with an external effect or a
 // privileged verb, once for the caps and for the role an approval needs.
-func leavesOrGains(segs []*segment, verdicts []brabo.Segment) leaveHit {
+func leavesOrGains(segs []*shell.Segment, verdicts []brabo.Segment) leaveHit {
 	for i, s := range segs {
 		toks := verdicts[i].Tokens
-		if isPrivileged(toks) {
-			return leaveHit{seg: i, note: "privileged", cmd: base(toks[0]),
-				reason: "cap: privileged command " + base(toks[0]) + " (a human approves every privilege gain)"}
+		if shell.IsPrivileged(toks) {
+			return leaveHit{seg: i, note: "privileged", cmd: shell.Base(toks[0]),
+				reason: "cap: privileged command " + shell.Base(toks[0]) + " (a human approves every privilege gain)"}
 		}
-		if e := externalEffect(toks); e != nil {
-			return leaveHit{seg: i, note: "external effect", reason: externalReason(e), cmd: strings.Join(e.words, " ")}
+		if e := shell.ExternalEffect(toks); e != nil {
+			return leaveHit{seg: i, note: "external effect", reason: externalReason(e), cmd: strings.Join(e.Words, " ")}
 		}
-		if cmd, ok := embeddedEffect(toks); ok && !s.wraps {
+		if cmd, ok := shell.EmbeddedEffect(toks); ok && !s.Wraps {
 			return leaveHit{seg: i, note: "external effect", cmd: cmd,
-				reason: fmt.Sprintf("cap: %s may run %q, which leaves the machine or gains privilege", base(toks[0]), cmd)}
+				reason: fmt.Sprintf("cap: %s may run %q, which leaves the machine or gains privilege", shell.Base(toks[0]), cmd)}
 		}
 	}
 	return leaveHit{seg: -1}

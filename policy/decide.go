@@ -9,6 +9,7 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"github.com/brabo-dev/brabo/policy/internal/shell"
 	"path"
 	"slices"
 	"strings"
@@ -240,21 +241,21 @@ func decideTerminal(d *brabo.Decision, in Input, autoMode bool) {
 	default:
 		cwd = path.Clean(cwd)
 	}
-	an, err := analyze(in.Command, cwdSet{dirs: []string{cwd}})
+	an, err := shell.Analyze(in.Command, shell.CwdSet{Dirs: []string{cwd}}, namesProtected)
 	if err != nil {
 		d.Policy, d.Reason = brabo.RequireApproval, err.Error()
 		return
 	}
-	segs := an.segs
+	segs := an.Segs
 	rules := in.Rules
 	var written []string
 	found := false
 	for _, s := range segs {
-		for k := range s.runOpts {
+		for k := range s.RunOpts {
 			if !found {
 				written, found = lineWrites(segs), true
 			}
-			s.runOpts[k].why = runOptionWhy(s, &s.runOpts[k], root, in.Protect, written)
+			s.RunOpts[k].Why = runOptionWhy(s, &s.RunOpts[k], root, in.Protect, written)
 		}
 	}
 	verdicts := make([]brabo.Segment, len(segs))
@@ -289,8 +290,8 @@ func decideTerminal(d *brabo.Decision, in Input, autoMode bool) {
 			return
 		}
 	}
-	if an.overflow != "" {
-		d.Policy, d.Reason = brabo.RequireApproval, "cap: "+an.overflow+"; a human reads it"
+	if an.Overflow != "" {
+		d.Policy, d.Reason = brabo.RequireApproval, "cap: "+an.Overflow+"; a human reads it"
 		return
 	}
 	if err := rules.Err(); err != nil {

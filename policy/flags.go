@@ -6,6 +6,7 @@ package policy
 // folder, and its card says so.
 
 import (
+	"github.com/brabo-dev/brabo/policy/internal/shell"
 	"path"
 	"strings"
 
@@ -13,41 +14,41 @@ import (
 )
 
 // networkVerbs are programs whose every run talks to the network.
-var networkVerbs = set("curl", "wget", "ssh", "scp", "sftp", "rsync", "nc", "ncat", "netcat", "socat",
+var networkVerbs = shell.Set("curl", "wget", "ssh", "scp", "sftp", "rsync", "nc", "ncat", "netcat", "socat",
 	"telnet", "ftp", "aria2c", "http", "https", "xh", "ssh-copy-id", "mosh", "lftp")
 
 // networkSubcommands are the tool subcommands that talk to the network.
 var networkSubcommands = map[string]map[string]bool{
-	"git":     set("push", "pull", "fetch", "clone", "ls-remote", "remote", "submodule", "send-email", "request-pull"),
+	"git":     shell.Set("push", "pull", "fetch", "clone", "ls-remote", "remote", "submodule", "send-email", "request-pull"),
 	"gh":      nil, // every gh command talks to the provider
 	"glab":    nil,
-	"docker":  set("pull", "push", "login", "search"),
-	"podman":  set("pull", "push", "login", "search"),
-	"npm":     set("install", "i", "ci", "add", "update", "publish", "unpublish", "login", "view", "info", "exec", "x"),
-	"pnpm":    set("install", "i", "add", "update", "up", "publish", "dlx", "fetch"),
-	"yarn":    set("install", "add", "upgrade", "up", "publish", "dlx", "npm"),
-	"pip":     set("install", "download"),
-	"pip3":    set("install", "download"),
-	"uv":      set("pip", "add", "sync", "tool", "run"),
-	"go":      set("get", "install"),
-	"cargo":   set("install", "publish", "fetch", "update", "search", "login", "yank", "owner"),
-	"apt":     set("install", "update", "upgrade", "download"),
-	"apt-get": set("install", "update", "upgrade", "dist-upgrade", "download", "source"),
-	"brew":    set("install", "update", "upgrade", "fetch"),
+	"docker":  shell.Set("pull", "push", "login", "search"),
+	"podman":  shell.Set("pull", "push", "login", "search"),
+	"npm":     shell.Set("install", "i", "ci", "add", "update", "publish", "unpublish", "login", "view", "info", "exec", "x"),
+	"pnpm":    shell.Set("install", "i", "add", "update", "up", "publish", "dlx", "fetch"),
+	"yarn":    shell.Set("install", "add", "upgrade", "up", "publish", "dlx", "npm"),
+	"pip":     shell.Set("install", "download"),
+	"pip3":    shell.Set("install", "download"),
+	"uv":      shell.Set("pip", "add", "sync", "tool", "run"),
+	"go":      shell.Set("get", "install"),
+	"cargo":   shell.Set("install", "publish", "fetch", "update", "search", "login", "yank", "owner"),
+	"apt":     shell.Set("install", "update", "upgrade", "download"),
+	"apt-get": shell.Set("install", "update", "upgrade", "dist-upgrade", "download", "source"),
+	"brew":    shell.Set("install", "update", "upgrade", "fetch"),
 }
 
 // npxLike are package runners: they fetch what they run when it is not
 // installed.
-var npxLike = set("npx", "bunx")
+var npxLike = shell.Set("npx", "bunx")
 
 // deleteVerbs delete what their operands name.
-var deleteVerbs = set("rm", "rmdir", "unlink", "shred", "srm")
+var deleteVerbs = shell.Set("rm", "rmdir", "unlink", "shred", "srm")
 
 // segmentFlags returns what one segment touches: a path outside the
 // project or in the home folder, the network, a privilege gain, a
 // deletion, a forced push. The protected files it reaches are added by
 // protectedHits.
-func segmentFlags(s *segment, toks []string, p Protect, root string) []brabo.Flag {
+func segmentFlags(s *shell.Segment, toks []string, p Protect, root string) []brabo.Flag {
 	var flags []brabo.Flag
 	add := func(k brabo.FlagKind, what string) {
 		flags = brabo.AddFlag(flags, brabo.Flag{Kind: k, What: clipFlag(what)})
@@ -55,12 +56,12 @@ func segmentFlags(s *segment, toks []string, p Protect, root string) []brabo.Fla
 	if len(toks) == 0 {
 		return nil
 	}
-	verb := base(toks[0])
+	verb := shell.Base(toks[0])
 	home := path.Clean(p.Home)
 	// Where it runs, and the paths it names.
 	if root != "" {
-		for _, d := range s.cwds.dirs {
-			if !within(d, root) {
+		for _, d := range s.Cwds.Dirs {
+			if !shell.Within(d, root) {
 				add(brabo.FlagOutside, "runs in "+d)
 			}
 		}
@@ -77,18 +78,18 @@ func segmentFlags(s *segment, toks []string, p Protect, root string) []brabo.Fla
 				t = after
 			}
 		}
-		return strings.HasPrefix(t, "/") && within(path.Clean(t), home) && (root == "" || !within(path.Clean(t), root))
+		return strings.HasPrefix(t, "/") && shell.Within(path.Clean(t), home) && (root == "" || !shell.Within(path.Clean(t), root))
 	}
-	for _, pw := range s.paths {
-		if pw.implied {
+	for _, pw := range s.Paths {
+		if pw.Implied {
 			continue
 		}
 		switch {
-		case homeWord(pw.text):
-			add(brabo.FlagHome, pw.text)
+		case homeWord(pw.Text):
+			add(brabo.FlagHome, pw.Text)
 		case root != "":
-			if why := tokenOutside(pw.text, pw.kind, s.cwds, root); why != "" {
-				add(brabo.FlagOutside, pw.text)
+			if why := tokenOutside(pw.Text, pw.Kind, s.Cwds, root); why != "" {
+				add(brabo.FlagOutside, pw.Text)
 			}
 		}
 	}
@@ -100,8 +101,8 @@ func segmentFlags(s *segment, toks []string, p Protect, root string) []brabo.Fla
 		}
 	}
 	// The network.
-	if e := externalEffect(toks); e != nil {
-		add(brabo.FlagNetwork, strings.Join(e.words, " "))
+	if e := shell.ExternalEffect(toks); e != nil {
+		add(brabo.FlagNetwork, strings.Join(e.Words, " "))
 	}
 	switch {
 	case networkVerbs[verb]:
@@ -113,7 +114,7 @@ func segmentFlags(s *segment, toks []string, p Protect, root string) []brabo.Fla
 			if subs == nil {
 				add(brabo.FlagNetwork, verb)
 			}
-			for _, at := range subcommandStarts(toks) {
+			for _, at := range shell.SubcommandStarts(toks) {
 				if subs[toks[at]] {
 					add(brabo.FlagNetwork, verb+" "+toks[at])
 					break
@@ -122,7 +123,7 @@ func segmentFlags(s *segment, toks []string, p Protect, root string) []brabo.Fla
 		}
 	}
 	// Privilege.
-	if isPrivileged(toks) {
+	if shell.IsPrivileged(toks) {
 		add(brabo.FlagPrivilege, verb)
 	}
 	// Deletion, and git's forced push.
@@ -143,8 +144,8 @@ func segmentFlags(s *segment, toks []string, p Protect, root string) []brabo.Fla
 			}
 		}
 		for i, t := range toks[1:] {
-			if (t == "-exec" || t == "-execdir" || t == "-ok" || t == "-okdir") && i+2 < len(toks) && deleteVerbs[base(toks[i+2])] {
-				add(brabo.FlagDelete, "find "+t+" "+base(toks[i+2]))
+			if (t == "-exec" || t == "-execdir" || t == "-ok" || t == "-okdir") && i+2 < len(toks) && deleteVerbs[shell.Base(toks[i+2])] {
+				add(brabo.FlagDelete, "find "+t+" "+shell.Base(toks[i+2]))
 			}
 		}
 	case verb == "git":
@@ -155,7 +156,7 @@ func segmentFlags(s *segment, toks []string, p Protect, root string) []brabo.Fla
 
 // gitFlags adds the deletions and the forced pushes of a git command.
 func gitFlags(toks []string, add func(brabo.FlagKind, string)) {
-	for _, at := range subcommandStarts(toks) {
+	for _, at := range shell.SubcommandStarts(toks) {
 		sub, rest := toks[at], toks[at+1:]
 		has := func(opts ...string) bool {
 			for _, t := range rest {

@@ -13,6 +13,7 @@ package policy
 
 import (
 	"errors"
+	"github.com/brabo-dev/brabo/policy/internal/shell"
 	"path"
 	"strings"
 	"testing"
@@ -201,7 +202,7 @@ func oracleStarts(tokens []string) []int {
 				seen[i] = true
 				out = append(out, i)
 			}
-		case toolGlobals[oracleBasename(tokens[0])][t]:
+		case shell.ToolGlobals[oracleBasename(tokens[0])][t]:
 			walk(i + 2)
 		default:
 			walk(i + 1)

@@ -3,6 +3,7 @@ package policy
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/brabo-dev/brabo/policy/internal/shell"
 	"sort"
 	"strings"
 )
@@ -22,7 +23,7 @@ func keyProblems(top map[string]json.RawMessage) (problems []EntryError, warning
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if containsString(listNames[:], k) {
+		if shell.ContainsString(listNames[:], k) {
 			continue
 		}
 		if k == "permissions" && holdsLists(top[k]) {

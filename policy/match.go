@@ -5,6 +5,7 @@ package policy
 
 import (
 	"fmt"
+	"github.com/brabo-dev/brabo/policy/internal/shell"
 	"strings"
 
 	"github.com/brabo-dev/brabo"
@@ -16,11 +17,11 @@ const agentLabel = "agent"
 // judge gives one segment its verdict from the built-in denies, the file,
 // and the agent's own allow patterns (tried after the file's allow).
 // rootErr is CheckRoot(root), found once per line.
-func judge(s *segment, rules, agent *Rules, root string, rootErr error, progs map[string]Program) brabo.Segment {
-	v := brabo.Segment{Text: s.text, Tokens: s.tokens()}
-	if s.bare && s.opaque == "" {
+func judge(s *shell.Segment, rules, agent *Rules, root string, rootErr error, progs map[string]Program) brabo.Segment {
+	v := brabo.Segment{Text: s.Text, Tokens: s.Tokens()}
+	if s.Bare && s.Opaque == "" {
 		v.Verdict, v.Rule = brabo.VerdictNoRule, "a variable assignment: no rule can allow it"
-		if len(s.assigns) == 0 {
+		if len(s.Assigns) == 0 {
 			v.Verdict, v.Rule = brabo.VerdictNoRule, "a redirection with no program: no rule can allow it"
 		}
 		return v
@@ -41,18 +42,18 @@ func judge(s *segment, rules, agent *Rules, root string, rootErr error, progs ma
 		v.Verdict, v.Rule = brabo.VerdictNoRule, "permissions.json invalid"
 		return v
 	}
-	if s.opaque != "" {
-		v.Verdict, v.Rule = brabo.VerdictOpaque, "opaque: "+s.opaque
+	if s.Opaque != "" {
+		v.Verdict, v.Rule = brabo.VerdictOpaque, "opaque: "+s.Opaque
 		return v
 	}
-	if base(s.verb()) == "cd" && s.verb() == "cd" {
-		if _, known := cdTarget(s); known && outside(s, root) == "" && rootErr == nil {
+	if shell.Base(s.Verb()) == "cd" && s.Verb() == "cd" {
+		if _, known := shell.CdTarget(s); known && outside(s, root) == "" && rootErr == nil {
 			v.Verdict, v.Rule = brabo.VerdictCd, "scope: cd inside the project folder"
 			return v
 		}
 	}
-	if s.progEnv != "" {
-		v.Verdict, v.Rule = brabo.VerdictNoRule, s.progEnv+" set on the line may change what the program does: no allow pattern covers it"
+	if s.ProgEnv != "" {
+		v.Verdict, v.Rule = brabo.VerdictNoRule, s.ProgEnv+" set on the line may change what the program does: no allow pattern covers it"
 		return v
 	}
 	toks, notIt := identity(s, v.Tokens, progs, root)
@@ -84,7 +85,7 @@ func judge(s *segment, rules, agent *Rules, root string, rootErr error, progs ma
 // skipping leading options wherever a subcommand may start: deny and ask
 // see through global options at least as widely as allow does (git -C .
 // reset --hard meets Terminal(git reset --hard)).
-func matchAny(r *Rules, k listKind, s *segment, tokens []string) (string, bool) {
+func matchAny(r *Rules, k listKind, s *shell.Segment, tokens []string) (string, bool) {
 	l := r.list(k)
 	if l == nil || len(tokens) == 0 {
 		return "", false
@@ -97,7 +98,7 @@ func matchAny(r *Rules, k listKind, s *segment, tokens []string) (string, bool) 
 		return true
 	}
 	l.terminal.match(tokens, visit)
-	b := base(tokens[0])
+	b := shell.Base(tokens[0])
 	if b != tokens[0] {
 		alt := append([]string{b}, tokens[1:]...)
 		l.terminal.match(alt, visit)
@@ -106,7 +107,7 @@ func matchAny(r *Rules, k listKind, s *segment, tokens []string) (string, bool) 
 		// Options before the subcommand: every reading of them.
 		alt := make([]string, 0, len(tokens))
 		for _, v := range []string{tokens[0], b} {
-			for _, at := range subcommandStarts(tokens) {
+			for _, at := range shell.SubcommandStarts(tokens) {
 				if at > 1 {
 					alt = append(append(alt[:0], v), tokens[at:]...)
 					l.terminal.match(alt, visit)
@@ -127,7 +128,7 @@ func matchAny(r *Rules, k listKind, s *segment, tokens []string) (string, bool) 
 // written (never by basename) and, for a seeded read-only pattern, only if
 // the segment just reads. When only guarded patterns matched, why says what
 // they do not cover.
-func matchAllow(r *Rules, s *segment, tokens []string) (rule, why string, ok bool) {
+func matchAllow(r *Rules, s *shell.Segment, tokens []string) (rule, why string, ok bool) {
 	l := r.list(listAllow)
 	if l == nil || len(tokens) == 0 {
 		return "", "", false
@@ -138,7 +139,7 @@ func matchAllow(r *Rules, s *segment, tokens []string) (rule, why string, ok boo
 			return true
 		}
 		p := &l.patterns[i]
-		if v := s.uncoveredOption(len(p.tokens), shift); v != "" {
+		if v := uncoveredOption(s, len(p.tokens), shift); v != "" {
 			why = v
 			return true
 		}
@@ -214,7 +215,7 @@ func fileOpinion(d *brabo.Decision, verdicts []brabo.Segment, autoMode bool) (co
 				ask = v
 			}
 		case brabo.VerdictAllow:
-			if !containsString(allowRules, v.Rule) {
+			if !shell.ContainsString(allowRules, v.Rule) {
 				allowRules = append(allowRules, v.Rule)
 			}
 		case brabo.VerdictCd:
@@ -226,7 +227,7 @@ func fileOpinion(d *brabo.Decision, verdicts []brabo.Segment, autoMode bool) (co
 		}
 	}
 	if unmatched != nil && !autoMode && len(verdicts) > 1 {
-		compound = fmt.Sprintf("compound: the segment %q has no rule", clip(unmatched.Text, 200))
+		compound = fmt.Sprintf("compound: the segment %q has no rule", shell.Clip(unmatched.Text, 200))
 		if unmatched.Rule != "no rule" {
 			compound += " (" + unmatched.Rule + ")"
 		}

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"errors"
+	"github.com/brabo-dev/brabo/policy/internal/shell"
 	"path"
 	"strings"
 )
@@ -31,7 +32,7 @@ func parsePathPattern(content string) (pathPattern, error) {
 		return pathPattern{}, errors.New("a path pattern is relative to the project folder, not absolute")
 	case path.Clean(content) != content || strings.Contains(content, "\\"):
 		return pathPattern{}, errPathPattern
-	case hasDotDot(content):
+	case shell.HasDotDot(content):
 		return pathPattern{}, errors.New(`a path pattern cannot climb out with ".."`)
 	}
 	els := strings.Split(content, "/")
@@ -102,7 +103,7 @@ func relativeTo(p, root string) (string, bool) {
 		p = path.Join(root, p)
 	}
 	p = path.Clean(p)
-	if root == "" || !within(p, root) || p == root {
+	if root == "" || !shell.Within(p, root) || p == root {
 		return "", false
 	}
 	return strings.TrimPrefix(p, root+"/"), true

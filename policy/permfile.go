@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/brabo-dev/brabo/policy/internal/shell"
 )
 
 // AppendAllow returns the content of a permissions file with patterns added
@@ -29,7 +30,7 @@ func AppendAllow(data []byte, patterns []string) (out []byte, added []string, er
 		}
 	}
 	for _, p := range patterns {
-		if !containsString(allow, p) && !containsString(added, p) {
+		if !shell.ContainsString(allow, p) && !shell.ContainsString(added, p) {
 			added = append(added, p)
 		}
 	}
@@ -84,7 +85,7 @@ func keyOrder(data []byte) ([]string, error) {
 			return nil, err
 		}
 		k, _ := tok.(string)
-		if !containsString(keys, k) {
+		if !shell.ContainsString(keys, k) {
 			keys = append(keys, k)
 		}
 		var skip json.RawMessage

@@ -7,6 +7,7 @@ package policy
 // in Input.Programs; Decide compares identities, never reads the disk.
 
 import (
+	"github.com/brabo-dev/brabo/policy/internal/shell"
 	"path"
 	"strings"
 )
@@ -36,75 +37,35 @@ type Program struct {
 // and git for one of git's helpers. A line Decide cannot read returns
 // nothing: Decide asks for it anyway.
 func ProgramNames(command string) []string {
-	an, err := analyze(command, cwdSet{dirs: []string{"/"}})
+	an, err := shell.Analyze(command, shell.CwdSet{Dirs: []string{"/"}}, namesProtected)
 	if err != nil {
 		return nil
 	}
 	var out []string
 	add := func(n string) {
-		if n != "" && !containsString(out, n) {
+		if n != "" && !shell.ContainsString(out, n) {
 			out = append(out, n)
 		}
 	}
-	for _, s := range an.segs {
-		if s.bare || len(s.words) == 0 || !s.words[0].static {
+	for _, s := range an.Segs {
+		if s.Bare || len(s.Words) == 0 || !s.Words[0].Static {
 			continue
 		}
-		v := s.verbAsWritten()
+		v := s.VerbAsWritten()
 		add(v)
 		if strings.Contains(v, "/") {
-			add(base(v))
+			add(shell.Base(v))
 		}
-		if s.helper {
+		if s.Helper {
 			add("git")
 		}
 	}
 	return out
 }
 
-// verbAsWritten is the program as the line names it: a git helper's path
-// before it was read as git and a subcommand.
-func (s *segment) verbAsWritten() string {
-	if s.progPath != "" {
-		return s.progPath
-	}
-	return s.verb()
-}
-
-// gitHelper reports whether a program name is one of git's helpers,
-// git-<sub> (git-push, /usr/lib/git-core/git-reset), and returns sub.
-func gitHelper(v string) (string, bool) {
-	b := base(v)
-	sub, ok := strings.CutPrefix(b, "git-")
-	if !ok || sub == "" || strings.ContainsAny(sub, "/.") {
-		// git dispatches on the name after git-: one with an extension
-		// (git-sync.sh) names no subcommand, and is a script of its own.
-		return "", false
-	}
-	return sub, true
-}
-
-// readHelper rewrites a segment whose program is one of git's helpers as
-// git with that subcommand, so that every check (the operand table, the
-// denies, the caps, git's code-running options) reads what runs: the
-// helper is git. The path as written stays for the scope and identity.
-func readHelper(s *segment) {
-	if len(s.words) == 0 || !s.words[0].static {
-		return
-	}
-	sub, ok := gitHelper(s.words[0].text)
-	if !ok {
-		return
-	}
-	s.progPath, s.helper = s.words[0].text, true
-	words := make([]word, 0, len(s.words)+1)
-	words = append(words, word{text: "git", static: true}, word{text: sub, static: true})
-	s.words = append(words, s.words[1:]...)
-}
-
 // bashBuiltins run whatever PATH holds: a file of the same name is never
 // what runs.
-var bashBuiltins = set(":", ".", "[", "alias", "bg", "bind", "break", "builtin", "caller", "cd", "command",
+var bashBuiltins = shell.Set(":", ".", "[", "alias", "bg", "bind", "break", "builtin", "caller", "cd", "command",
 	"compgen", "complete", "compopt", "continue", "declare", "dirs", "disown", "echo", "enable", "eval",
 	"exec", "exit", "export", "false", "fc", "fg", "getopts", "hash", "help", "history", "jobs", "kill",
 	"let", "local", "logout", "mapfile", "popd", "printf", "pushd", "pwd", "read", "readarray", "readonly",
@@ -124,8 +85,8 @@ var bashBuiltins = set(":", ".", "[", "alias", "bg", "bind", "break", "builtin",
 //     matches no allow pattern.
 //   - Another path is its name only when it is the file PATH finds for
 //     the name; otherwise allow patterns match it as written.
-func identity(s *segment, toks []string, progs map[string]Program, root string) (allowToks []string, why string) {
-	v := s.verbAsWritten()
+func identity(s *shell.Segment, toks []string, progs map[string]Program, root string) (allowToks []string, why string) {
+	v := s.VerbAsWritten()
 	if !strings.Contains(v, "/") {
 		if progs == nil || bashBuiltins[v] {
 			return toks, ""
@@ -133,18 +94,18 @@ func identity(s *segment, toks []string, progs map[string]Program, root string) 
 		if p, ok := progs[v]; ok && p.Writable {
 			return nil, v + " is " + p.Path + ", in a folder the agent can write: no rule covers it"
 		}
-		if s.helper {
+		if s.Helper {
 			if g, ok := progs["git"]; ok && g.Writable {
 				return nil, "git is " + g.Path + ", in a folder the agent can write: no rule covers it"
 			}
 		}
 		return toks, ""
 	}
-	if s.cwds.unknown && !strings.HasPrefix(v, "/") {
+	if s.Cwds.Unknown && !strings.HasPrefix(v, "/") {
 		return nil, "the program " + v + " is relative to a directory the line does not show: no rule covers it"
 	}
-	for _, c := range pathCandidates(v, s.cwds) {
-		if root != "" && within(c, root) {
+	for _, c := range shell.PathCandidates(v, s.Cwds) {
+		if root != "" && shell.Within(c, root) {
 			return nil, "the program " + v + " is inside the project folder, which the agent writes: no rule covers it"
 		}
 	}
@@ -157,22 +118,22 @@ func identity(s *segment, toks []string, progs map[string]Program, root string) 
 	if ok && p.Writable {
 		return nil, "the program " + v + " is in a folder the agent can write: no rule covers it"
 	}
-	if s.helper {
+	if s.Helper {
 		g, gok := progs["git"]
 		if !ok || !gok || g.ExecPath == "" || g.Writable || path.Dir(p.Path) != path.Clean(g.ExecPath) {
 			return nil, "the program " + v + " is not known to be a helper of the git PATH finds: no rule covers it"
 		}
-		s.pathIsName = true
+		s.PathIsName = true
 		return toks, ""
 	}
 	if progs == nil {
 		return toks, "" // allow patterns match a path as written only
 	}
-	if n, nok := progs[base(v)]; ok && nok && same(p, n) {
+	if n, nok := progs[shell.Base(v)]; ok && nok && same(p, n) {
 		out := make([]string, len(toks))
 		copy(out, toks)
-		out[0] = base(v)
-		s.pathIsName = true
+		out[0] = shell.Base(v)
+		s.PathIsName = true
 		return out, ""
 	}
 	return toks, ""

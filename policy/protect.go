@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"github.com/brabo-dev/brabo/policy/internal/shell"
 	"path"
 	"slices"
 	"strings"
@@ -152,7 +153,7 @@ type protectedHit struct {
 
 // protectedWrites returns the protected paths inside root that a path
 // written t may name from the folders cwds, relative to root.
-func protectedWrites(p Protect, t string, cwds cwdSet, root string) []string {
+func protectedWrites(p Protect, t string, cwds shell.CwdSet, root string) []string {
 	if root == "" {
 		return nil
 	}
@@ -243,7 +244,7 @@ func (p Protect) protectedPath(abs, as, root string, write bool) (ProtectedRow, 
 func (p Protect) protectedPathAt(abs, as, root string, write, ancestors bool) (ProtectedRow, bool) {
 	for _, s := range p.ServerPaths {
 		s = path.Clean(s)
-		if s != "." && s != "/" && within(abs, s) {
+		if s != "." && s != "/" && shell.Within(abs, s) {
 			return ProtectedRow{Pattern: s, Base: BaseServer, Why: "brabo's own data", ReadProtected: true}, true
 		}
 	}
@@ -263,7 +264,7 @@ func (p Protect) protectedPathAt(abs, as, root string, write, ancestors bool) (P
 	// tail of els, found once for all rows.
 	var relAt [2]int
 	bases := 0
-	if root != "" && within(abs, root) {
+	if root != "" && shell.Within(abs, root) {
 		k := 0
 		if root != "/" {
 			k = strings.Count(root, "/")
@@ -274,7 +275,7 @@ func (p Protect) protectedPathAt(abs, as, root string, write, ancestors bool) (P
 			relAt[bases], bases = k+3, bases+1
 		}
 	}
-	outsideRoot := root != "" && !within(abs, root)
+	outsideRoot := root != "" && !shell.Within(abs, root)
 	for _, c := range protectedIndex.project {
 		for _, k := range relAt[:bases] {
 			if matchRel(els[k:], c) && (write || c.row.ReadProtected) {
@@ -300,7 +301,7 @@ func (p Protect) protectedPathAt(abs, as, root string, write, ancestors bool) (P
 	}
 	var homes [2]string
 	n := 0
-	if home := path.Clean(p.Home); p.Home != "" && within(abs, home) {
+	if home := path.Clean(p.Home); p.Home != "" && shell.Within(abs, home) {
 		homes[n], n = strings.TrimPrefix(strings.TrimPrefix(abs, home), "/"), n+1
 	}
 	if rest, ok := homeRelative(as); ok {
@@ -335,20 +336,20 @@ func (p Protect) ancestor(abs string, els []string, root string) (ProtectedRow, 
 		r.Why = why + " (deleting or replacing it takes them along)"
 		return r, true
 	}
-	if root != "" && within(root, abs) {
+	if root != "" && shell.Within(root, abs) {
 		return hit("the project folder itself, with its permissions.json, .git and instructions")
 	}
 	for _, s := range p.ServerPaths {
-		if s = path.Clean(s); s != "." && s != "/" && within(s, abs) && s != abs {
+		if s = path.Clean(s); s != "." && s != "/" && shell.Within(s, abs) && s != abs {
 			return hit("a folder holding brabo's own data")
 		}
 	}
 	if p.Home != "" {
 		home := path.Clean(p.Home)
-		if within(home, abs) {
+		if shell.Within(home, abs) {
 			return hit("the home folder, with the user's configuration")
 		}
-		if within(abs, home) {
+		if shell.Within(abs, home) {
 			rel := strings.Split(strings.ToLower(strings.TrimPrefix(abs[len(home):], "/")), "/")
 			for _, c := range protectedIndex.home {
 				if len(rel) < len(c.els) && prefixMatches(rel, c.els) {
@@ -357,7 +358,7 @@ func (p Protect) ancestor(abs string, els []string, root string) (ProtectedRow, 
 			}
 		}
 	}
-	if root != "" && within(abs, root) {
+	if root != "" && shell.Within(abs, root) {
 		rest := strings.TrimPrefix(abs[len(root):], "/")
 		if rest == ".brabo" || rest == worktreesDir || strings.HasPrefix(rest, worktreesDir+"/") && !strings.Contains(rest[len(worktreesDir)+1:], "/") {
 			return hit("a worktree brabo keeps, with its permissions.json and .git")
@@ -387,7 +388,7 @@ var protectedNames = func() []string {
 	var out []string
 	for _, r := range ProtectedTable {
 		for _, el := range strings.Split(strings.ToLower(strings.TrimSuffix(r.Pattern, "/")), "/") {
-			if !containsString(out, el) {
+			if !shell.ContainsString(out, el) {
 				out = append(out, el)
 			}
 		}
@@ -524,27 +525,27 @@ func resolveProc(p string, cwd string) (string, bool) {
 // segmentHits finds the protected paths a segment writes (or reads, for
 // read-protected rows): each path word resolved from every directory
 // the segment may run in.
-func (p Protect) segmentHits(s *segment, root string) (writes, reads []protectedHit) {
-	for _, pw := range s.paths {
-		if pw.kind != argWrite && !mayLeave(pw.text) {
+func (p Protect) segmentHits(s *shell.Segment, root string) (writes, reads []protectedHit) {
+	for _, pw := range s.Paths {
+		if pw.Kind != shell.ArgWrite && !mayLeave(pw.Text) {
 			// A read can only reach a read-protected path (brabo's own,
 			// never inside a project) by leaving the folder it runs in.
 			continue
 		}
-		for _, abs := range p.candidates(pw.text, s.cwds) {
-			row, ok := p.protectedPathAt(abs.path, pw.text, root, pw.kind == argWrite, pw.kind == argWrite && !pw.below)
+		for _, abs := range p.candidates(pw.Text, s.Cwds) {
+			row, ok := p.protectedPathAt(abs.path, pw.Text, root, pw.Kind == shell.ArgWrite, pw.Kind == shell.ArgWrite && !pw.Below)
 			if !abs.known {
-				row, ok = ProtectedRow{Pattern: pw.text, Base: BaseServer, Why: "a descriptor the line does not show"}, pw.kind == argWrite
+				row, ok = ProtectedRow{Pattern: pw.Text, Base: BaseServer, Why: "a descriptor the line does not show"}, pw.Kind == shell.ArgWrite
 			}
 			if !ok {
 				continue
 			}
-			hit := protectedHit{path: pw.text, row: row}
-			if abs.known && pw.kind == argWrite {
-				hit.abs = protectedWrites(p, pw.text, s.cwds, root)
+			hit := protectedHit{path: pw.Text, row: row}
+			if abs.known && pw.Kind == shell.ArgWrite {
+				hit.abs = protectedWrites(p, pw.Text, s.Cwds, root)
 			}
 			switch {
-			case pw.kind == argWrite:
+			case pw.Kind == shell.ArgWrite:
 				writes = append(writes, hit)
 			case row.ReadProtected:
 				reads = append(reads, hit)
@@ -568,7 +569,7 @@ type candidatePath struct {
 }
 
 // candidates returns the absolute paths a path word may name.
-func (p Protect) candidates(t string, cwds cwdSet) []candidatePath {
+func (p Protect) candidates(t string, cwds shell.CwdSet) []candidatePath {
 	if rest, ok := homeRelative(t); ok {
 		if p.Home == "" {
 			return []candidatePath{{path: "/" + rest, known: true}}
@@ -595,19 +596,19 @@ func (p Protect) candidates(t string, cwds cwdSet) []candidatePath {
 	}
 	if strings.HasPrefix(t, "/") {
 		cwd := ""
-		if len(cwds.dirs) > 0 {
-			cwd = cwds.dirs[0]
+		if len(cwds.Dirs) > 0 {
+			cwd = cwds.Dirs[0]
 		}
 		add(t, cwd)
-		for _, d := range cwds.dirs[min(1, len(cwds.dirs)):] {
+		for _, d := range cwds.Dirs[min(1, len(cwds.Dirs)):] {
 			add(t, d)
 		}
 		return out
 	}
-	for _, d := range cwds.dirs {
+	for _, d := range cwds.Dirs {
 		add(path.Join(d, t), d)
 	}
-	if cwds.unknown {
+	if cwds.Unknown {
 		// Where the line went is unknown: match the name anywhere.
 		add(path.Join("/unknown", t), "")
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/brabo-dev/brabo/policy/internal/shell"
 	"sort"
 	"strings"
 	"unicode"
@@ -324,14 +325,14 @@ func patternTokens(content string) ([]patternToken, error) {
 	if strings.TrimSpace(content) == "" {
 		return nil, errors.New("Terminal() needs a command: an empty pattern would match every command")
 	}
-	if err := checkCommandText(content); err != nil {
+	if err := shell.CheckCommandText(content); err != nil {
 		return nil, err
 	}
-	f, err := parseShell(content)
+	f, err := shell.ParseShell(content)
 	if err != nil {
 		// errors.Unwrap would give back errParse alone and lose where and
 		// why the content does not parse.
-		return nil, fmt.Errorf("the command does not parse: %s", strings.TrimPrefix(err.Error(), errParse.Error()+": "))
+		return nil, fmt.Errorf("the command does not parse: %s", strings.TrimPrefix(err.Error(), shell.ErrParse.Error()+": "))
 	}
 	if len(f.Stmts) != 1 {
 		return nil, errors.New("a pattern is one simple command, not a list")
@@ -357,12 +358,12 @@ func patternTokens(content string) ([]patternToken, error) {
 		if innerStar(w) {
 			return nil, errors.New("a '*' matches only at the end of a token (\"test:*\", \"curl*\"); quote it to mean a literal '*'")
 		}
-		d := decodeWord(content, w)
-		t := patternToken{text: d.text}
+		d := shell.DecodeWord(content, w)
+		t := patternToken{text: d.Text}
 		// A trailing unquoted '*' is a wildcard inside the token, never a
 		// path glob: in a token with a '/' it stays literal (rm -rf /*).
-		if d.starSuffix && !strings.Contains(d.text, "/") {
-			t.text, t.wildcard = d.text[:len(d.text)-1], true
+		if d.StarSuffix && !strings.Contains(d.Text, "/") {
+			t.text, t.wildcard = d.Text[:len(d.Text)-1], true
 		}
 		toks = append(toks, t)
 	}
@@ -407,7 +408,7 @@ func listKeyProblems(data []byte, top map[string]json.RawMessage) []EntryError {
 				break
 			}
 			key, _ := tok.(string)
-			if seen[key]++; seen[key] == 2 && containsString(listNames[:], key) {
+			if seen[key]++; seen[key] == 2 && shell.ContainsString(listNames[:], key) {
 				out = append(out, EntryError{Entry: key,
 					Why: "the list appears more than once; JSON readers disagree on which one counts, so brabo uses none"})
 			}

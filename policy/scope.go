@@ -3,6 +3,7 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"github.com/brabo-dev/brabo/policy/internal/shell"
 	"path"
 	"strings"
 
@@ -22,12 +23,12 @@ type Scope struct {
 }
 
 // nobodysFiles carry or discard output; the rest of /dev is out of scope.
-var nobodysFiles = set("/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr")
+var nobodysFiles = shell.Set("/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr")
 
 // systemRoots can never be a project folder, and nothing under the ones in
 // systemTrees can either.
 var (
-	systemRoots = set("/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64",
+	systemRoots = shell.Set("/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64",
 		"/libx32", "/media", "/mnt", "/opt", "/proc", "/root", "/run", "/sbin", "/srv", "/sys",
 		"/tmp", "/usr", "/var", "/Users", "/System", "/Library", "/Applications", "/private",
 		"/usr/local", "/var/lib", "/var/tmp")
@@ -44,7 +45,7 @@ func CheckRoot(root string) error {
 		return errors.New("the project folder is empty")
 	case !strings.HasPrefix(root, "/"):
 		return fmt.Errorf("the project folder %q is not an absolute path", root)
-	case hasDotDot(root):
+	case shell.HasDotDot(root):
 		return fmt.Errorf("the project folder %q holds \"..\"", root)
 	case path.Clean(root) != root:
 		return fmt.Errorf("the project folder %q is not a clean path (want %q)", root, path.Clean(root))
@@ -52,7 +53,7 @@ func CheckRoot(root string) error {
 		return fmt.Errorf("the project folder %q is a system directory", root)
 	}
 	for _, t := range systemTrees {
-		if within(root, t) {
+		if shell.Within(root, t) {
 			return fmt.Errorf("the project folder %q is inside the system directory %s", root, t)
 		}
 	}
@@ -76,7 +77,7 @@ func ValidateLocalRoot(root string, own []string, probe DirProbe) error {
 	}
 	for _, o := range own {
 		o = path.Clean(o)
-		if within(root, o) || within(o, root) {
+		if shell.Within(root, o) || shell.Within(o, root) {
 			return fmt.Errorf("the project folder %q overlaps %s, which brabo or another project uses", root, o)
 		}
 	}
@@ -92,54 +93,36 @@ func ValidateLocalRoot(root string, own []string, probe DirProbe) error {
 	return nil
 }
 
-func hasDotDot(p string) bool {
-	// an element "..": a scan, not strings.Split, as it runs on every token
-	for i := 0; i+1 < len(p); i++ {
-		if p[i] == '.' && p[i+1] == '.' && (i == 0 || p[i-1] == '/') && (i+2 == len(p) || p[i+2] == '/') {
-			return true
-		}
-	}
-	return false
-}
-
-// within reports whether p is dir or inside it; both must be clean.
-func within(p, dir string) bool {
-	if dir == "/" {
-		return strings.HasPrefix(p, "/")
-	}
-	return p == dir || (strings.HasPrefix(p, dir) && len(p) > len(dir) && p[len(dir)] == '/')
-}
-
 // outside returns the first path of s that reaches outside root, described
 // for a human, or "".
-func outside(s *segment, root string) string {
-	if s.cwds.unknown {
-		for _, p := range s.paths {
-			if strings.Contains(p.text, "..") {
-				return "relative to a directory the line does not show: " + p.text
+func outside(s *shell.Segment, root string) string {
+	if s.Cwds.Unknown {
+		for _, p := range s.Paths {
+			if strings.Contains(p.Text, "..") {
+				return "relative to a directory the line does not show: " + p.Text
 			}
 		}
 	}
-	for _, d := range s.cwds.dirs {
-		if !within(d, root) {
+	for _, d := range s.Cwds.Dirs {
+		if !shell.Within(d, root) {
 			return "runs in " + d
 		}
 	}
-	if base(s.verb()) == "cd" || base(s.verb()) == "pushd" {
-		if _, known := cdTarget(s); !known {
+	if shell.Base(s.Verb()) == "cd" || shell.Base(s.Verb()) == "pushd" {
+		if _, known := shell.CdTarget(s); !known {
 			return "cd goes somewhere the line does not show"
 		}
 	}
-	for _, p := range s.paths {
-		if p.implied || p.program && s.pathIsName {
+	for _, p := range s.Paths {
+		if p.Implied || p.Program && s.PathIsName {
 			continue
 		}
-		if why := tokenOutside(p.text, p.kind, s.cwds, root); why != "" {
+		if why := tokenOutside(p.Text, p.Kind, s.Cwds, root); why != "" {
 			return why
 		}
 	}
-	if s.computed != "" {
-		return "a path the line computes cannot be checked: " + s.computed
+	if s.Computed != "" {
+		return "a path the line computes cannot be checked: " + s.Computed
 	}
 	return gitInternals(s)
 }
@@ -149,18 +132,18 @@ func outside(s *segment, root string) string {
 // configured pager or fsmonitor on a read), and a .git file of one's own
 // (a gitfile) points git at a repository the line chose. Reading .git is
 // harmless.
-func gitInternals(s *segment) string {
-	for _, p := range s.paths {
-		if p.kind != argWrite || p.implied {
+func gitInternals(s *shell.Segment) string {
+	for _, p := range s.Paths {
+		if p.Kind != shell.ArgWrite || p.Implied {
 			continue
 		}
-		if !strings.Contains(strings.ToLower(p.text), ".git") && !cwdInGit(s.cwds) {
+		if !strings.Contains(strings.ToLower(p.Text), ".git") && !cwdInGit(s.Cwds) {
 			continue // the common case, without a path built
 		}
-		for _, c := range pathCandidates(p.text, s.cwds) {
+		for _, c := range shell.PathCandidates(p.Text, s.Cwds) {
 			for _, el := range strings.Split(c, "/") {
 				if strings.EqualFold(el, ".git") {
-					return "writes inside .git: " + p.text
+					return "writes inside .git: " + p.Text
 				}
 			}
 		}
@@ -168,26 +151,13 @@ func gitInternals(s *segment) string {
 	return ""
 }
 
-func cwdInGit(c cwdSet) bool {
-	for _, d := range c.dirs {
+func cwdInGit(c shell.CwdSet) bool {
+	for _, d := range c.Dirs {
 		if strings.Contains(strings.ToLower(d), "/.git") {
 			return true
 		}
 	}
 	return false
-}
-
-// pathCandidates returns the absolute paths a token may name from the
-// directories the segment may run in.
-func pathCandidates(t string, cwds cwdSet) []string {
-	if strings.HasPrefix(t, "/") {
-		return []string{path.Clean(t)}
-	}
-	out := make([]string, 0, len(cwds.dirs))
-	for _, d := range cwds.dirs {
-		out = append(out, path.Join(d, t))
-	}
-	return out
 }
 
 // cutPWD returns what follows a leading $PWD, ${PWD}, $(pwd) or `pwd` in a
@@ -210,7 +180,7 @@ func cutPWD(c string) (string, bool) {
 // tokens with "..", "~" and $HOME. For a word the operand table does not
 // place (kind argUnknown) the value of --opt=/abs and a glued -I/abs are
 // checked too.
-func tokenOutside(t string, kind argKind, cwds cwdSet, root string) string {
+func tokenOutside(t string, kind shell.ArgKind, cwds shell.CwdSet, root string) string {
 	if strings.Contains(t, "$HOME") || strings.Contains(t, "${HOME") {
 		return "the home directory: " + t
 	}
@@ -223,7 +193,7 @@ func tokenOutside(t string, kind argKind, cwds cwdSet, root string) string {
 		}
 	}
 	candidates := []string{t}
-	if kind == argUnknown {
+	if kind == shell.ArgUnknown {
 		if _, v, ok := strings.Cut(t, "="); ok {
 			candidates = append(candidates, v)
 		}
@@ -233,11 +203,11 @@ func tokenOutside(t string, kind argKind, cwds cwdSet, root string) string {
 	}
 	for _, c := range candidates {
 		if rest, ok := cutPWD(c); ok {
-			if cwds.unknown {
+			if cwds.Unknown {
 				return "relative to a directory the line does not show: " + t
 			}
-			for _, d := range cwds.dirs {
-				if !within(path.Join(d, rest), root) {
+			for _, d := range cwds.Dirs {
+				if !shell.Within(path.Join(d, rest), root) {
 					return "outside the project folder: " + t
 				}
 			}
@@ -251,15 +221,15 @@ func tokenOutside(t string, kind argKind, cwds cwdSet, root string) string {
 			if nobodysFiles[p] {
 				continue
 			}
-			if !within(p, root) {
+			if !shell.Within(p, root) {
 				return "outside the project folder: " + t
 			}
-		case hasDotDot(c):
-			if cwds.unknown {
+		case shell.HasDotDot(c):
+			if cwds.Unknown {
 				return "relative to a directory the line does not show: " + t
 			}
-			for _, d := range cwds.dirs {
-				if !within(path.Join(d, c), root) {
+			for _, d := range cwds.Dirs {
+				if !shell.Within(path.Join(d, c), root) {
 					return "outside the project folder: " + t
 				}
 			}

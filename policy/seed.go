@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"github.com/brabo-dev/brabo/policy/internal/shell"
 	"strings"
 )
 
@@ -92,41 +93,41 @@ var gitMutating = map[string][]string{
 
 // readOnlyViolation returns the form of s that a seeded read-only pattern
 // does not cover, or "" when s only reads.
-func readOnlyViolation(s *segment) string {
-	switch s.verb() {
+func readOnlyViolation(s *shell.Segment) string {
+	switch s.Verb() {
 	case "git":
 		return gitReadOnlyViolation(s)
 	case "find":
-		for _, w := range s.words[1:] {
-			if !w.static {
-				return "an expansion after find: " + w.text
+		for _, w := range s.Words[1:] {
+			if !w.Static {
+				return "an expansion after find: " + w.Text
 			}
 			switch {
-			case w.text == "-exec", w.text == "-execdir", w.text == "-ok", w.text == "-okdir",
-				w.text == "-delete", w.text == "-fls", strings.HasPrefix(w.text, "-fprint"):
-				return "find " + w.text + " runs or writes"
+			case w.Text == "-exec", w.Text == "-execdir", w.Text == "-ok", w.Text == "-okdir",
+				w.Text == "-delete", w.Text == "-fls", strings.HasPrefix(w.Text, "-fprint"):
+				return "find " + w.Text + " runs or writes"
 			}
 		}
 	}
 	return ""
 }
 
-func gitReadOnlyViolation(s *segment) string {
-	if s.progEnv != "" {
-		return "git with " + s.progEnv + " set by the line (GIT_* variables can run code)"
+func gitReadOnlyViolation(s *shell.Segment) string {
+	if s.ProgEnv != "" {
+		return "git with " + s.ProgEnv + " set by the line (GIT_* variables can run code)"
 	}
 	sub := ""
 	positional := 0
 	list := false
-	words := s.words[1:]
-	if at := harmlessGlobals(s.tokens()); at > 1 {
-		words = s.words[at:] // git --no-pager log, git -C src status
+	words := s.Words[1:]
+	if at := harmlessGlobals(s.Tokens()); at > 1 {
+		words = s.Words[at:] // git --no-pager log, git -C src status
 	}
 	for i, w := range words {
-		if !w.static {
-			return "an expansion after git: " + w.text
+		if !w.Static {
+			return "an expansion after git: " + w.Text
 		}
-		t := w.text
+		t := w.Text
 		for _, opt := range gitCodeRunning {
 			if opt == "-c" {
 				if i == 0 && strings.HasPrefix(t, "-c") {

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"errors"
+	"github.com/brabo-dev/brabo/policy/internal/shell"
 	"path"
 	"strings"
 
@@ -132,7 +133,7 @@ func decideOnlyTypes(d *brabo.Decision, in Input) {
 		case protected:
 			d.Policy, d.Reason = brabo.RequireApproval, "protected: "+protectedHit{path: in.Path, row: row}.reason(false)
 		case !inScope:
-			d.Policy, d.Reason = brabo.RequireApproval, "scope: a read outside the project folder: "+clip(in.Path, 200)
+			d.Policy, d.Reason = brabo.RequireApproval, "scope: a read outside the project folder: "+shell.Clip(in.Path, 200)
 		}
 	}
 }

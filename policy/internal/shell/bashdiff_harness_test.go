@@ -1,4 +1,4 @@
-package policy
+package shell_test
 
 // The harness of the differential test against real bash: it
 // runs a command line under `bash --noprofile --norc -c` in a throwaway

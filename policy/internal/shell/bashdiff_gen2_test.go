@@ -1,4 +1,4 @@
-package policy
+package shell_test
 
 // The generator's classes of expansions, redirections, builtins, wrappers
 // and environment (bashdiff_gen_test.go has the rest of the grammar).

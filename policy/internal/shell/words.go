@@ -1,4 +1,4 @@
-package policy
+package shell
 
 import (
 	"strconv"
@@ -20,10 +20,10 @@ import (
 // path may be a form DESIGN names as a path ($HOME, $PWD, ~); a printed
 // string may be anything.
 type word struct {
-	text string
+	Text string
 	// static is true when the word holds no expansion of any kind: its text
 	// is exactly what the program sees.
-	static bool
+	Static bool
 
 	glob        bool     // an unquoted *, ? or [, or an extended glob
 	brace       bool     // an unquoted brace expansion (simple lists are expanded before; see expandBraces)
@@ -39,7 +39,7 @@ type word struct {
 	dynStart bool
 	// starSuffix is true when the word ends in an unquoted '*' (pattern
 	// tokens only give it meaning).
-	starSuffix bool
+	StarSuffix bool
 	// onlyProcSubst is true for a word that is one process substitution,
 	// <(…) or >(…): a pipe to the commands inside, not a path.
 	onlyProcSubst bool
@@ -53,13 +53,13 @@ type word struct {
 func (w *word) opaqueForm() string {
 	switch {
 	case w.nul:
-		return "a NUL escape, which bash reads differently: " + w.text
+		return "a NUL escape, which bash reads differently: " + w.Text
 	case w.brace:
-		return "a brace expansion other than a plain list: " + w.text
+		return "a brace expansion other than a plain list: " + w.Text
 	case w.paramOp:
-		return "a parameter expansion with an operator: " + w.text
+		return "a parameter expansion with an operator: " + w.Text
 	case w.undecodable:
-		return "an escape brabo does not decode: " + w.text
+		return "an escape brabo does not decode: " + w.Text
 	}
 	return ""
 }
@@ -67,7 +67,7 @@ func (w *word) opaqueForm() string {
 // mayBeOption reports whether bash could hand the word to the program as
 // something starting with '-'.
 func (w *word) mayBeOption() bool {
-	return w.dynStart || strings.HasPrefix(w.text, "-")
+	return w.dynStart || strings.HasPrefix(w.Text, "-")
 }
 
 // expansion records what a dynamic part of a word reads.
@@ -97,31 +97,31 @@ func paramHasOperator(x *syntax.ParamExp) bool {
 		x.Length || x.Width || x.Index != nil || x.Param == nil
 }
 
-// decodeWord removes quoting from w as the shell would, without expanding
+// DecodeWord removes quoting from w as the shell would, without expanding
 // anything; src is the text w was parsed from.
-func decodeWord(src string, w *syntax.Word) word {
+func DecodeWord(src string, w *syntax.Word) word {
 	if len(w.Parts) == 1 {
 		if lit, ok := w.Parts[0].(*syntax.Lit); ok && strings.IndexByte(lit.Value, '\\') < 0 {
 			// The common case: with no backslash the text is the literal
 			// itself; only the flags need the scan.
-			out := word{static: true, text: lit.Value}
+			out := word{Static: true, Text: lit.Value}
 			if lit.Value == "[" {
 				// The test builtin: a lone '[' closes no bracket, and
 				// bash reads it as the letter it is.
 				return out
 			}
 			if strings.HasPrefix(lit.Value, "~") {
-				out.static, out.tilde = false, true
+				out.Static, out.tilde = false, true
 			}
 			var bs braceScan
 			decodeUnquotedLit(nil, lit.Value, &out, true, &bs)
 			return out
 		}
 		if ps, ok := w.Parts[0].(*syntax.ProcSubst); ok {
-			return word{text: sourceOf(src, ps), substituted: true, dynStart: true, onlyProcSubst: true}
+			return word{Text: sourceOf(src, ps), substituted: true, dynStart: true, onlyProcSubst: true}
 		}
 	}
-	out := word{static: true}
+	out := word{Static: true}
 	var b strings.Builder
 	// Decoding never lengthens a word: one allocation for its text.
 	b.Grow(int(w.End().Offset()) - int(w.Pos().Offset()))
@@ -132,7 +132,7 @@ func decodeWord(src string, w *syntax.Word) word {
 		case *syntax.Lit:
 			v := p.Value
 			if i == 0 && strings.HasPrefix(v, "~") {
-				out.static, out.tilde = false, true
+				out.Static, out.tilde = false, true
 			}
 			decodeUnquotedLit(&b, v, &out, last, &bs)
 		case *syntax.SglQuoted:
@@ -140,11 +140,11 @@ func decodeWord(src string, w *syntax.Word) word {
 				s, nul, ok := decodeANSIC(p.Value)
 				switch {
 				case !ok:
-					out.static, out.undecodable = false, true
+					out.Static, out.undecodable = false, true
 					b.WriteString(sourceOf(src, p))
 					continue
 				case nul:
-					out.static, out.nul = false, true
+					out.Static, out.nul = false, true
 				}
 				b.WriteString(s)
 			} else {
@@ -159,19 +159,19 @@ func decodeWord(src string, w *syntax.Word) word {
 				if b.Len() == 0 {
 					out.dynStart = true
 				}
-				out.static = false
+				out.Static = false
 				out.expansion(dp)
 				b.WriteString(sourceOf(src, dp))
 			}
 		case *syntax.ExtGlob:
-			out.static = false
+			out.Static = false
 			out.glob = true
 			if b.Len() == 0 {
 				out.dynStart = true
 			}
 			b.WriteString(sourceOf(src, p))
 		default: // ParamExp, CmdSubst, ArithmExp, ProcSubst, BraceExp
-			out.static = false
+			out.Static = false
 			if b.Len() == 0 {
 				out.dynStart = true
 			}
@@ -180,9 +180,9 @@ func decodeWord(src string, w *syntax.Word) word {
 		}
 	}
 	if bs.brace {
-		out.brace, out.static = true, false
+		out.brace, out.Static = true, false
 	}
-	out.text = b.String()
+	out.Text = b.String()
 	return out
 }
 
@@ -220,12 +220,12 @@ func decodeUnquotedLit(b *strings.Builder, v string, out *word, last bool, bs *b
 			continue
 		case c == '*' || c == '?' || c == '[':
 			out.glob = true
-			out.static = false
+			out.Static = false
 			if b == nil && i == 0 || b != nil && b.Len() == 0 {
 				out.dynStart = true // a glob may match a name that starts with '-'
 			}
 			if c == '*' && last && i == len(v)-1 {
-				out.starSuffix = true
+				out.StarSuffix = true
 			}
 		case c == '{':
 			bs.depth++
@@ -244,7 +244,7 @@ func decodeUnquotedLit(b *strings.Builder, v string, out *word, last bool, bs *b
 		}
 	}
 	if bs.brace {
-		out.brace, out.static = true, false
+		out.brace, out.Static = true, false
 	}
 }
 

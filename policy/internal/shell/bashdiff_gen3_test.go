@@ -1,4 +1,4 @@
-package policy
+package shell_test
 
 // The generator's classes of mis-reading: which program runs (git's dashed
 // helpers), options that run a program or read a list from a file, and

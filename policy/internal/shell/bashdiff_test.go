@@ -1,4 +1,4 @@
-package policy
+package shell_test
 
 // The differential test against real bash (DESIGN §9 "Words"):
 // every line of a fixed corpus (generated from a seed, plus the hand-written
@@ -20,6 +20,7 @@ import (
 	"bufio"
 	"flag"
 	"fmt"
+	"github.com/brabo-dev/brabo/policy"
 	"os"
 	"runtime"
 	"sort"
@@ -279,7 +280,7 @@ func TestBashDifferential(t *testing.T) {
 	}
 	lines := bashCorpus(t)
 	start := time.Now()
-	verdicts := bashRunAll(t, env, &bashOracle{decide: Decide, configs: configs}, lines)
+	verdicts := bashRunAll(t, env, &bashOracle{decide: policy.Decide, configs: configs}, lines)
 	elapsed := time.Since(start)
 
 	ran, timedOut := 0, 0
@@ -420,8 +421,8 @@ func TestBashDifferentialCatchesPlantedMistake(t *testing.T) {
 	}
 	plain := []string{"git status && ls src", "cat a.txt | grep hello", "cd src && cat ../a.txt",
 		"cat <(git status)", "NO_COLOR=1 git log -n 1", "echo hi > out.txt && cat < out.txt"}
-	mistaken := func(in Input) brabo.Decision {
-		d := Decide(in)
+	mistaken := func(in policy.Input) brabo.Decision {
+		d := policy.Decide(in)
 		for _, p := range planted {
 			if in.Command == p.line {
 				d.Policy, d.Reason = brabo.AutoApprove, "planted: approve it"
@@ -485,7 +486,7 @@ func TestBashDifferentialLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := &bashOracle{decide: Decide, configs: configs}
+	o := &bashOracle{decide: policy.Decide, configs: configs}
 	v, err := o.check(w, "line", line)
 	if err != nil {
 		t.Fatal(err)
@@ -554,7 +555,7 @@ func FuzzBashDifferential(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	o := &bashOracle{decide: Decide, configs: configs}
+	o := &bashOracle{decide: policy.Decide, configs: configs}
 	pool := make(chan *bashWorker, 64)
 	var mu sync.Mutex
 	n := 0

@@ -1,4 +1,4 @@
-package policy
+package shell
 
 import "strings"
 
@@ -25,7 +25,8 @@ type wrapperSpec struct {
 	opaqueAlways string
 }
 
-func set(names ...string) map[string]bool {
+// Set makes a set of names, for the tables.
+func Set(names ...string) map[string]bool {
 	m := make(map[string]bool, len(names))
 	for _, n := range names {
 		m[n] = true
@@ -40,55 +41,55 @@ func set(names ...string) map[string]bool {
 var wrappers = map[string]wrapperSpec{
 	"env": {
 		shortArg: "uCS", shortFlag: "0vi",
-		longArg:  set("--unset", "--chdir", "--split-string"),
-		longFlag: set("--ignore-environment", "--null", "--debug"),
+		longArg:  Set("--unset", "--chdir", "--split-string"),
+		longFlag: Set("--ignore-environment", "--null", "--debug"),
 		assigns:  true, chdir: "C", opaqueOpt: "S", unset: 'u', dropsEnv: 'i',
 	},
 	"command": {shortFlag: "pvV"},
 	"builtin": {},
 	"exec":    {shortArg: "a", shortFlag: "cl"},
-	"nice":    {shortArg: "n", longArg: set("--adjustment"), numeric: true},
+	"nice":    {shortArg: "n", longArg: Set("--adjustment"), numeric: true},
 	"nohup":   {},
 	"timeout": {
 		shortArg: "ks", shortFlag: "v",
-		longArg:    set("--kill-after", "--signal"),
-		longFlag:   set("--preserve-status", "--foreground", "--verbose"),
+		longArg:    Set("--kill-after", "--signal"),
+		longFlag:   Set("--preserve-status", "--foreground", "--verbose"),
 		positional: 1,
 	},
 	"time": {
 		shortArg: "of", shortFlag: "pvaq",
-		longArg:  set("--output", "--format"),
-		longFlag: set("--portability", "--verbose", "--append", "--quiet"),
+		longArg:  Set("--output", "--format"),
+		longFlag: Set("--portability", "--verbose", "--append", "--quiet"),
 	},
-	"stdbuf": {shortArg: "ioe", longArg: set("--input", "--output", "--error")},
+	"stdbuf": {shortArg: "ioe", longArg: Set("--input", "--output", "--error")},
 	"xargs": {
 		shortArg: "adEILnPs", shortFlag: "0oprtx",
-		longArg: set("--arg-file", "--delimiter", "--eof", "--replace", "--max-lines",
+		longArg: Set("--arg-file", "--delimiter", "--eof", "--replace", "--max-lines",
 			"--max-args", "--max-procs", "--max-chars", "--process-slot-var"),
-		longFlag: set("--null", "--open-tty", "--interactive", "--no-run-if-empty",
+		longFlag: Set("--null", "--open-tty", "--interactive", "--no-run-if-empty",
 			"--verbose", "--exit", "--show-limits"),
 		stdinArgs: true,
 	},
 	"sudo": {
 		shortArg: "ugCDhprtUTR", shortFlag: "AbEHknPSBN",
-		longArg: set("--user", "--group", "--close-from", "--chdir", "--host", "--prompt",
+		longArg: Set("--user", "--group", "--close-from", "--chdir", "--host", "--prompt",
 			"--role", "--type", "--other-user", "--command-timeout", "--chroot"),
-		longFlag: set("--askpass", "--background", "--preserve-env", "--set-home",
+		longFlag: Set("--askpass", "--background", "--preserve-env", "--set-home",
 			"--reset-timestamp", "--non-interactive", "--preserve-groups", "--stdin", "--bell"),
 		chdir: "D", opaqueOpt: "si",
 	},
 	"doas":   {shortArg: "Cu", shortFlag: "ns", opaqueOpt: "s"},
-	"setsid": {shortFlag: "cfw", longFlag: set("--ctty", "--fork", "--wait")},
+	"setsid": {shortFlag: "cfw", longFlag: Set("--ctty", "--fork", "--wait")},
 	"flock": {
 		shortArg: "wEc", shortFlag: "sxunoFh", positional: 1, opaqueOpt: "c",
-		longArg:  set("--timeout", "--wait", "--conflict-exit-code", "--command"),
-		longFlag: set("--shared", "--exclusive", "--unlock", "--nonblock", "--close", "--no-fork", "--verbose"),
+		longArg:  Set("--timeout", "--wait", "--conflict-exit-code", "--command"),
+		longFlag: Set("--shared", "--exclusive", "--unlock", "--nonblock", "--close", "--no-fork", "--verbose"),
 	},
-	"ionice":  {shortArg: "cnpPuP", shortFlag: "th", longArg: set("--class", "--classdata", "--pid", "--pgid", "--uid")},
-	"taskset": {shortFlag: "apc", longFlag: set("--all-tasks", "--pid", "--cpu-list"), positional: 1},
-	"chrt": {shortFlag: "bdfiorRaempv", longFlag: set("--batch", "--deadline", "--fifo", "--idle", "--other",
+	"ionice":  {shortArg: "cnpPuP", shortFlag: "th", longArg: Set("--class", "--classdata", "--pid", "--pgid", "--uid")},
+	"taskset": {shortFlag: "apc", longFlag: Set("--all-tasks", "--pid", "--cpu-list"), positional: 1},
+	"chrt": {shortFlag: "bdfiorRaempv", longFlag: Set("--batch", "--deadline", "--fifo", "--idle", "--other",
 		"--rr", "--reset-on-fork", "--all-tasks", "--max", "--pid", "--verbose"), shortArg: "TPD",
-		longArg: set("--sched-runtime", "--sched-period", "--sched-deadline"), positional: 1},
+		longArg: Set("--sched-runtime", "--sched-period", "--sched-deadline"), positional: 1},
 	"unbuffer": {shortFlag: "p"},
 	"watch":    {opaqueAlways: "runs its arguments as a string in a shell"},
 	"parallel": {opaqueAlways: "builds command lines from its input"},
@@ -98,9 +99,9 @@ var wrappers = map[string]wrapperSpec{
 }
 
 // unwrap finds the program a wrapper runs and appends it as a segment.
-func (a *analyzer) unwrap(s *segment, spec wrapperSpec, depth int) {
-	args := s.words[1:]
-	cwd := s.cwds
+func (a *analyzer) unwrap(s *Segment, spec wrapperSpec, depth int) {
+	args := s.Words[1:]
+	cwd := s.Cwds
 	var assigns []word
 	var envNames []string
 	replace := "" // xargs -I R: the words holding R get what xargs reads
@@ -109,7 +110,7 @@ func (a *analyzer) unwrap(s *segment, spec wrapperSpec, depth int) {
 	late := ""
 	i := 0
 	positional := spec.positional
-	opaque := func(why string) { s.opaque = base(s.verb()) + ": " + why }
+	opaque := func(why string) { s.Opaque = Base(s.Verb()) + ": " + why }
 	if spec.opaqueAlways != "" {
 		opaque(spec.opaqueAlways)
 		return
@@ -117,16 +118,16 @@ func (a *analyzer) unwrap(s *segment, spec wrapperSpec, depth int) {
 options:
 	for i < len(args) {
 		t := args[i]
-		if !t.static {
-			opaque("an option or the program is an expansion: " + t.text)
+		if !t.Static {
+			opaque("an option or the program is an expansion: " + t.Text)
 			return
 		}
 		switch {
-		case t.text == "--":
+		case t.Text == "--":
 			i++
 			break options
-		case strings.HasPrefix(t.text, "--"):
-			name, value, hasValue := strings.Cut(t.text, "=")
+		case strings.HasPrefix(t.Text, "--"):
+			name, value, hasValue := strings.Cut(t.Text, "=")
 			switch {
 			case spec.longFlag[name] || (name == "--preserve-env" && hasValue):
 				if name == "--ignore-environment" {
@@ -141,9 +142,9 @@ options:
 						return
 					}
 					i++
-					value = args[i].text
-					if !args[i].static {
-						opaque("the value of " + name + " is an expansion: " + args[i].text)
+					value = args[i].Text
+					if !args[i].Static {
+						opaque("the value of " + name + " is an expansion: " + args[i].Text)
 						return
 					}
 				}
@@ -168,12 +169,12 @@ options:
 				return
 			}
 			i++
-		case len(t.text) > 1 && t.text[0] == '-':
-			if spec.numeric && isDigits(t.text[1:]) {
+		case len(t.Text) > 1 && t.Text[0] == '-':
+			if spec.numeric && isDigits(t.Text[1:]) {
 				i++
 				continue
 			}
-			flags := t.text[1:]
+			flags := t.Text[1:]
 			for k := 0; k < len(flags); k++ {
 				c := flags[k]
 				switch {
@@ -189,8 +190,8 @@ options:
 					opaque("-" + string(c) + " runs a shell or splits a string into a command line")
 					return
 				case strings.IndexByte(spec.shortArg, c) >= 0:
-					value := word{text: flags[k+1:], static: true}
-					if value.text == "" {
+					value := word{Text: flags[k+1:], Static: true}
+					if value.Text == "" {
 						if i+1 >= len(args) {
 							opaque("-" + string(c) + " needs a value")
 							return
@@ -202,13 +203,13 @@ options:
 						cwd = cwd.cdWord(value)
 					}
 					if spec.stdinArgs && c == 'I' {
-						replace = value.text
+						replace = value.Text
 					}
 					if spec.unset != 0 && c == spec.unset {
-						if why := envUnset(value.text); why != "" {
+						if why := envUnset(value.Text); why != "" {
 							late = why
 						}
-						envNames = append(envNames, value.text)
+						envNames = append(envNames, value.Text)
 					}
 					k = len(flags)
 				case strings.IndexByte(spec.shortFlag, c) >= 0:
@@ -218,9 +219,9 @@ options:
 				}
 			}
 			i++
-		case spec.assigns && isAssignment(t.text):
-			assigns = append(assigns, word{text: t.text[strings.IndexByte(t.text, '=')+1:], static: true})
-			envNames = append(envNames, t.text[:strings.IndexByte(t.text, '=')])
+		case spec.assigns && isAssignment(t.Text):
+			assigns = append(assigns, word{Text: t.Text[strings.IndexByte(t.Text, '=')+1:], Static: true})
+			envNames = append(envNames, t.Text[:strings.IndexByte(t.Text, '=')])
 			i++
 		case positional > 0:
 			positional--
@@ -229,17 +230,17 @@ options:
 			break options
 		}
 	}
-	for spec.assigns && i < len(args) && args[i].static && isAssignment(args[i].text) {
-		assigns = append(assigns, word{text: args[i].text[strings.IndexByte(args[i].text, '=')+1:], static: true})
-		envNames = append(envNames, args[i].text[:strings.IndexByte(args[i].text, '=')])
+	for spec.assigns && i < len(args) && args[i].Static && isAssignment(args[i].Text) {
+		assigns = append(assigns, word{Text: args[i].Text[strings.IndexByte(args[i].Text, '=')+1:], Static: true})
+		envNames = append(envNames, args[i].Text[:strings.IndexByte(args[i].Text, '=')])
 		i++
 	}
 	for _, name := range envNames {
 		switch {
 		case late != "":
-		case gitSafetyEnv(name):
+		case GitSafetyEnv(name):
 			late = name + " changes which repository or configuration git uses"
-		case programChoosing(name):
+		case ProgramChoosing(name):
 			late = name + " chooses the program or runs code in it"
 		}
 	}
@@ -251,24 +252,24 @@ options:
 	}
 	before := len(a.segs)
 	words := args[i:]
-	shell := isShell(base(words[0].text))
+	shell := IsShell(Base(words[0].Text))
 	if replace != "" && !shell {
 		words = append([]word(nil), words...)
 		for k := range words {
-			if strings.Contains(words[k].text, replace) {
-				words[k].static, words[k].substituted, words[k].dynStart = false, true, true
+			if strings.Contains(words[k].Text, replace) {
+				words[k].Static, words[k].substituted, words[k].dynStart = false, true, true
 			}
 		}
 	}
 	c := a.child(s, i+1, words, assigns, cwd, depth)
 	c.stdinArgs = spec.stdinArgs
-	if replace != "" && shell && c.opaque == "" {
+	if replace != "" && shell && c.Opaque == "" {
 		for _, w := range words[1:] {
-			if strings.Contains(w.text, replace) {
+			if strings.Contains(w.Text, replace) {
 				// The script is read as written, so that a deny in it
 				// holds; what xargs puts in its place is code the line
 				// does not show.
-				c.opaque = "xargs puts what it reads into the shell's script: " + w.text
+				c.Opaque = "xargs puts what it reads into the shell's script: " + w.Text
 			}
 		}
 	}
@@ -278,8 +279,8 @@ options:
 			continue
 		}
 		for _, c := range a.segs[before:] {
-			if c.progEnv == "" {
-				c.progEnv = name
+			if c.ProgEnv == "" {
+				c.ProgEnv = name
 			}
 		}
 	}
@@ -289,7 +290,7 @@ options:
 // the segment opaque: brabo sets GIT_CONFIG_* for git's safety, and
 // removing them (env -u, unset) brings back what they turned off.
 func envUnset(name string) string {
-	if gitSafetyEnv(name) {
+	if GitSafetyEnv(name) {
 		return "unsets " + name + ", which brabo sets for git's safety"
 	}
 	return ""
@@ -310,13 +311,13 @@ func harmlessEnv(name string) bool {
 	return strings.HasPrefix(name, "LC_") || strings.HasPrefix(name, "CLICOLOR")
 }
 
-// gitSafetyEnv reports whether a variable tells git which repository or
+// GitSafetyEnv reports whether a variable tells git which repository or
 // configuration to use, or which program to run for it. brabo injects
 // safe.bareRepository=explicit and core.fsmonitor=false through
 // GIT_CONFIG_COUNT into every process it starts; a line that sets or
 // removes these variables is opaque, since git would then read what the
 // line chose. The author and committer identities are the exception.
-func gitSafetyEnv(name string) bool {
+func GitSafetyEnv(name string) bool {
 	if !strings.HasPrefix(name, "GIT_") {
 		return false
 	}
@@ -353,4 +354,19 @@ func isAssignment(s string) bool {
 		}
 	}
 	return true
+}
+
+// ProgramChoosing reports whether a variable set for a program chooses
+// which program runs or loads code into it (PATH=. git, BASH_ENV=x.sh
+// bash, PS4='$(…)' with set -x, LD_PRELOAD, NODE_OPTIONS=--require): the
+// line does not show what runs, so the segment is opaque.
+func ProgramChoosing(name string) bool {
+	switch name {
+	case "PATH", "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS1", "PS2", "PS3", "PS4", "PROMPT_COMMAND",
+		"IFS", "CDPATH", "GLOBIGNORE", "BASH_XTRACEFD", "NODE_OPTIONS", "PERL5OPT", "PERL5LIB", "RUBYOPT",
+		"RUBYLIB", "PYTHONSTARTUP", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "PAGER", "MANPAGER", "EDITOR",
+		"VISUAL", "LESSOPEN", "LESSCLOSE", "BROWSER":
+		return true
+	}
+	return strings.HasPrefix(name, "LD_") || strings.HasPrefix(name, "DYLD_") || strings.HasPrefix(name, "BASH_FUNC_")
 }

@@ -1,4 +1,4 @@
-package policy
+package shell_test
 
 // What the strace log of one line says bash did (bashdiff_harness_test.go
 // runs the line): every execve attempt, and every path a shell process

@@ -1,4 +1,4 @@
-package policy
+package shell
 
 // The files a program writes without naming them (DESIGN §9, "Protected
 // paths"), moved from args.go.
@@ -16,12 +16,12 @@ func impliedWrites(prog string, tokens []string, args []argument) []pathWord {
 	w := func(ps ...string) []pathWord {
 		out := make([]pathWord, len(ps))
 		for i, p := range ps {
-			out[i] = pathWord{text: p, kind: argWrite}
+			out[i] = pathWord{Text: p, Kind: ArgWrite}
 		}
 		return out
 	}
 	if inner := packageRunnerProgram(prog, tokens); inner != nil {
-		prog, tokens = base(inner[0]), inner
+		prog, tokens = Base(inner[0]), inner
 	}
 	var out []pathWord
 	switch prog {
@@ -46,8 +46,8 @@ func impliedWrites(prog string, tokens []string, args []argument) []pathWord {
 			if t == "-s" || t == "-l" || t == "-P" || t == "--link" || t == "--symbolic-link" || t == "--no-dereference" ||
 				strings.HasPrefix(t, "-") && !strings.HasPrefix(t, "--") && strings.ContainsAny(t, "slPd") {
 				for _, a := range args {
-					if !a.option && (a.w.static || globOnly(a.w)) && a.kind == argPath {
-						out = append(out, pathWord{text: a.w.text, kind: argWrite})
+					if !a.option && (a.w.Static || globOnly(a.w)) && a.kind == argPath {
+						out = append(out, pathWord{Text: a.w.Text, Kind: ArgWrite})
 					}
 				}
 				return out
@@ -56,7 +56,7 @@ func impliedWrites(prog string, tokens []string, args []argument) []pathWord {
 	case "dd":
 		for _, t := range tokens[1:] {
 			if v, ok := strings.CutPrefix(t, "of="); ok {
-				out = append(out, pathWord{text: v, kind: argWrite})
+				out = append(out, pathWord{Text: v, Kind: ArgWrite})
 			}
 		}
 		return out
@@ -75,12 +75,12 @@ func intoDirectory(args []argument) []pathWord {
 	var sources []string
 	for _, a := range args {
 		switch {
-		case a.option && a.kind == argWrite && a.value != "":
+		case a.option && a.kind == ArgWrite && a.value != "":
 			dest = a.value // -t DIR glued, --target-directory=DIR
-		case !a.option && a.kind == argWrite && !a.optionPlace:
-			dest = a.w.text // the value of -t DIR
-		case !a.option && a.w.static:
-			sources = append(sources, a.w.text)
+		case !a.option && a.kind == ArgWrite && !a.optionPlace:
+			dest = a.w.Text // the value of -t DIR
+		case !a.option && a.w.Static:
+			sources = append(sources, a.w.Text)
 		}
 	}
 	if dest == "" && len(sources) > 1 {
@@ -91,7 +91,7 @@ func intoDirectory(args []argument) []pathWord {
 	}
 	out := make([]pathWord, 0, len(sources))
 	for _, src := range sources {
-		out = append(out, pathWord{text: path.Join(dest, path.Base(src)), kind: argWrite})
+		out = append(out, pathWord{Text: path.Join(dest, path.Base(src)), Kind: ArgWrite})
 	}
 	return out
 }
@@ -115,15 +115,15 @@ func gitImpliedWrites(args []argument) []pathWord {
 	var opts []string
 	for _, a := range rest {
 		if a.option {
-			opts = append(opts, a.w.text)
+			opts = append(opts, a.w.Text)
 		} else {
-			ops = append(ops, a.w.text)
+			ops = append(ops, a.w.Text)
 		}
 	}
 	has := func(names ...string) bool {
 		for _, o := range opts {
 			name, _, _ := strings.Cut(o, "=")
-			if containsString(names, name) {
+			if ContainsString(names, name) {
 				return true
 			}
 		}
@@ -132,14 +132,14 @@ func gitImpliedWrites(args []argument) []pathWord {
 	write := func(ps ...string) []pathWord {
 		out := make([]pathWord, len(ps))
 		for i, p := range ps {
-			out[i] = pathWord{text: p, kind: argWrite}
+			out[i] = pathWord{Text: p, Kind: ArgWrite}
 		}
 		return out
 	}
-	switch args[sub].w.text {
+	switch args[sub].w.Text {
 	case "config":
 		sets := len(ops) >= 2 || has("--unset", "--unset-all", "--add", "--replace-all", "--rename-section",
-			"--remove-section", "-e", "--edit") || len(ops) > 0 && containsString([]string{"set", "unset",
+			"--remove-section", "-e", "--edit") || len(ops) > 0 && ContainsString([]string{"set", "unset",
 			"rename-section", "remove-section", "edit"}, ops[0])
 		if len(ops) > 0 && (ops[0] == "get" || ops[0] == "list") || has("--get", "--get-all", "--get-regexp",
 			"--get-urlmatch", "--list", "-l", "--show-origin", "--show-scope", "--get-color", "--get-colorbool") {
@@ -158,7 +158,7 @@ func gitImpliedWrites(args []argument) []pathWord {
 		}
 		return write(".git/config")
 	case "remote":
-		if len(ops) > 0 && containsString([]string{"add", "set-url", "rename", "remove", "rm", "set-head",
+		if len(ops) > 0 && ContainsString([]string{"add", "set-url", "rename", "remove", "rm", "set-head",
 			"set-branches", "prune", "update"}, ops[0]) {
 			return write(".git/config")
 		}

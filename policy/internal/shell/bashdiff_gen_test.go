@@ -1,4 +1,4 @@
-package policy
+package shell_test
 
 // The grammar-based generator of the differential test: command lines,
 // each tagged with the class of construct it exercises, deterministic from

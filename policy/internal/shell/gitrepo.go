@@ -1,4 +1,4 @@
-package policy
+package shell
 
 import "strings"
 
@@ -10,10 +10,10 @@ import "strings"
 // path.
 
 // gitRepoSubs are the subcommands whose operands may name a repository.
-var gitRepoSubs = set("fetch", "pull", "push", "ls-remote", "clone", "remote", "submodule", "archive", "bundle", "request-pull")
+var gitRepoSubs = Set("fetch", "pull", "push", "ls-remote", "clone", "remote", "submodule", "archive", "bundle", "request-pull")
 
 // gitRepoOptions take a repository or a git folder as their value.
-var gitRepoOptions = set("--reference", "--reference-if-able", "--separate-git-dir", "--remote", "--git-dir",
+var gitRepoOptions = Set("--reference", "--reference-if-able", "--separate-git-dir", "--remote", "--git-dir",
 	"--work-tree", "--shared-repository-from")
 
 // gitRepoPaths returns the local paths a git segment's repository
@@ -24,22 +24,22 @@ func gitRepoPaths(args []argument) []pathWord {
 	for i := range args {
 		a := &args[i]
 		if a.subcommand {
-			sub = a.w.text
+			sub = a.w.Text
 			continue
 		}
-		if !a.w.static {
+		if !a.w.Static {
 			continue
 		}
-		t := a.w.text
+		t := a.w.Text
 		if a.option {
 			name, v, glued := strings.Cut(t, "=")
 			if glued && gitRepoOptions[name] {
 				if p, ok := localRepo(v); ok {
-					out = append(out, pathWord{text: p, kind: argPath})
+					out = append(out, pathWord{Text: p, Kind: argPath})
 				}
-			} else if gitRepoOptions[name] && i+1 < len(args) && args[i+1].w.static {
-				if p, ok := localRepo(args[i+1].w.text); ok {
-					out = append(out, pathWord{text: p, kind: argPath})
+			} else if gitRepoOptions[name] && i+1 < len(args) && args[i+1].w.Static {
+				if p, ok := localRepo(args[i+1].w.Text); ok {
+					out = append(out, pathWord{Text: p, Kind: argPath})
 				}
 			}
 			continue
@@ -48,7 +48,7 @@ func gitRepoPaths(args []argument) []pathWord {
 			continue
 		}
 		if p, ok := localRepo(t); ok {
-			out = append(out, pathWord{text: p, kind: argPath})
+			out = append(out, pathWord{Text: p, Kind: argPath})
 		}
 	}
 	return out

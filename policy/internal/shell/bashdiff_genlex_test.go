@@ -1,4 +1,4 @@
-package policy
+package shell_test
 
 // The generator's lexical classes: quotes, $'…' escapes, backslash-newline
 // continuations and carriage returns (bashdiff_gen_test.go has the rest of

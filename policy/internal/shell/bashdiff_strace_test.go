@@ -1,4 +1,4 @@
-package policy
+package shell_test
 
 // The strace log reader of the differential test (bashdiff_harness_test.go).
 //

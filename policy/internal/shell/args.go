@@ -1,21 +1,21 @@
-package policy
+package shell
 
 import "strings"
 
 // pathWord is a text the path scope checks, and what the program does
 // with it.
 type pathWord struct {
-	text string
-	kind argKind
+	Text string
+	Kind ArgKind
 	// implied is a file the program writes without the line naming it
 	// (git's config, the file a copy into a folder makes): the protected
 	// rule reads it; the scope checks what the line names.
-	implied bool
+	Implied bool
 	// program is the program itself, named by its path.
-	program bool
+	Program bool
 	// below is a folder only some files of which are written (find
 	// -name '*.o' -delete): the folder itself is not replaced.
-	below bool
+	Below bool
 }
 
 // checkArgs reads a segment's words with the operand table and decides,
@@ -26,22 +26,22 @@ type pathWord struct {
 // and is a path the line computes otherwise, unless its form (a NUL, a
 // brace expansion, an operator) makes the segment opaque; a path written
 // must be certain; a printed string may be anything.
-func (a *analyzer) checkArgs(s *segment) {
-	s.paths = make([]pathWord, 0, len(s.redirs)+len(s.assigns)+len(s.words)+1)
+func (a *analyzer) checkArgs(s *Segment) {
+	s.Paths = make([]pathWord, 0, len(s.redirs)+len(s.Assigns)+len(s.Words)+1)
 	for _, r := range s.redirs {
 		a.checkPath(s, r.w, r.kind, "")
 	}
-	for _, v := range s.assigns {
-		if v.static {
-			s.paths = append(s.paths, pathWord{text: v.text, kind: argUnknown})
+	for _, v := range s.Assigns {
+		if v.Static {
+			s.Paths = append(s.Paths, pathWord{Text: v.Text, Kind: ArgUnknown})
 		}
 	}
-	if s.opaque != "" || s.bare || len(s.words) == 0 {
+	if s.Opaque != "" || s.Bare || len(s.Words) == 0 {
 		return
 	}
 	// A program named by its path is a path too (/usr/bin/x, ../tool).
-	s.paths = append(s.paths, pathWord{text: s.verbAsWritten(), kind: argPath, program: true})
-	prog := base(s.verb())
+	s.Paths = append(s.Paths, pathWord{Text: s.VerbAsWritten(), Kind: argPath, Program: true})
+	prog := Base(s.Verb())
 	switch prog {
 	case "declare", "typeset", "local", "export", "readonly":
 		// Assignments, not arguments: what they set is lineState's
@@ -51,34 +51,34 @@ func (a *analyzer) checkArgs(s *segment) {
 		// Where a cd leads is the cwd tracking's business: a target the
 		// line does not spell out leaves the line somewhere unknown,
 		// which the scope reports.
-		for _, w := range s.words[1:] {
-			if w.static {
-				s.paths = append(s.paths, pathWord{text: w.text, kind: argDir})
+		for _, w := range s.Words[1:] {
+			if w.Static {
+				s.Paths = append(s.Paths, pathWord{Text: w.Text, Kind: argDir})
 			}
 		}
 		return
 	}
-	if s.wraps {
+	if s.Wraps {
 		// The wrapper's own words (its options, timeout's duration) were
 		// read by unwrap, which refuses any it does not know; the wrapped
 		// program is a segment of its own.
-		for _, w := range s.words[1:min(s.childAt, len(s.words))] {
-			if w.static {
-				s.paths = append(s.paths, pathWord{text: w.text, kind: argUnknown})
+		for _, w := range s.Words[1:min(s.childAt, len(s.Words))] {
+			if w.Static {
+				s.Paths = append(s.Paths, pathWord{Text: w.Text, Kind: ArgUnknown})
 			}
 		}
 		return
 	}
-	s.runOpts = runOptionHits(s.words, s.tokens())
+	s.RunOpts = runOptionHits(s.Words, s.Tokens())
 	if prog == "find" {
 		a.findArgs(s)
 		return
 	}
-	args, spec := readArgs(prog, s.words[1:])
+	args, spec := readArgs(prog, s.Words[1:])
 	if prog == "sed" && sedInPlace(args) {
 		for i := range args {
 			if !args[i].option && args[i].kind == argPath {
-				args[i].kind = argWrite
+				args[i].kind = ArgWrite
 			}
 		}
 	}
@@ -86,73 +86,73 @@ func (a *analyzer) checkArgs(s *segment) {
 	for i := range args {
 		ar := &args[i]
 		w := ar.w
-		if s.opaque != "" {
+		if s.Opaque != "" {
 			return
 		}
-		if ar.subcommand && !w.static {
-			s.opaque = "the subcommand is an expansion: " + w.text
+		if ar.subcommand && !w.Static {
+			s.Opaque = "the subcommand is an expansion: " + w.Text
 			return
 		}
 		if items := s.loopRef(w); items != nil && !ar.option {
 			// The loop variable: each item, none of which is an option.
 			for k := range items {
-				a.checkWord(s, &items[k], items[k].text, ar.kind)
+				a.checkWord(s, &items[k], items[k].Text, ar.kind)
 			}
 			continue
 		}
-		text := w.text
+		text := w.Text
 		if ar.option {
 			if ar.value == "" {
-				if !w.static && !safe {
-					s.opaque = "an option the line computes: " + w.text
+				if !w.Static && !safe {
+					s.Opaque = "an option the line computes: " + w.Text
 				}
 				continue
 			}
 			if prefix := strings.TrimSuffix(text, ar.value); strings.ContainsAny(prefix, "$`*?[{~") && !safe {
-				s.opaque = "an option the line computes: " + w.text
+				s.Opaque = "an option the line computes: " + w.Text
 				return
 			}
 			text = ar.value
-		} else if !w.static && ar.optionPlace && w.mayBeOption() && !safe {
-			s.opaque = "an expansion where an option may stand: " + w.text
+		} else if !w.Static && ar.optionPlace && w.mayBeOption() && !safe {
+			s.Opaque = "an expansion where an option may stand: " + w.Text
 			return
 		}
-		if ar.option && w.static || !ar.option {
+		if ar.option && w.Static || !ar.option {
 			a.checkWord(s, w, text, ar.kind)
 		} else {
 			a.checkValue(s, w, text, ar.kind)
 		}
 	}
-	if s.opaque == "" {
+	if s.Opaque == "" {
 		a.checkCode(s, prog, args)
 	}
 	if prog == "git" {
-		s.paths = append(s.paths, gitRepoPaths(args)...)
+		s.Paths = append(s.Paths, gitRepoPaths(args)...)
 	}
-	for _, pw := range impliedWrites(prog, s.tokens(), args) {
-		pw.implied = true
-		s.paths = append(s.paths, pw)
+	for _, pw := range impliedWrites(prog, s.Tokens(), args) {
+		pw.Implied = true
+		s.Paths = append(s.Paths, pw)
 	}
-	if s.stdinArgs && s.opaque == "" {
+	if s.stdinArgs && s.Opaque == "" {
 		if !safe {
-			s.opaque = "xargs adds words it reads to a program whose options may write or run code"
-		} else if s.computed == "" {
-			s.computed = "xargs adds the words it reads"
+			s.Opaque = "xargs adds words it reads to a program whose options may write or run code"
+		} else if s.Computed == "" {
+			s.Computed = "xargs adds the words it reads"
 		}
 	}
 }
 
 // checkWord checks one operand (or an option word with a static value).
-func (a *analyzer) checkWord(s *segment, w *word, text string, kind argKind) {
+func (a *analyzer) checkWord(s *Segment, w *word, text string, kind ArgKind) {
 	if kind == argData {
 		if globOnly(w) {
 			// A printed glob is data, but bash lists the folder it names.
-			s.paths = append(s.paths, pathWord{text: text, kind: argPath})
+			s.Paths = append(s.Paths, pathWord{Text: text, Kind: argPath})
 		}
 		return
 	}
-	if w.static {
-		s.paths = append(s.paths, pathWord{text: text, kind: kind})
+	if w.Static {
+		s.Paths = append(s.Paths, pathWord{Text: text, Kind: kind})
 		return
 	}
 	a.checkPath(s, *w, kind, text)
@@ -160,52 +160,52 @@ func (a *analyzer) checkWord(s *segment, w *word, text string, kind argKind) {
 
 // checkValue checks the value glued to an option whose name is static but
 // whose value is not (--output=$x).
-func (a *analyzer) checkValue(s *segment, w *word, value string, kind argKind) {
+func (a *analyzer) checkValue(s *Segment, w *word, value string, kind ArgKind) {
 	if kind == argData {
 		return
 	}
 	v := *w
-	v.text = value
+	v.Text = value
 	a.checkPath(s, v, kind, value)
 }
 
 // checkPath checks a word that stands for a path of the given kind.
-func (a *analyzer) checkPath(s *segment, w word, kind argKind, text string) {
+func (a *analyzer) checkPath(s *Segment, w word, kind ArgKind, text string) {
 	if text == "" {
-		text = w.text
+		text = w.Text
 	}
 	switch {
 	case kind == argData || w.onlyProcSubst:
 		return
-	case w.static:
-		s.paths = append(s.paths, pathWord{text: text, kind: kind})
+	case w.Static:
+		s.Paths = append(s.Paths, pathWord{Text: text, Kind: kind})
 		return
 	}
 	if why := w.opaqueForm(); why != "" {
-		s.opaque = why
+		s.Opaque = why
 		return
 	}
 	known := pathKnown(&w)
 	switch kind {
-	case argWrite, argDir, argUnknown:
+	case ArgWrite, argDir, ArgUnknown:
 		switch {
 		case known:
-			s.paths = append(s.paths, pathWord{text: text, kind: kind})
-		case kind == argWrite && w.glob:
-			s.opaque = "a glob where a file is written: " + text
-		case kind == argWrite:
-			s.opaque = "a path written that the line computes: " + text
+			s.Paths = append(s.Paths, pathWord{Text: text, Kind: kind})
+		case kind == ArgWrite && w.glob:
+			s.Opaque = "a glob where a file is written: " + text
+		case kind == ArgWrite:
+			s.Opaque = "a path written that the line computes: " + text
 		case kind == argDir:
-			s.opaque = "a directory the line computes: " + text
+			s.Opaque = "a directory the line computes: " + text
 		default:
-			s.opaque = "an argument the line computes: " + text
+			s.Opaque = "an argument the line computes: " + text
 		}
 	default: // a path read
 		switch {
 		case known || globOnly(&w):
-			s.paths = append(s.paths, pathWord{text: text, kind: kind})
-		case s.computed == "":
-			s.computed = text
+			s.Paths = append(s.Paths, pathWord{Text: text, Kind: kind})
+		case s.Computed == "":
+			s.Computed = text
 		}
 	}
 }
@@ -217,7 +217,7 @@ func pathKnown(w *word) bool {
 	if w.glob || w.brace || w.paramOp || w.nul || w.arith || w.undecodable {
 		return false
 	}
-	t := w.text
+	t := w.Text
 	switch {
 	case w.tilde:
 		return len(w.params) == 0 && !w.substituted
@@ -262,7 +262,7 @@ func pwdOnly(t string) bool {
 // sedInPlace reports whether sed is told to edit its files in place.
 func sedInPlace(args []argument) bool {
 	for _, a := range args {
-		t := a.w.text
+		t := a.w.Text
 		if t == "--in-place" || strings.HasPrefix(t, "--in-place=") ||
 			strings.HasPrefix(t, "-") && !strings.HasPrefix(t, "--") && strings.ContainsRune(t, 'i') && !strings.ContainsAny(t[1:strings.IndexByte(t, 'i')], "ef") {
 			return true
@@ -275,30 +275,30 @@ func sedInPlace(args []argument) bool {
 // know what it does: a sed script with a command that runs a program or
 // writes a file (e, w, W, s///e, s///w), an awk program that runs or
 // writes.
-func (a *analyzer) checkCode(s *segment, prog string, args []argument) {
+func (a *analyzer) checkCode(s *Segment, prog string, args []argument) {
 	switch prog {
 	case "sed":
 		for _, ar := range args {
 			if ar.kind != argData || ar.option && ar.value == "" {
 				continue // a file, or a flag (-n, -E, the -e whose script is the next word)
 			}
-			script := ar.w.text
+			script := ar.w.Text
 			if ar.option {
 				script = ar.value
 			}
-			if !ar.w.static {
-				s.opaque = "a sed script the line computes: " + ar.w.text
+			if !ar.w.Static {
+				s.Opaque = "a sed script the line computes: " + ar.w.Text
 				return
 			}
 			if why := sedScriptRisk(script); why != "" {
-				s.opaque = why
+				s.Opaque = why
 				return
 			}
 		}
 	case "awk", "gawk", "mawk", "nawk":
-		for _, w := range s.words[1:] {
-			if !strings.HasPrefix(w.text, "-") && awkRisk(w.text) {
-				s.opaque = "an awk program that runs commands or writes files"
+		for _, w := range s.Words[1:] {
+			if !strings.HasPrefix(w.Text, "-") && awkRisk(w.Text) {
+				s.Opaque = "an awk program that runs commands or writes files"
 				return
 			}
 		}
@@ -369,19 +369,19 @@ func awkRisk(prog string) bool {
 // and the expression's primaries with what their values are. -exec's
 // program is a segment of its own; -delete writes every file found under
 // the start paths; -fprint writes its file.
-func (a *analyzer) findArgs(s *segment) {
-	words := s.words[1:]
+func (a *analyzer) findArgs(s *Segment) {
+	words := s.Words[1:]
 	var starts []*word
 	i := 0
 	for ; i < len(words); i++ {
-		t := words[i].text
+		t := words[i].Text
 		if strings.HasPrefix(t, "-") || t == "(" || t == "!" || t == ")" || t == "," {
-			if words[i].static || !words[i].mayBeOption() {
+			if words[i].Static || !words[i].mayBeOption() {
 				break
 			}
 		}
-		if !words[i].static && words[i].mayBeOption() {
-			s.opaque = "an expansion where find's expression may begin: " + t
+		if !words[i].Static && words[i].mayBeOption() {
+			s.Opaque = "an expansion where find's expression may begin: " + t
 			return
 		}
 		starts = append(starts, &words[i])
@@ -392,10 +392,10 @@ func (a *analyzer) findArgs(s *segment) {
 	// leaves the start folders' protected files where they are.
 	names, widened := 0, false
 	for j := i; j < len(words); j++ {
-		switch words[j].text {
+		switch words[j].Text {
 		case "-name", "-iname":
 			names++
-			if j+1 >= len(words) || !words[j+1].static || namesProtected(words[j+1].text) {
+			if j+1 >= len(words) || !words[j+1].Static || a.namesProtected(words[j+1].Text) {
 				widened = true
 			}
 		case "-o", "-or", ",", "!", "-not", "(", ")":
@@ -405,13 +405,13 @@ func (a *analyzer) findArgs(s *segment) {
 	narrow := names == 1 && !widened
 	for ; i < len(words); i++ {
 		w := &words[i]
-		if !w.static && w.mayBeOption() {
-			s.opaque = "an expansion in find's expression: " + w.text
+		if !w.Static && w.mayBeOption() {
+			s.Opaque = "an expansion in find's expression: " + w.Text
 			return
 		}
-		switch w.text {
+		switch w.Text {
 		case "-exec", "-execdir", "-ok", "-okdir":
-			for i+1 < len(words) && words[i+1].text != ";" && words[i+1].text != "+" {
+			for i+1 < len(words) && words[i+1].Text != ";" && words[i+1].Text != "+" {
 				i++
 			}
 			i++
@@ -420,12 +420,12 @@ func (a *analyzer) findArgs(s *segment) {
 		case "-fprint", "-fprint0", "-fls":
 			if i+1 < len(words) {
 				i++
-				a.checkPath(s, words[i], argWrite, "")
+				a.checkPath(s, words[i], ArgWrite, "")
 			}
 		case "-fprintf":
 			if i+1 < len(words) {
 				i++
-				a.checkPath(s, words[i], argWrite, "")
+				a.checkPath(s, words[i], ArgWrite, "")
 				i++ // the format
 			}
 		case "-newer", "-anewer", "-cnewer", "-samefile", "-files0-from":
@@ -442,18 +442,18 @@ func (a *analyzer) findArgs(s *segment) {
 	}
 	kind := argPath
 	if deletes {
-		kind = argWrite
+		kind = ArgWrite
 	}
 	if len(starts) == 0 && deletes {
-		s.paths = append(s.paths, pathWord{text: ".", kind: argWrite})
+		s.Paths = append(s.Paths, pathWord{Text: ".", Kind: ArgWrite})
 	}
-	at := len(s.paths)
+	at := len(s.Paths)
 	for _, w := range starts {
 		a.checkPath(s, *w, kind, "")
 	}
 	if deletes && narrow {
-		for k := at; k < len(s.paths); k++ {
-			s.paths[k].below = true
+		for k := at; k < len(s.Paths); k++ {
+			s.Paths[k].Below = true
 		}
 	}
 }

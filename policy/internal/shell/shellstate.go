@@ -1,4 +1,4 @@
-package policy
+package shell
 
 import (
 	"strings"
@@ -26,13 +26,13 @@ func builtinOpaque(name string, args []word) string {
 		}
 	case "hash":
 		for _, a := range args {
-			if !a.static || strings.HasPrefix(a.text, "-") && strings.ContainsAny(a.text, "pd") {
+			if !a.Static || strings.HasPrefix(a.Text, "-") && strings.ContainsAny(a.Text, "pd") {
 				return "hash -p re-maps what a name runs"
 			}
 		}
 	case "mapfile", "readarray":
 		for _, a := range args {
-			if !a.static || strings.HasPrefix(a.text, "-") && !strings.HasPrefix(a.text, "--") && strings.ContainsRune(a.text, 'C') {
+			if !a.Static || strings.HasPrefix(a.Text, "-") && !strings.HasPrefix(a.Text, "--") && strings.ContainsRune(a.Text, 'C') {
 				return name + " -C runs a callback the line names as a string"
 			}
 		}
@@ -42,14 +42,14 @@ func builtinOpaque(name string, args []word) string {
 		return shoptOpaque(args)
 	case "unset":
 		for _, a := range args {
-			if !a.static {
-				return "unset of a name the line computes: " + a.text
+			if !a.Static {
+				return "unset of a name the line computes: " + a.Text
 			}
-			if why := envUnset(a.text); why != "" {
+			if why := envUnset(a.Text); why != "" {
 				return why
 			}
-			if shellSensitive(a.text) {
-				return "unsets " + a.text + ", which changes what bash or git runs"
+			if ShellSensitive(a.Text) {
+				return "unsets " + a.Text + ", which changes what bash or git runs"
 			}
 		}
 	}
@@ -58,15 +58,15 @@ func builtinOpaque(name string, args []word) string {
 
 // setOptions are the shell options a line may turn on or off: they change
 // how errors and tracing behave, not what runs.
-var setOptions = set("errexit", "nounset", "xtrace", "verbose", "noglob", "noclobber", "pipefail")
+var setOptions = Set("errexit", "nounset", "xtrace", "verbose", "noglob", "noclobber", "pipefail")
 
 func setOpaque(args []word) string {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		if !a.static {
-			return "set with an option the line computes: " + a.text
+		if !a.Static {
+			return "set with an option the line computes: " + a.Text
 		}
-		t := a.text
+		t := a.Text
 		switch {
 		case t == "--" || t == "-" || t == "+":
 			return "" // the rest are the positional parameters
@@ -75,8 +75,8 @@ func setOpaque(args []word) string {
 				return "" // set -o alone prints the options
 			}
 			i++
-			if !args[i].static || !setOptions[args[i].text] {
-				return "set -o " + args[i].text + " changes how bash reads or runs the rest of the line"
+			if !args[i].Static || !setOptions[args[i].Text] {
+				return "set -o " + args[i].Text + " changes how bash reads or runs the rest of the line"
 			}
 		case len(t) > 1 && (t[0] == '-' || t[0] == '+'):
 			for _, c := range t[1:] {
@@ -84,8 +84,8 @@ func setOpaque(args []word) string {
 				case c == 'o': // set -euo pipefail: the next word names an option
 					if i+1 < len(args) {
 						i++
-						if !args[i].static || !setOptions[args[i].text] {
-							return "set -o " + args[i].text + " changes how bash reads or runs the rest of the line"
+						if !args[i].Static || !setOptions[args[i].Text] {
+							return "set -o " + args[i].Text + " changes how bash reads or runs the rest of the line"
 						}
 					}
 				case !strings.ContainsRune("euxvfC", c):
@@ -101,33 +101,33 @@ func setOpaque(args []word) string {
 
 // shoptOptions are the bash options a line may change: globbing that stays
 // inside the folder it starts in, and error handling.
-var shoptOptions = set("nullglob", "failglob", "globstar", "dotglob", "extglob", "nocasematch",
+var shoptOptions = Set("nullglob", "failglob", "globstar", "dotglob", "extglob", "nocasematch",
 	"lastpipe", "inherit_errexit", "globasciiranges", "checkwinsize", "extquote")
 
 func shoptOpaque(args []word) string {
 	change := false
 	for _, a := range args {
-		if !a.static {
-			return "shopt with an option the line computes: " + a.text
+		if !a.Static {
+			return "shopt with an option the line computes: " + a.Text
 		}
-		if strings.HasPrefix(a.text, "-") {
-			change = change || strings.ContainsAny(a.text, "su")
+		if strings.HasPrefix(a.Text, "-") {
+			change = change || strings.ContainsAny(a.Text, "su")
 			continue
 		}
-		if change && !shoptOptions[a.text] && !setOptions[a.text] {
-			return "shopt " + a.text + " changes how bash reads or runs the rest of the line"
+		if change && !shoptOptions[a.Text] && !setOptions[a.Text] {
+			return "shopt " + a.Text + " changes how bash reads or runs the rest of the line"
 		}
 	}
 	return ""
 }
 
-// shellSensitive reports whether assigning a variable on the line (not as
+// ShellSensitive reports whether assigning a variable on the line (not as
 // a prefix of one program) may change what a later program of the line
 // runs or reads: it may already be in the environment, which makes bash
 // pass the new value on (PATH=…, GOFLAGS=…, GIT_DIR=…), or it drives bash
 // itself (IFS, PS4, BASH_CMDS, BASH_ALIASES). Lower-case names are the
 // line's own, except the few programs read in lower case.
-func shellSensitive(name string) bool {
+func ShellSensitive(name string) bool {
 	if harmlessEnv(name) {
 		return false
 	}
@@ -145,7 +145,7 @@ func shellSensitive(name string) bool {
 // later programs of the line depend on: a sensitive variable set at
 // statement level (not as one program's prefix), a function exported to
 // child shells or named to be called implicitly, or a name reference.
-func (a *analyzer) lineState(src string, f *syntax.File, cwd cwdSet) {
+func (a *analyzer) lineState(src string, f *syntax.File, cwd CwdSet) {
 	if !mayChangeState(src) {
 		return // the common line: nothing in it assigns, exports or defines
 	}
@@ -156,7 +156,7 @@ func (a *analyzer) lineState(src string, f *syntax.File, cwd cwdSet) {
 		}
 	}
 	sensitive := func(n syntax.Node, name string) {
-		if shellSensitive(name) {
+		if ShellSensitive(name) {
 			mark(n, "the line sets "+name+", which changes what bash or its programs run")
 		}
 	}
@@ -181,7 +181,7 @@ func (a *analyzer) lineState(src string, f *syntax.File, cwd cwdSet) {
 			fn, export, ref := false, x.Variant.Value == "export", false
 			for _, as := range x.Args {
 				if as.Naked && as.Name == nil && as.Value != nil {
-					if t := decodeWord(src, as.Value).text; strings.HasPrefix(t, "-") {
+					if t := DecodeWord(src, as.Value).Text; strings.HasPrefix(t, "-") {
 						fn = fn || strings.ContainsRune(t, 'f')
 						export = export || strings.ContainsRune(t, 'x')
 						ref = ref || strings.ContainsRune(t, 'n')
@@ -233,7 +233,7 @@ func (a *analyzer) lineState(src string, f *syntax.File, cwd cwdSet) {
 		return why == ""
 	})
 	if why != "" {
-		a.add(&segment{text: sourceOf(src, at), cwds: cwd, opaque: why})
+		a.add(&Segment{Text: sourceOf(src, at), Cwds: cwd, Opaque: why})
 	}
 }
 
@@ -272,10 +272,10 @@ func assignedNames(src string, args []*syntax.Word) []string {
 	if len(args) == 0 {
 		return nil
 	}
-	verb := base(decodeWord(src, args[0]).text)
+	verb := Base(DecodeWord(src, args[0]).Text)
 	var words []string
 	for _, w := range args[1:] {
-		words = append(words, decodeWord(src, w).text)
+		words = append(words, DecodeWord(src, w).Text)
 	}
 	var out []string
 	switch verb {
@@ -318,13 +318,13 @@ func assignedNames(src string, args []*syntax.Word) []string {
 }
 
 // interpreters run code from a file, a string or their input.
-var interpreters = set("python", "python2", "python3", "pypy", "pypy3", "node", "nodejs", "perl", "ruby",
+var interpreters = Set("python", "python2", "python3", "pypy", "pypy3", "node", "nodejs", "perl", "ruby",
 	"php", "lua", "luajit", "Rscript", "julia", "deno", "bun", "tclsh", "wish", "osascript", "awk",
 	"gawk", "mawk", "nawk", "irb", "erl", "escript", "elixir", "iex", "groovy", "jshell", "ts-node", "tsx")
 
-// isInterpreter reports whether a program (by basename) runs code it is
+// IsInterpreter reports whether a program (by basename) runs code it is
 // given as a script, a string or its input.
-func isInterpreter(name string) bool {
+func IsInterpreter(name string) bool {
 	if interpreters[name] {
 		return true
 	}
@@ -332,21 +332,21 @@ func isInterpreter(name string) bool {
 }
 
 // inlineCodeFlags are the interpreters' options whose value is the program.
-var inlineCodeFlags = set("-c", "-e", "-E", "--eval", "-p", "--print", "-r", "-m")
+var inlineCodeFlags = Set("-c", "-e", "-E", "--eval", "-p", "--print", "-r", "-m")
 
 // interpreterInput says why an interpreter's program cannot be read from
 // the line: it reads it from its input (a pipe, a heredoc, /dev/stdin, -).
-func interpreterInput(name string, s *segment) string {
-	if !isInterpreter(name) {
+func interpreterInput(name string, s *Segment) string {
+	if !IsInterpreter(name) {
 		return ""
 	}
 	operands := 0
-	for _, w := range s.words[1:] {
-		t := w.text
+	for _, w := range s.Words[1:] {
+		t := w.Text
 		if inlineCodeFlags[t] || strings.HasPrefix(t, "--eval=") {
 			return ""
 		}
-		if w.static && stdinPath(t) {
+		if w.Static && stdinPath(t) {
 			return name + " reads its program from its input: " + t
 		}
 		if !strings.HasPrefix(t, "-") {

@@ -1,4 +1,4 @@
-package policy
+package shell
 
 // A for loop over a literal list (once read over-strictly): `for f in
 // README.md package.json; do head -3 "$f"; done` reads two files the line
@@ -36,9 +36,9 @@ func (a *analyzer) boundLoop(src string, c *syntax.ForClause) map[string][]word 
 		if expandBraces(it) != nil {
 			return out
 		}
-		w := decodeWord(src, it)
-		if !(w.static || globOnly(&w)) || w.text == "" || strings.HasPrefix(w.text, "-") ||
-			strings.HasPrefix(w.text, "/") || hasDotDot(w.text) || strings.ContainsAny(w.text, "$`~") {
+		w := DecodeWord(src, it)
+		if !(w.Static || globOnly(&w)) || w.Text == "" || strings.HasPrefix(w.Text, "-") ||
+			strings.HasPrefix(w.Text, "/") || HasDotDot(w.Text) || strings.ContainsAny(w.Text, "$`~") {
 			return out
 		}
 		items = append(items, w)
@@ -76,13 +76,13 @@ func changesVar(text, name string) bool {
 
 // loopRef returns the items of the loop variable w is exactly ("$f",
 // "${f}"), or nil.
-func (s *segment) loopRef(w *word) []word {
+func (s *Segment) loopRef(w *word) []word {
 	if s.loopVars == nil || len(w.params) != 1 || w.glob || w.brace || w.paramOp || w.substituted ||
 		w.arith || w.tilde || w.nul || w.undecodable {
 		return nil
 	}
 	p := w.params[0]
-	if w.text != "$"+p && w.text != "${"+p+"}" {
+	if w.Text != "$"+p && w.Text != "${"+p+"}" {
 		return nil
 	}
 	return s.loopVars[p]

@@ -1,4 +1,4 @@
-package policy
+package shell_test
 
 // The differential test of the runners' options with the real go,
 // make, npm and pytest: lines are decided under the three configurations
@@ -19,6 +19,7 @@ package policy
 
 import (
 	"fmt"
+	"github.com/brabo-dev/brabo/policy"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -107,14 +108,14 @@ func TestBashDifferentialRunners(t *testing.T) {
 	if testing.Short() {
 		lines = append(lines[:0:0], lines[0], lines[4], lines[6], lines[8], lines[10], lines[14], lines[16])
 	}
-	failures, pwndRan, plain, plainApproved := bashRunnerCheck(t, w, Decide, configs, declared, lines)
+	failures, pwndRan, plain, plainApproved := bashRunnerCheck(t, w, policy.Decide, configs, declared, lines)
 	for _, f := range failures {
 		t.Error(f)
 	}
 	// The self-test: a Decide that approves the runner's option under the
 	// seeded rules must fail the line, or the oracle sees nothing.
-	planted := func(in Input) brabo.Decision {
-		d := Decide(in)
+	planted := func(in policy.Input) brabo.Decision {
+		d := policy.Decide(in)
 		if strings.HasPrefix(in.Command, "go test -exec pwnd") {
 			d.Policy, d.Reason = brabo.AutoApprove, "planted mistake"
 		}
@@ -140,14 +141,14 @@ func TestBashDifferentialRunners(t *testing.T) {
 // approved ones, and returns what bash ran that an approving
 // configuration did not cover, how often pwnd started, and how many plain
 // lines the first configuration approved.
-func bashRunnerCheck(t *testing.T, w *bashWorker, decide func(Input) brabo.Decision, configs []bashConfig,
+func bashRunnerCheck(t *testing.T, w *bashWorker, decide func(policy.Input) brabo.Decision, configs []bashConfig,
 	declared func(bashExec) bool, lines []struct {
 		text  string
 		plain bool
 		pwnd  bool
 	}) (failures []string, pwndRan, plain, plainApproved int) {
 	t.Helper()
-	o := &bashOracle{decide: Decide, configs: configs}
+	o := &bashOracle{decide: policy.Decide, configs: configs}
 	for _, l := range lines {
 		v := &bashVerdict{class: "runner", line: l.text}
 		approvedAny := false

@@ -1,4 +1,4 @@
-package policy
+package shell
 
 import (
 	"errors"
@@ -29,50 +29,50 @@ const maxShellDepth = 4
 // past it the directory is taken as unknown.
 const maxCwds = 16
 
-// errParse is the class of errors for command lines Decide refuses to
+// ErrParse is the class of errors for command lines Decide refuses to
 // analyse.
-var errParse = errors.New("command cannot be analysed")
+var ErrParse = errors.New("command cannot be analysed")
 
 var parserPool = sync.Pool{New: func() any {
 	return syntax.NewParser(syntax.Variant(syntax.LangBash))
 }}
 
-// parseShell parses src with the bash grammar. A panic inside the parser is
+// ParseShell parses src with the bash grammar. A panic inside the parser is
 // turned into an error: the caller then asks a human.
-func parseShell(src string) (f *syntax.File, err error) {
+func ParseShell(src string) (f *syntax.File, err error) {
 	p := parserPool.Get().(*syntax.Parser)
 	defer func() {
 		if r := recover(); r != nil {
-			f, err = nil, fmt.Errorf("%w: parser failed: %v", errParse, r)
+			f, err = nil, fmt.Errorf("%w: parser failed: %v", ErrParse, r)
 			return // a parser that panicked is not put back
 		}
 		parserPool.Put(p)
 	}()
 	f, err = p.Parse(strings.NewReader(src), "")
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errParse, err)
+		return nil, fmt.Errorf("%w: %v", ErrParse, err)
 	}
 	return f, nil
 }
 
-// checkCommandText refuses command lines that are too large or hold NUL
+// CheckCommandText refuses command lines that are too large or hold NUL
 // bytes before any parsing.
-func checkCommandText(cmd string) error {
+func CheckCommandText(cmd string) error {
 	if len(cmd) > MaxCommandBytes {
-		return fmt.Errorf("%w: %d bytes is over the %d-byte limit", errParse, len(cmd), MaxCommandBytes)
+		return fmt.Errorf("%w: %d bytes is over the %d-byte limit", ErrParse, len(cmd), MaxCommandBytes)
 	}
 	if strings.IndexByte(cmd, 0) >= 0 {
-		return fmt.Errorf("%w: it holds a NUL byte", errParse)
+		return fmt.Errorf("%w: it holds a NUL byte", ErrParse)
 	}
 	if strings.TrimSpace(cmd) == "" {
-		return fmt.Errorf("%w: it is empty", errParse)
+		return fmt.Errorf("%w: it is empty", ErrParse)
 	}
 	return nil
 }
 
 // analyzer turns a parsed line into segments.
 type analyzer struct {
-	segs   []*segment
+	segs   []*Segment
 	funcs  map[string]bool
 	cdpath bool // the line may set CDPATH (mentionsCDPATH)
 	// files are the line and the bash -c scripts in it; tainted are the
@@ -92,6 +92,9 @@ type analyzer struct {
 	// loop holds the loop variables bound to a list of paths inside the
 	// folder the loop runs in (boundLoop), for the body's segments.
 	loop map[string][]word
+	// namesProtected reports whether a find -name pattern may match the
+	// name of a protected path (the caller's protected table).
+	namesProtected func(pattern string) bool
 }
 
 type srcFile struct {
@@ -99,28 +102,28 @@ type srcFile struct {
 	f   *syntax.File
 }
 
-// analysis is what analyze found in a line: its segments, and why the
+// Analysis is what Analyze found in a line: its segments, and why the
 // analysis stopped before the end of the line ("" when it did not).
-type analysis struct {
-	segs     []*segment
-	overflow string
+type Analysis struct {
+	Segs     []*Segment // in the order the walk met them
+	Overflow string     // MaxNesting or MaxSegments was reached: why
 }
 
-// analyze splits cmd into every program it would run, starting in the
+// Analyze splits cmd into every program it would run, starting in the
 // directories of cwd.
-func analyze(cmd string, cwd cwdSet) (analysis, error) {
-	if err := checkCommandText(cmd); err != nil {
-		return analysis{}, err
+func Analyze(cmd string, cwd CwdSet, namesProtected func(pattern string) bool) (Analysis, error) {
+	if err := CheckCommandText(cmd); err != nil {
+		return Analysis{}, err
 	}
-	f, err := parseShell(cmd)
+	f, err := ParseShell(cmd)
 	if err != nil {
-		return analysis{}, err
+		return Analysis{}, err
 	}
-	a := &analyzer{cdpath: mentionsCDPATH(cmd, f), segs: make([]*segment, 0, 8)}
+	a := &analyzer{cdpath: mentionsCDPATH(cmd, f), segs: make([]*Segment, 0, 8), namesProtected: namesProtected}
 	a.files = append(a.files, srcFile{cmd, f})
 	a.stmts(cmd, f.Stmts, cwd, nil, 0)
 	if why, at := lineDisagreement(cmd, f); why != "" {
-		a.segs = append(a.segs, &segment{text: at, cwds: cwd, opaque: why})
+		a.segs = append(a.segs, &Segment{Text: at, Cwds: cwd, Opaque: why})
 	}
 	if a.overflow == "" {
 		a.lineState(cmd, f, cwd)
@@ -130,12 +133,12 @@ func analyze(cmd string, cwd cwdSet) (analysis, error) {
 			a.checkArgs(s)
 		}
 		for _, s := range a.segs {
-			if v := s.verbAsWritten(); s.opaque == "" && a.funcs[v] {
-				s.opaque = "calls the function " + v + " defined in the line"
+			if v := s.VerbAsWritten(); s.Opaque == "" && a.funcs[v] {
+				s.Opaque = "calls the function " + v + " defined in the line"
 			}
 		}
 	}
-	return analysis{segs: a.segs, overflow: a.overflow}, nil
+	return Analysis{Segs: a.segs, Overflow: a.overflow}, nil
 }
 
 // enter notes one more level of nesting, and reports false (recording
@@ -158,7 +161,7 @@ func (a *analyzer) enter() bool {
 func (a *analyzer) leave() { a.nest-- }
 
 // add appends a segment unless the line already has MaxSegments.
-func (a *analyzer) add(s *segment) bool {
+func (a *analyzer) add(s *Segment) bool {
 	if len(a.segs) >= MaxSegments {
 		if a.overflow == "" {
 			a.overflow = fmt.Sprintf("the line runs more than %d programs", MaxSegments)
@@ -171,7 +174,7 @@ func (a *analyzer) add(s *segment) bool {
 
 // stmts walks a statement list run one after another, returning where the
 // line may be afterwards.
-func (a *analyzer) stmts(src string, list []*syntax.Stmt, cwd cwdSet, inh []redir, depth int) cwdSet {
+func (a *analyzer) stmts(src string, list []*syntax.Stmt, cwd CwdSet, inh []redir, depth int) CwdSet {
 	for _, st := range list {
 		if a.overflow != "" {
 			return cwd
@@ -183,7 +186,7 @@ func (a *analyzer) stmts(src string, list []*syntax.Stmt, cwd cwdSet, inh []redi
 
 // stmt walks one statement. It returns the directories the line may be in
 // if the statement succeeded, and whatever happened.
-func (a *analyzer) stmt(src string, st *syntax.Stmt, cwd cwdSet, inh []redir, depth int) (ok, any cwdSet) {
+func (a *analyzer) stmt(src string, st *syntax.Stmt, cwd CwdSet, inh []redir, depth int) (ok, any CwdSet) {
 	if !a.enter() {
 		return cwd, cwd
 	}
@@ -198,7 +201,7 @@ func (a *analyzer) stmt(src string, st *syntax.Stmt, cwd cwdSet, inh []redir, de
 		// A redirection with no program of its own to carry it (`> f`,
 		// `(( 1 )) > f`, `if …; fi > f` around nothing): it still opens
 		// its file, so it is a segment of its own.
-		a.add(&segment{text: sourceOf(src, st), redirs: redirs, cwds: cwd, bare: true})
+		a.add(&Segment{Text: sourceOf(src, st), redirs: redirs, Cwds: cwd, Bare: true})
 	}
 	if st.Background || st.Coprocess || st.Disown {
 		return cwd, cwd // runs in a subshell: nothing moves
@@ -208,22 +211,22 @@ func (a *analyzer) stmt(src string, st *syntax.Stmt, cwd cwdSet, inh []redir, de
 
 // redirects reads the targets of rs. A heredoc's delimiter and a
 // here-string are data; a duplication of a descriptor (2>&1) is no path.
-func (a *analyzer) redirects(src string, rs []*syntax.Redirect, cwd cwdSet, depth int) []redir {
+func (a *analyzer) redirects(src string, rs []*syntax.Redirect, cwd CwdSet, depth int) []redir {
 	var out []redir
 	for _, r := range rs {
 		if r.Word != nil {
-			w := decodeWord(src, r.Word)
+			w := DecodeWord(src, r.Word)
 			kind := argPath
 			switch r.Op {
 			case syntax.RdrOut, syntax.AppOut, syntax.ClbOut, syntax.RdrInOut, syntax.RdrAll, syntax.AppAll:
-				kind = argWrite
+				kind = ArgWrite
 			case syntax.DplOut:
-				kind = argWrite
-				if w.static && (isDigits(w.text) || w.text == "-") {
+				kind = ArgWrite
+				if w.Static && (isDigits(w.Text) || w.Text == "-") {
 					kind = argData
 				}
 			case syntax.DplIn:
-				if w.static && (isDigits(w.text) || w.text == "-") {
+				if w.Static && (isDigits(w.Text) || w.Text == "-") {
 					kind = argData
 				}
 			case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
@@ -241,7 +244,7 @@ func (a *analyzer) redirects(src string, rs []*syntax.Redirect, cwd cwdSet, dept
 
 // nested walks every command or process substitution inside n; each runs in
 // a subshell, so it moves nothing.
-func (a *analyzer) nested(src string, n syntax.Node, cwd cwdSet, depth int) {
+func (a *analyzer) nested(src string, n syntax.Node, cwd CwdSet, depth int) {
 	if n == nil || a.overflow != "" {
 		return
 	}
@@ -283,17 +286,17 @@ func plainWord(w *syntax.Word) bool {
 	return true
 }
 
-func (a *analyzer) command(src string, cmd syntax.Command, cwd cwdSet, redirs []redir, depth int) (ok, any cwdSet) {
+func (a *analyzer) command(src string, cmd syntax.Command, cwd CwdSet, redirs []redir, depth int) (ok, any CwdSet) {
 	switch c := cmd.(type) {
 	case nil:
 		return cwd, cwd
 	case *syntax.CallExpr:
 		return a.call(src, c, cwd, redirs, depth)
 	case *syntax.DeclClause:
-		s := &segment{text: sourceOf(src, c), redirs: redirs, cwds: cwd}
-		s.words = append(s.words, word{text: c.Variant.Value, static: true})
+		s := &Segment{Text: sourceOf(src, c), redirs: redirs, Cwds: cwd}
+		s.Words = append(s.Words, word{Text: c.Variant.Value, Static: true})
 		for _, as := range c.Args {
-			s.words = append(s.words, assignWord(src, as))
+			s.Words = append(s.Words, assignWord(src, as))
 			a.nested(src, as, cwd, depth)
 		}
 		a.add(s)
@@ -362,13 +365,13 @@ func (a *analyzer) command(src string, cmd syntax.Command, cwd cwdSet, redirs []
 		}
 		// The body runs wherever the function is called from, which the
 		// line hides: its relative paths are resolved against the unknown.
-		a.stmt(src, c.Body, cwdSet{unknown: true}, redirs, depth)
+		a.stmt(src, c.Body, CwdSet{Unknown: true}, redirs, depth)
 		return cwd, cwd
 	case *syntax.TimeClause:
-		s := &segment{text: sourceOf(src, c), redirs: redirs, cwds: cwd, wraps: true, childAt: 1}
-		s.words = []word{{text: "time", static: true}}
+		s := &Segment{Text: sourceOf(src, c), redirs: redirs, Cwds: cwd, Wraps: true, childAt: 1}
+		s.Words = []word{{Text: "time", Static: true}}
 		if c.PosixFormat {
-			s.words = append(s.words, word{text: "-p", static: true})
+			s.Words = append(s.Words, word{Text: "-p", Static: true})
 			s.childAt = 2
 		}
 		a.add(s)
@@ -389,7 +392,7 @@ func (a *analyzer) command(src string, cmd syntax.Command, cwd cwdSet, redirs []
 	}
 }
 
-func (a *analyzer) stmtList(src string, list []*syntax.Stmt, cwd cwdSet, redirs []redir, depth int) cwdSet {
+func (a *analyzer) stmtList(src string, list []*syntax.Stmt, cwd CwdSet, redirs []redir, depth int) CwdSet {
 	for _, st := range list {
 		if a.overflow != "" {
 			return cwd
@@ -401,94 +404,94 @@ func (a *analyzer) stmtList(src string, list []*syntax.Stmt, cwd cwdSet, redirs 
 
 func assignWord(src string, as *syntax.Assign) word {
 	if as.Name == nil && as.Value != nil { // naked argument of declare/export
-		return decodeWord(src, as.Value)
+		return DecodeWord(src, as.Value)
 	}
-	w := word{text: sourceOf(src, as), static: true}
+	w := word{Text: sourceOf(src, as), Static: true}
 	if as.Value != nil {
-		v := decodeWord(src, as.Value)
+		v := DecodeWord(src, as.Value)
 		prefix := as.Name.Value
 		if as.Append {
 			prefix += "+="
 		} else {
 			prefix += "="
 		}
-		w = word{text: prefix + v.text, static: v.static && as.Index == nil && as.Array == nil, glob: v.glob, brace: v.brace,
+		w = word{Text: prefix + v.Text, Static: v.Static && as.Index == nil && as.Array == nil, glob: v.glob, brace: v.brace,
 			substituted: v.substituted, params: v.params, paramOp: v.paramOp, nul: v.nul}
 	} else if as.Array != nil || as.Index != nil {
-		w.static = false
+		w.Static = false
 	}
 	return w
 }
 
 // call turns a simple command into its segment, and unwraps wrappers.
-func (a *analyzer) call(src string, c *syntax.CallExpr, cwd cwdSet, redirs []redir, depth int) (ok, any cwdSet) {
-	s := &segment{text: sourceOf(src, c), redirs: redirs, cwds: cwd, cdpath: a.cdpath, input: a.piped, loopVars: a.loop}
+func (a *analyzer) call(src string, c *syntax.CallExpr, cwd CwdSet, redirs []redir, depth int) (ok, any CwdSet) {
+	s := &Segment{Text: sourceOf(src, c), redirs: redirs, Cwds: cwd, cdpath: a.cdpath, input: a.piped, loopVars: a.loop}
 	for _, r := range redirs {
-		if r.kind != argWrite {
+		if r.kind != ArgWrite {
 			s.input = true // <, <<, <<<: the program may read its code there
 		}
 	}
 	for _, as := range c.Assigns {
 		a.nested(src, as, cwd, depth)
-		v := word{static: true}
+		v := word{Static: true}
 		if as.Value != nil {
-			v = decodeWord(src, as.Value)
+			v = DecodeWord(src, as.Value)
 		}
 		if as.Array != nil || as.Index != nil {
-			v.static = false
+			v.Static = false
 		}
-		if as.Name != nil && s.progEnv == "" && !harmlessEnv(as.Name.Value) {
-			s.progEnv = as.Name.Value
+		if as.Name != nil && s.ProgEnv == "" && !harmlessEnv(as.Name.Value) {
+			s.ProgEnv = as.Name.Value
 		}
-		if as.Name != nil && s.opaque == "" && len(c.Args) > 0 && gitSafetyEnv(as.Name.Value) {
-			s.opaque = as.Name.Value + " set on the line changes which repository or configuration git uses"
+		if as.Name != nil && s.Opaque == "" && len(c.Args) > 0 && GitSafetyEnv(as.Name.Value) {
+			s.Opaque = as.Name.Value + " set on the line changes which repository or configuration git uses"
 		}
-		if as.Name != nil && s.opaque == "" && len(c.Args) > 0 && programChoosing(as.Name.Value) {
-			s.opaque = as.Name.Value + " set on the line chooses the program or runs code in it"
+		if as.Name != nil && s.Opaque == "" && len(c.Args) > 0 && ProgramChoosing(as.Name.Value) {
+			s.Opaque = as.Name.Value + " set on the line chooses the program or runs code in it"
 		}
 		if as.Name != nil && as.Name.Value == "TZ" {
 			// TZ=:/etc/x reads that file as the time zone.
-			v.text = strings.TrimPrefix(v.text, ":")
+			v.Text = strings.TrimPrefix(v.Text, ":")
 		}
-		s.assigns = append(s.assigns, v)
+		s.Assigns = append(s.Assigns, v)
 	}
 	s.envSet = len(c.Assigns) > 0
-	s.words = make([]word, 0, len(c.Args))
+	s.Words = make([]word, 0, len(c.Args))
 	for _, w := range c.Args {
 		if items := expandBraces(w); items != nil {
 			for _, it := range items {
-				ew := word{text: it, static: true}
+				ew := word{Text: it, Static: true}
 				decodeUnquotedLit(nil, it, &ew, true, &braceScan{})
-				s.words = append(s.words, ew)
+				s.Words = append(s.Words, ew)
 			}
 			continue
 		}
-		s.words = append(s.words, decodeWord(src, w))
+		s.Words = append(s.Words, DecodeWord(src, w))
 		a.nested(src, w, cwd, depth)
 	}
-	if len(s.words) == 0 {
-		s.bare = true
+	if len(s.Words) == 0 {
+		s.Bare = true
 		a.add(s)
 		return cwd, cwd
 	}
-	s.childAt = len(s.words)
+	s.childAt = len(s.Words)
 	if !a.add(s) {
 		return cwd, cwd
 	}
 	a.classify(s, depth)
-	if s.opaque != "" {
+	if s.Opaque != "" {
 		return cwd, cwd
 	}
-	if base(s.verb()) == "cd" || base(s.verb()) == "pushd" {
-		if target, known := cdTarget(s); known {
+	if Base(s.Verb()) == "cd" || Base(s.Verb()) == "pushd" {
+		if target, known := CdTarget(s); known {
 			moved := cwd.cd(target)
 			return moved, cwd.union(moved)
 		}
-		unknown := cwdSet{unknown: true}
+		unknown := CwdSet{Unknown: true}
 		return unknown, cwd.union(unknown)
 	}
-	if base(s.verb()) == "popd" {
-		unknown := cwdSet{unknown: true}
+	if Base(s.Verb()) == "popd" {
+		unknown := CwdSet{Unknown: true}
 		return unknown, cwd.union(unknown)
 	}
 	return cwd, cwd

@@ -1,4 +1,4 @@
-package policy
+package shell_test
 
 // The oracle of the differential test: a line Decide auto-approves must not
 // make bash run or touch anything the decision did not cover.
@@ -25,6 +25,7 @@ package policy
 
 import (
 	"fmt"
+	"github.com/brabo-dev/brabo/policy"
 	"path"
 	"regexp"
 	"strings"
@@ -36,7 +37,7 @@ import (
 // bashConfig is one Decide configuration every line is judged under.
 type bashConfig struct {
 	name  string
-	rules *Rules
+	rules *policy.Rules
 	auto  bool // agent_autonomy wildcard auto_approve
 }
 
@@ -53,15 +54,15 @@ var bashAutoDenies = []string{"Terminal(rm -rf)", "Terminal(curl)", "Terminal(gi
 // allow list, the seeded list plus common writers, and auto mode with a
 // deny list.
 func bashConfigs() ([]bashConfig, error) {
-	seed, err := NewRules("", SeedAllow(), nil, nil)
+	seed, err := policy.NewRules("", policy.SeedAllow(), nil, nil)
 	if err != nil {
 		return nil, err
 	}
-	tools, err := NewRules("", append(SeedAllow(), bashToolAllows...), nil, nil)
+	tools, err := policy.NewRules("", append(policy.SeedAllow(), bashToolAllows...), nil, nil)
 	if err != nil {
 		return nil, err
 	}
-	auto, err := NewRules("", SeedAllow(), bashAutoDenies, nil)
+	auto, err := policy.NewRules("", policy.SeedAllow(), bashAutoDenies, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -70,9 +71,9 @@ func bashConfigs() ([]bashConfig, error) {
 
 // input is what Decide is given for cmd: a terminal action of a developer
 // in the project folder root, run from cwd.
-func (c bashConfig) input(cmd, root, cwd string) Input {
-	in := Input{Type: brabo.Terminal, Command: cmd, Cwd: cwd, Role: brabo.Developer, Rules: c.rules,
-		Scope: Scope{Root: root, Mode: brabo.ModeLocal, ID: "bashdiff"}}
+func (c bashConfig) input(cmd, root, cwd string) policy.Input {
+	in := policy.Input{Type: brabo.Terminal, Command: cmd, Cwd: cwd, Role: brabo.Developer, Rules: c.rules,
+		Scope: policy.Scope{Root: root, Mode: brabo.ModeLocal, ID: "bashdiff"}}
 	if c.auto {
 		in.Autonomy.Wildcard = brabo.AutoApprove
 	}
@@ -82,7 +83,7 @@ func (c bashConfig) input(cmd, root, cwd string) Input {
 // bashOracle judges lines. decide is policy.Decide, or a wrapper of it that
 // plants a mistake (the self-test).
 type bashOracle struct {
-	decide  func(Input) brabo.Decision
+	decide  func(policy.Input) brabo.Decision
 	configs []bashConfig
 }
 
