@@ -140,20 +140,40 @@ func (s *Sandbox) Prepare(spec Spec, argv []string) (*Prepared, error) {
 	}
 	out.info = r
 	out.ExtraFiles = append(out.ExtraFiles, w) // fd 3 in the first process
+	// The command's account (passwd.go): its own /etc/passwd and
+	// /etc/group over the host's, read-only, on descriptors 4 and 5.
+	u, g := s.uid()
+	if os.Geteuid() != 0 {
+		u, g = os.Getuid(), os.Getgid()
+	}
+	passwd, group := identity(u, g)
+	for i, f := range []struct {
+		b   []byte
+		dst string
+	}{{passwd, "/etc/passwd"}, {group, "/etc/group"}} {
+		df, err := dataFile(f.b)
+		if err != nil {
+			out.close()
+			return nil, &Error{Reason: "the sandbox's " + f.dst, Err: err}
+		}
+		out.ExtraFiles = append(out.ExtraFiles, df)
+		pl.ops = append(pl.ops, op{"--perms", []string{"0644"}}, op{"--ro-bind-data", []string{strconv.Itoa(4 + i), f.dst}})
+	}
 	bargs := append([]string{"--info-fd", "3"}, pl.render(argv)...)
 	if os.Geteuid() != 0 {
 		out.Path, out.Args = bw, append([]string{bw}, bargs...)
 		return out, nil
 	}
 	if s.Helper == "" {
+		out.close()
 		return nil, &Error{Reason: "no helper binary to drop root with"}
 	}
-	u, g := s.uid()
 	args := []string{s.Helper, HelperSubcommand, "-u", strconv.Itoa(u), "-g", strconv.Itoa(g)}
 	fds := map[[2]int]int{}
 	for _, m := range pl.mapped {
 		var st syscall.Stat_t
 		if err := syscall.Stat(m, &st); err != nil {
+			out.close()
 			return nil, &Error{Reason: "reading the owner of " + m, Err: err}
 		}
 		owner := [2]int{int(st.Uid), int(st.Gid)}
@@ -161,6 +181,7 @@ func (s *Sandbox) Prepare(spec Spec, argv []string) (*Prepared, error) {
 		if !ok {
 			f, err := s.usernsFor(owner)
 			if err != nil {
+				out.close()
 				return nil, err
 			}
 			fd = 3 + len(out.ExtraFiles)
