@@ -124,6 +124,11 @@ var coreRules = []struct {
 	{rel: "agenthook", mayImport: []string{"", "policy"}, forbidden: []string{"database/sql"}},
 	{rel: "mcpserver", mayImport: []string{"", "policy", "agenthook"}, forbidden: []string{"database/sql"}},
 	{rel: "cmd/brabo-hook", mayImport: []string{"", "policy", "agenthook"}, forbidden: []string{"database/sql"}},
+	// brabo-sandbox starts on every sandboxed command's path (the root
+	// helper, the Landlock launcher, the egress forwarder): it links
+	// those alone, so that it starts fast.
+	{rel: "cmd/brabo-sandbox", mayImport: []string{"", "policy", "internal/confine", "internal/sandbox", "internal/egress", "internal/procs"},
+		forbidden: []string{"database/sql"}},
 }
 
 // wiring is the only package that may depend on several adapters.
