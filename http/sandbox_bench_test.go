@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -39,20 +40,50 @@ func TestMain(m *testing.M) {
 // BenchmarkSandboxedTerminal measures an auto-approved `true` over HTTP,
 // one proposal at a time, run by the real executor: in the sandbox
 // (bubblewrap, the root helper under root, Landlock inside) and without
-// it (Landlock only). The difference is what the sandbox adds to every
-// command (docs/PERFORMANCE.md, "Issue 23").
+// it (Landlock only), each with brabo-sandbox as the helper and launcher,
+// as brabo serve runs them (sandbox, nosandbox), and with a big binary,
+// this test binary, as brabo did before brabo-sandbox (sandbox-big,
+// nosandbox-big). The difference is what the sandbox adds to every
+// command. Beside them, the like-for-like floor of the same run: bwrap
+// alone, with the sandbox's namespaces and root, running `true` (bwrap),
+// and `true` alone (host) (docs/PERFORMANCE.md, "The sandbox's cost per
+// command").
 func BenchmarkSandboxedTerminal(b *testing.B) {
 	self, _ := os.Executable()
-	b.Run("sandbox", func(b *testing.B) {
+	slim := filepath.Join(b.TempDir(), "brabo-sandbox")
+	if out, err := exec.Command("go", "build", "-o", slim, "github.com/brabo-dev/brabo/cmd/brabo-sandbox").CombinedOutput(); err != nil {
+		b.Fatalf("go build brabo-sandbox: %v\n%s", err, out)
+	}
+	need := func(b *testing.B) {
 		if err := sandbox.Available(); err != nil {
 			if os.Getenv("BRABO_REQUIRE_SANDBOX") != "" {
 				b.Fatal(err)
 			}
 			b.Skip("the sandbox is missing (BRABO_REQUIRE_SANDBOX makes this a failure):", err)
 		}
-		benchTrue(b, &sandbox.Sandbox{Helper: self}, self)
+	}
+	b.Run("sandbox", func(b *testing.B) { need(b); benchTrue(b, &sandbox.Sandbox{Helper: slim}, slim) })
+	b.Run("nosandbox", func(b *testing.B) { benchTrue(b, nil, slim) })
+	b.Run("sandbox-big", func(b *testing.B) { need(b); benchTrue(b, &sandbox.Sandbox{Helper: self}, self) })
+	b.Run("nosandbox-big", func(b *testing.B) { benchTrue(b, nil, self) })
+	b.Run("bwrap", func(b *testing.B) {
+		need(b)
+		args, err := sandbox.Spec{Root: b.TempDir()}.Args("true")
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchExec(b, "bwrap", args...)
 	})
-	b.Run("nosandbox", func(b *testing.B) { benchTrue(b, nil, self) })
+	b.Run("host", func(b *testing.B) { benchExec(b, "true") })
+}
+
+// benchExec runs name args b.N times, one at a time.
+func benchExec(b *testing.B, name string, args ...string) {
+	for i := 0; i < b.N; i++ {
+		if out, err := exec.Command(name, args...).CombinedOutput(); err != nil {
+			b.Fatalf("%s: %v\n%s", name, err, out)
+		}
+	}
 }
 
 func benchTrue(b *testing.B, sb *sandbox.Sandbox, launcher string) {
