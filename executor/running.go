@@ -96,7 +96,14 @@ func (e *Executor) end(r *run) {
 // subreaper's reaper leaves it alone) and records its process group: cmd
 // runs in a session of its own, so its group id is its pid.
 func (e *Executor) start(ctx context.Context, cmd *exec.Cmd) error {
-	if err := procs.Start(cmd); err != nil {
+	return e.startWith(ctx, cmd, procs.Start)
+}
+
+// startWith is start with the function that starts the process:
+// procs.Start, or a sandboxed command's sandbox.Prepared.Start (which
+// starts it through procs.Start too).
+func (e *Executor) startWith(ctx context.Context, cmd *exec.Cmd, startProc func(*exec.Cmd) error) error {
+	if err := startProc(cmd); err != nil {
 		return err
 	}
 	r := runOf(ctx)

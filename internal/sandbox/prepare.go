@@ -63,6 +63,9 @@ type Prepared struct {
 	info *os.File
 	pid  chan int
 	kept []*os.File // the Sandbox's user namespaces among ExtraFiles
+	// direct is, under root, how Start runs the command without the
+	// helper process (direct.go).
+	direct *direct
 }
 
 // Apply sets cmd up to run the prepared command: its path, arguments,
@@ -108,7 +111,8 @@ func (s *Sandbox) bwrap() (string, error) {
 // Prepare builds the command that runs argv under spec. Under root it is
 // the helper, in a mount namespace of its own, which maps the writable
 // folders to the sandbox's uid and starts bwrap as that uid; otherwise
-// bwrap itself, as this process's user.
+// bwrap itself, as this process's user. Prepared.Start does the helper's
+// work in this process instead, and starts bwrap directly.
 func (s *Sandbox) Prepare(spec Spec, argv []string) (*Prepared, error) {
 	if len(argv) == 0 {
 		return nil, &Error{Reason: "no command"}
@@ -169,6 +173,7 @@ func (s *Sandbox) Prepare(spec Spec, argv []string) (*Prepared, error) {
 		return nil, &Error{Reason: "no helper binary to drop root with"}
 	}
 	args := []string{s.Helper, HelperSubcommand, "-u", strconv.Itoa(u), "-g", strconv.Itoa(g)}
+	out.direct = &direct{bwrap: bw, bargs: bargs, uid: u, gid: g, files: len(out.ExtraFiles)}
 	fds := map[[2]int]int{}
 	for _, m := range pl.mapped {
 		var st syscall.Stat_t
@@ -190,6 +195,7 @@ func (s *Sandbox) Prepare(spec Spec, argv []string) (*Prepared, error) {
 			out.kept = append(out.kept, f)
 		}
 		args = append(args, "-m", m, strconv.Itoa(fd))
+		out.direct.maps = append(out.direct.maps, mapping{m, out.ExtraFiles[fd-3]})
 	}
 	out.Path = s.Helper
 	out.Args = append(append(args, "--", bw), bargs...)
@@ -233,7 +239,7 @@ func (s *Sandbox) usernsFor(owner [2]int) (*os.File, error) {
 	return f, nil
 }
 
-// Check runs a trivial command (`true`) the way Prepare runs every one,
+// Check runs a trivial command (`true`) the way Prepare and Start run every one,
 // once per Sandbox, and returns why it failed (wrapping ErrUnavailable):
 // bubblewrap is missing, user namespaces are refused, the helper cannot
 // map a folder.
@@ -257,8 +263,7 @@ func (s *Sandbox) check() error {
 	}
 	cmd := &exec.Cmd{}
 	p.Apply(cmd)
-	out, err := procsOutput(cmd)
-	p.Started()
+	out, err := p.output(cmd)
 	if err != nil {
 		return fmt.Errorf("%w: a trivial sandboxed command failed: %v: %s", ErrUnavailable, err, trim(out))
 	}
