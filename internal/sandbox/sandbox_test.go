@@ -119,7 +119,14 @@ func expect(t *testing.T, out string, want map[string]string) {
 // /etc/shadow, see a sibling folder of the root, signal or see this
 // process, reach the host's loopback; under root it runs as an
 // unprivileged uid and what it writes keeps the root's owner on disk.
+// Both ways of starting it hold it: Prepared.Start (the executor's) and
+// the root helper process Apply leaves.
 func TestSandboxedCommandSeesOnlyItsScope(t *testing.T) {
+	t.Run("start", func(t *testing.T) { seesOnlyItsScope(t, run) })
+	t.Run("helper", func(t *testing.T) { seesOnlyItsScope(t, runHelper) })
+}
+
+func seesOnlyItsScope(t *testing.T, run func(*testing.T, *Sandbox, Spec, string) string) {
 	sb := need(t)
 	root := project(t)
 	sibling := filepath.Join(filepath.Dir(root), "sibling")
