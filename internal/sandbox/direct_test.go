@@ -20,7 +20,7 @@ import (
 func TestStartSetsUpTheSandboxInAThreadOfItsOwn(t *testing.T) {
 	sb := need(t)
 	if os.Geteuid() != 0 {
-		t.Skip("not a missing part: Start differs from the helper only under root, which CI runs as")
+		t.Skip("Start differs from the helper only under root") // not a missing part: CI runs as root
 	}
 	root := project(t)
 	p, cmd := prepare(t, sb, Spec{Root: root}, "grep -E '^(NoNewPrivs|CapEff|Uid)' /proc/self/status")
@@ -82,7 +82,7 @@ func TestStartSetsUpTheSandboxInAThreadOfItsOwn(t *testing.T) {
 func TestStartRefusesAParentDeathSignal(t *testing.T) {
 	sb := need(t)
 	if os.Geteuid() != 0 {
-		t.Skip("not a missing part: Start differs from the helper only under root, which CI runs as")
+		t.Skip("Start differs from the helper only under root") // not a missing part: CI runs as root
 	}
 	p, cmd := prepare(t, sb, Spec{Root: project(t)}, "true")
 	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
