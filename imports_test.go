@@ -166,6 +166,13 @@ func houseRuleViolations(module string, pkgs []goPackage) []string {
 				out = append(out, fmt.Sprintf("%s imports the test-support package %s; only tests may", name(self), r))
 			}
 		}
+		// mock holds fakes of the services: only _test.go files, which
+		// the graph leaves out, may import it.
+		for _, d := range p.Imports {
+			if r, ok := rel(d); ok && r == "mock" && self != "mock" {
+				out = append(out, fmt.Sprintf("%s imports mock; only _test.go files may", name(self)))
+			}
+		}
 		if testSupport(self) {
 			continue
 		}
@@ -198,6 +205,15 @@ func houseRuleViolations(module string, pkgs []goPackage) []string {
 				if slices.Contains(p.Deps, f) {
 					out = append(out, fmt.Sprintf("%s imports %s%s: it does no I/O", name(self), f, via(f)))
 				}
+			}
+		}
+
+		// http carries requests to the root's service interfaces: it does
+		// not reach the pipeline that implements them (imports_http_test.go
+		// checks it names no store either).
+		if self == "http" || strings.HasPrefix(self, "http/") {
+			if slices.Contains(ours, "pipeline") {
+				out = append(out, fmt.Sprintf("%s imports pipeline%s; http works through the root's service interfaces", self, via("pipeline")))
 			}
 		}
 
@@ -396,7 +412,7 @@ func TestHouseRulesCatchViolations(t *testing.T) {
 			pkg(""), pkg("policy", "", "mvdan.cc/sh/v3/syntax", "fmt"), pkg("pipeline", "policy", ""),
 			pkg("store/sqlite", ""), pkg("store/sqlite/migrations"), pkg("store/storetest", ""),
 			pkg("engine/devagent", "engine/toolloop", ""), pkg("engine/toolloop", ""),
-			pkg("model/openai", ""), pkg("http", "pipeline", "policy", ""), pkg("http/web"),
+			pkg("model/openai", ""), pkg("http", "policy", ""), pkg("http/web"),
 			pkg("cmd/brabo", "http", "store/sqlite", "store/postgres", "engine/devagent", "engine/toolloop", "model/openai", "executor", ""),
 		}, nil},
 		{"the root imports policy", []goPackage{pkg("", "policy")},
@@ -422,6 +438,12 @@ func TestHouseRulesCatchViolations(t *testing.T) {
 		{"a test-support package wires adapters, as tests do", []goPackage{pkg("engine/enginetest", "store/sqlite", "executor", "pipeline", "")}, nil},
 		{"a package imports test support", []goPackage{pkg("engine/devagent", "engine/enginetest")},
 			[]string{"engine/devagent imports the test-support package engine/enginetest; only tests may"}},
+		{"http imports the pipeline", []goPackage{pkg("http", "pipeline", "policy", "")},
+			[]string{"http imports pipeline; http works through the root's service interfaces"}},
+		{"http reaches the pipeline through another package", []goPackage{pkg("http/web", "internal/glue", "pipeline")},
+			[]string{"http/web imports pipeline (indirectly)"}},
+		{"a program imports mock", []goPackage{pkg("mock", ""), pkg("http", "mock", "")},
+			[]string{"http imports mock; only _test.go files may"}},
 		{"a helper wires adapters", []goPackage{pkg("internal/wire", "engine/devagent", "executor")},
 			[]string{"internal/wire imports several adapters (engine, executor)"}},
 	} {

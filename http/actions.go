@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/brabo-dev/brabo"
-	"github.com/brabo-dev/brabo/pipeline"
 )
 
 func (s *Server) propose(w http.ResponseWriter, r *http.Request) error {
@@ -30,7 +29,7 @@ func (s *Server) propose(w http.ResponseWriter, r *http.Request) error {
 	if in.Execution == nil {
 		forExecution(w, in.Type, in.Payload) // an auto-approved one runs before the answer
 	}
-	a, err := s.Pipeline.Propose(r.Context(), pipeline.ProposeRequest{ProjectID: r.PathValue("project"), Actor: c.actor(),
+	a, err := s.Actions.Propose(r.Context(), brabo.ProposeRequest{ProjectID: r.PathValue("project"), Actor: c.actor(),
 		Type: in.Type, Payload: in.Payload, Execution: in.Execution})
 	if err != nil {
 		return err
@@ -93,16 +92,7 @@ func actionFilter(r *http.Request) (brabo.ActionFilter, error) {
 // offset), and total, how many it selects in all: a list longer than a
 // page is never cut silently.
 func (s *Server) writeActions(w http.ResponseWriter, r *http.Request, f brabo.ActionFilter) error {
-	var out []*brabo.ProposedAction
-	var total int
-	err := s.Store.View(r.Context(), func(tx brabo.Tx) error {
-		var err error
-		if total, err = tx.CountActions(r.Context(), f); err != nil {
-			return err
-		}
-		out, err = tx.Actions(r.Context(), f)
-		return err
-	})
+	out, total, err := s.Actions.Actions(r.Context(), f)
 	if err != nil {
 		return err
 	}
@@ -124,13 +114,10 @@ func (s *Server) queue(w http.ResponseWriter, r *http.Request) error {
 	if f.Status == "" {
 		f.Status = brabo.StatusPending
 	}
-	err = s.Store.View(r.Context(), func(tx brabo.Tx) error {
-		ms, err := tx.Memberships(r.Context(), m.ID)
-		for _, x := range ms {
-			f.ProjectIDs = append(f.ProjectIDs, x.ProjectID)
-		}
-		return err
-	})
+	ms, err := s.Projects.Memberships(r.Context(), m.ID)
+	for _, x := range ms {
+		f.ProjectIDs = append(f.ProjectIDs, x.ProjectID)
+	}
 	if err != nil {
 		return err
 	}
@@ -146,24 +133,7 @@ func (s *Server) queue(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) visibleAction(r *http.Request) (*brabo.ProposedAction, error) {
 	c := callerOf(r)
 	id := r.PathValue("action")
-	var a *brabo.ProposedAction
-	err := s.Store.View(r.Context(), func(tx brabo.Tx) error {
-		var err error
-		if a, err = tx.Action(r.Context(), id); err != nil {
-			return err
-		}
-		if c.agent != nil {
-			if a.ActorID != c.agent.ID {
-				return brabo.ErrNotFound
-			}
-			return nil
-		}
-		role, err := tx.Role(r.Context(), a.ProjectID, c.member.ID)
-		if err == nil && role == "" {
-			return brabo.ErrNotFound
-		}
-		return err
-	})
+	a, err := s.Actions.VisibleAction(r.Context(), c.actor(), id)
 	if errors.Is(err, brabo.ErrNotFound) {
 		return nil, notFound("action " + id)
 	}
@@ -205,13 +175,9 @@ func (s *Server) getAction(w http.ResponseWriter, r *http.Request) error {
 // the margin. An action it cannot read keeps the default; the decision
 // itself then says why.
 func (s *Server) execDeadline(w http.ResponseWriter, r *http.Request) {
-	_ = s.Store.View(r.Context(), func(tx brabo.Tx) error {
-		a, err := tx.Action(r.Context(), r.PathValue("action"))
-		if err == nil {
-			forExecution(w, a.Type, a.Payload)
-		}
-		return err
-	})
+	if a, err := s.Actions.Action(r.Context(), r.PathValue("action")); err == nil {
+		forExecution(w, a.Type, a.Payload)
+	}
 }
 
 // decider returns the calling member; agents never decide.
@@ -225,7 +191,7 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s.execDeadline(w, r)
-	d, err := s.Pipeline.Approve(r.Context(), r.PathValue("action"), m)
+	d, err := s.Actions.Approve(r.Context(), r.PathValue("action"), m)
 	if err != nil {
 		return err
 	}
@@ -245,7 +211,7 @@ func (s *Server) deny(w http.ResponseWriter, r *http.Request) error {
 	if err := s.decode(w, r, &in); err != nil {
 		return err
 	}
-	a, err := s.Pipeline.Deny(r.Context(), r.PathValue("action"), m, in.Reason)
+	a, err := s.Actions.Deny(r.Context(), r.PathValue("action"), m, in.Reason)
 	if err != nil {
 		return err
 	}
@@ -258,7 +224,7 @@ func (s *Server) previewAlways(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	d, err := s.Pipeline.AlwaysAllowPreview(r.Context(), r.PathValue("action"), m)
+	d, err := s.Actions.AlwaysAllowPreview(r.Context(), r.PathValue("action"), m)
 	if err != nil {
 		return err
 	}
@@ -276,7 +242,7 @@ func (s *Server) approveAlways(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s.execDeadline(w, r)
-	d, err := s.Pipeline.ApproveAlways(r.Context(), r.PathValue("action"), m)
+	d, err := s.Actions.ApproveAlways(r.Context(), r.PathValue("action"), m)
 	if err != nil {
 		return err
 	}
@@ -295,11 +261,7 @@ func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var out []brabo.Event
-	err = s.Store.View(r.Context(), func(tx brabo.Tx) error {
-		out, err = tx.Events(r.Context(), p.ID, after, limit)
-		return err
-	})
+	out, err := s.Events.Events(r.Context(), p.ID, after, limit)
 	if err != nil {
 		return err
 	}
@@ -350,7 +312,7 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	defer release()
-	signal, cancel := s.Store.Subscribe(p.ID)
+	signal, cancel := s.Events.Subscribe(p.ID)
 	defer cancel()
 	beforeWrite := streamWrites(w)
 	beforeWrite()
@@ -358,12 +320,7 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) error {
 	defer beat.Stop()
 	defer tick.Stop()
 	for {
-		var evs []brabo.Event
-		err := s.Store.View(r.Context(), func(tx brabo.Tx) error {
-			var err error
-			evs, err = tx.Events(r.Context(), p.ID, after, 500)
-			return err
-		})
+		evs, err := s.Events.Events(r.Context(), p.ID, after, 500)
 		if err != nil {
 			return nil // the client went away or the store did; the stream ends
 		}

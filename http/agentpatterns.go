@@ -23,11 +23,7 @@ func (s *Server) listAgentPatterns(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	var out []brabo.AgentPattern
-	err = s.Store.View(r.Context(), func(tx brabo.Tx) error {
-		out, err = tx.AgentPatterns(r.Context(), a.ID)
-		return err
-	})
+	out, err := s.Agents.AgentPatterns(r.Context(), a.ID)
 	if err != nil {
 		return err
 	}
@@ -58,13 +54,11 @@ func (s *Server) deleteAgentPattern(w http.ResponseWriter, r *http.Request) erro
 }
 
 func (s *Server) removeAgentPattern(r *http.Request, p *brabo.Project, m *brabo.Member, a *brabo.Agent, pattern, via string) error {
-	return s.Store.Update(r.Context(), func(tx brabo.Tx) error {
-		ok, err := s.Pipeline.RemoveAgentPattern(r.Context(), tx, p.ID, m.ID, a.ID, pattern, via)
-		if err == nil && !ok {
-			return notFound("pattern " + pattern + " of agent " + a.Name)
-		}
-		return err
-	})
+	ok, err := s.Agents.RemoveAgentPattern(r.Context(), p.ID, m.ID, a.ID, pattern, via)
+	if err == nil && !ok {
+		return notFound("pattern " + pattern + " of agent " + a.Name)
+	}
+	return err
 }
 
 // webRemovePattern is the agent card's Remove button next to one of the
@@ -88,8 +82,8 @@ func (s *Server) webRemovePattern(w http.ResponseWriter, r *http.Request, v *vie
 	}
 	// Removing one that is gone already (a second click) is no error:
 	// the card shows what is left.
-	return s.updateAgentCard(w, r, p, role, a, func(tx brabo.Tx) error {
-		_, err := s.Pipeline.RemoveAgentPattern(r.Context(), tx, p.ID, v.Member.ID, a.ID, pattern, brabo.ViaWeb)
+	return s.updateAgentCard(w, r, p, role, a, func() error {
+		_, err := s.Agents.RemoveAgentPattern(r.Context(), p.ID, v.Member.ID, a.ID, pattern, brabo.ViaWeb)
 		return err
 	})
 }

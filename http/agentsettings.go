@@ -1,10 +1,6 @@
 package http
 
 import (
-	"context"
-	"net/http"
-	"time"
-
 	"github.com/brabo-dev/brabo"
 )
 
@@ -14,7 +10,7 @@ import (
 // working at once (maxParallel). The cap is lowered here; raising it is
 // spending more, a decision taken through the pipeline
 // (raise_max_parallel, capped: a human approves it), so a higher value is
-// refused with needs_approval.
+// refused with needs_approval (pipeline's UpdateProject).
 type agentSettings struct {
 	WaitCapSec  *int `json:"waitCapSec"`
 	MaxParallel *int `json:"maxParallel"`
@@ -31,28 +27,4 @@ func (a agentSettings) check() error {
 		return badProject("maxParallel %d: want 1 to %d", *v, brabo.MaxMaxParallel)
 	}
 	return nil
-}
-
-// apply writes the settings to cur inside tx, with a
-// project.agents_changed event by the member; a raise of the cap is
-// refused, writing nothing.
-func (a agentSettings) apply(ctx context.Context, tx brabo.Tx, cur *brabo.Project, memberID string) error {
-	waitCap, maxParallel := cur.WaitCapSec, cur.MaxParallel
-	if a.WaitCapSec != nil {
-		waitCap = *a.WaitCapSec
-	}
-	if a.MaxParallel != nil {
-		if *a.MaxParallel > cur.MaxParallel {
-			return errorf(http.StatusConflict, brabo.CodeNeedsApproval,
-				"maxParallel %d is above the project's cap of %d: raising it is spending more, which a human decides; "+
-					"propose raise_max_parallel {\"maxParallel\": %d} (POST /v1/projects/%s/actions)", *a.MaxParallel, cur.MaxParallel, *a.MaxParallel, cur.ID)
-		}
-		maxParallel = *a.MaxParallel
-	}
-	if err := tx.SetProjectAgents(ctx, cur.ID, maxParallel, waitCap); err != nil {
-		return err
-	}
-	cur.WaitCapSec, cur.MaxParallel = waitCap, maxParallel
-	return tx.AppendEvent(ctx, &brabo.Event{ProjectID: cur.ID, Type: brabo.EventProjectAgents, ActorID: memberID,
-		Payload: jsonLine(map[string]any{"waitCapSec": waitCap, "maxParallel": maxParallel}), CreatedAt: time.Now().UTC()})
 }

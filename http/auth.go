@@ -2,9 +2,6 @@ package http
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"net/http"
 	"strings"
@@ -12,40 +9,14 @@ import (
 	"time"
 
 	"github.com/brabo-dev/brabo"
-	"github.com/brabo-dev/brabo/pipeline"
 )
 
-// NewToken returns a fresh bearer token. Only its hash is stored.
-func NewToken() string {
-	var b [32]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic(err)
-	}
-	return "brb_" + hex.EncodeToString(b[:])
-}
+// NewToken returns a fresh bearer token (brabo.NewToken). Only its hash is
+// stored.
+func NewToken() string { return brabo.NewToken() }
 
-// HashToken is how tokens are stored and looked up.
-func HashToken(token string) string {
-	sum := sha256.Sum256([]byte(token))
-	return hex.EncodeToString(sum[:])
-}
-
-// Bootstrap creates the first member, an admin who may create projects,
-// when the store has none, and returns its token (shown once). It returns
-// "" when members exist already.
-func Bootstrap(ctx context.Context, store brabo.Store, name string) (string, error) {
-	token := ""
-	err := store.Update(ctx, func(tx brabo.Tx) error {
-		n, err := tx.CountMembers(ctx)
-		if err != nil || n > 0 {
-			return err
-		}
-		token = NewToken()
-		return tx.CreateMember(ctx, &brabo.Member{ID: pipeline.NewID("mem"), Name: name, Admin: true,
-			TokenHash: HashToken(token), CreatedAt: time.Now().UTC()})
-	})
-	return token, err
-}
+// HashToken is how tokens are stored and looked up (brabo.HashToken).
+func HashToken(token string) string { return brabo.HashToken(token) }
 
 // caller is who a request comes from: a member or an agent, and for the
 // web page the member's session.
@@ -99,22 +70,8 @@ func (s *Server) lookupToken(ctx context.Context, token string) (caller, error) 
 		return c, nil
 	}
 	var c caller
-	err := s.Store.View(ctx, func(tx brabo.Tx) error {
-		m, err := tx.MemberByTokenHash(ctx, key[2:])
-		if err == nil {
-			c.member = m
-			return nil
-		}
-		if !errors.Is(err, brabo.ErrNotFound) {
-			return err
-		}
-		a, err := tx.AgentByTokenHash(ctx, key[2:])
-		if err == nil {
-			c.agent = a
-		}
-		return err
-	})
-	if err != nil {
+	var err error
+	if c.member, c.agent, err = s.Projects.ByTokenHash(ctx, key[2:]); err != nil {
 		return caller{}, err
 	}
 	s.tokens.put(key, c, gen, time.Now().Add(tokenTTL))
@@ -130,31 +87,13 @@ func (c caller) requireMember(what string) (*brabo.Member, error) {
 	return c.member, nil
 }
 
-func (c caller) actor() pipeline.Actor { return pipeline.Actor{Agent: c.agent, Member: c.member} }
+func (c caller) actor() brabo.Actor { return brabo.Actor{Agent: c.agent, Member: c.member} }
 
 // projectAccess loads the project and the caller's role in it. A project
 // the caller cannot see is 404, never 403: no cross-project reads, not even
 // of existence. An agent sees only its own project, with no role.
 func (s *Server) projectAccess(ctx context.Context, c caller, projectID string) (*brabo.Project, brabo.Role, error) {
-	var p *brabo.Project
-	var role brabo.Role
-	err := s.Store.View(ctx, func(tx brabo.Tx) error {
-		var err error
-		if p, err = tx.Project(ctx, projectID); err != nil {
-			return err
-		}
-		if c.agent != nil {
-			if c.agent.ProjectID != p.ID {
-				return brabo.ErrNotFound
-			}
-			return nil
-		}
-		role, err = tx.Role(ctx, p.ID, c.member.ID)
-		if err == nil && role == "" {
-			return brabo.ErrNotFound
-		}
-		return err
-	})
+	p, role, err := s.Projects.ProjectAccess(ctx, c.actor(), projectID)
 	if errors.Is(err, brabo.ErrNotFound) {
 		return nil, "", notFound("project " + projectID)
 	}

@@ -170,11 +170,11 @@ type benchSetup struct {
 func benchServer(b *testing.B, s brabo.Store) *benchSetup {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	svc := &pipeline.Service{Store: s, Executor: noExecution{}, WorkspacesRoot: b.TempDir(), Log: quiet}
-	api := &brabohttp.Server{Pipeline: svc, Store: s, DirProbe: probeDir, Log: quiet}
+	api := (&brabohttp.Server{DirProbe: probeDir, Log: quiet}).Use(svc)
 	srv := httptest.NewServer(api.Handler())
 	b.Cleanup(srv.Close)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
-	admin, err := brabohttp.Bootstrap(context.Background(), s, "admin")
+	admin, err := svc.Bootstrap(context.Background(), "admin")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -77,12 +77,12 @@ func newEnvWith(t *testing.T, s brabo.Store, opts executor.Options) *env {
 	e := &env{t: t, store: s}
 	e.svc = &pipeline.Service{Store: s, Executor: executor.New(opts), WorkspacesRoot: t.TempDir(),
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	api := &brabohttp.Server{Pipeline: e.svc, Store: s, MaxBody: 64 << 10, DirProbe: probeDir,
-		Heartbeat: time.Second, Poll: 200 * time.Millisecond}
+	api := (&brabohttp.Server{MaxBody: 64 << 10, DirProbe: probeDir,
+		Heartbeat: time.Second, Poll: 200 * time.Millisecond}).Use(e.svc)
 	e.api = api
 	e.srv = httptest.NewServer(api.Handler())
 	t.Cleanup(e.srv.Close)
-	token, err := brabohttp.Bootstrap(ctx, s, "admin")
+	token, err := e.svc.Bootstrap(ctx, "admin")
 	if err != nil || token == "" {
 		t.Fatalf("bootstrap: %q %v", token, err)
 	}

@@ -214,7 +214,7 @@ func TestRevocationReachesTheOtherInstance(t *testing.T) {
 		t.Cleanup(func() { s.Close() })
 		svc := &pipeline.Service{Store: s, Executor: executor.New(executor.Options{}), WorkspacesRoot: t.TempDir(),
 			Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-		api := &brabohttp.Server{Pipeline: svc, Store: s, DirProbe: probeDir}
+		api := (&brabohttp.Server{DirProbe: probeDir}).Use(svc)
 		srv := httptest.NewServer(api.Handler())
 		t.Cleanup(srv.Close)
 		return &env{t: t, store: s, svc: svc, api: api, srv: srv}, srv

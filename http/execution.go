@@ -18,7 +18,7 @@ func (s *Server) activateExecution(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	act, err := s.Pipeline.ActivateExecution(r.Context(), r.PathValue("project"), m)
+	act, err := s.Execution.ActivateExecution(r.Context(), r.PathValue("project"), m)
 	if err != nil {
 		return err
 	}
@@ -31,7 +31,7 @@ func (s *Server) getBudget(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	v, err := s.Pipeline.BudgetOf(r.Context(), r.PathValue("project"), m)
+	v, err := s.Execution.BudgetOf(r.Context(), r.PathValue("project"), m)
 	if err != nil {
 		return err
 	}
@@ -58,7 +58,7 @@ func (s *Server) putBudget(w http.ResponseWriter, r *http.Request) error {
 	if in.Limit == nil {
 		return badRequest("limit is required: the budget's amount, a decimal such as \"50.00\"")
 	}
-	v, err := s.Pipeline.SetBudget(r.Context(), r.PathValue("project"), m, *in.Limit, in.InputPrice, in.OutputPrice)
+	v, err := s.Execution.SetBudget(r.Context(), r.PathValue("project"), m, *in.Limit, in.InputPrice, in.OutputPrice)
 	if err != nil {
 		return err
 	}
@@ -71,7 +71,7 @@ func (s *Server) getModules(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	mm, err := s.Pipeline.ModuleMapOf(r.Context(), r.PathValue("project"), m)
+	mm, err := s.Execution.ModuleMapOf(r.Context(), r.PathValue("project"), m)
 	if err != nil {
 		return err
 	}
@@ -93,7 +93,7 @@ func (s *Server) putModules(w http.ResponseWriter, r *http.Request) error {
 	if in.Modules == nil {
 		return badRequest("modules is required: a list of {name, resources: {cpus, memoryMb}} (an empty list clears the map)")
 	}
-	mm, err := s.Pipeline.SetModuleMap(r.Context(), r.PathValue("project"), m, in.Modules)
+	mm, err := s.Execution.SetModuleMap(r.Context(), r.PathValue("project"), m, in.Modules)
 	if err != nil {
 		return err
 	}
@@ -106,7 +106,7 @@ func (s *Server) listProtectedBranches(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	added, err := s.Pipeline.ProtectedBranchesOf(r.Context(), r.PathValue("project"), m)
+	added, err := s.Execution.ProtectedBranchesOf(r.Context(), r.PathValue("project"), m)
 	if err != nil {
 		return err
 	}
@@ -119,7 +119,7 @@ func (s *Server) getInstructions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	in, err := s.Pipeline.AgentInstructionsOf(r.Context(), r.PathValue("project"), r.PathValue("agent"), m)
+	in, err := s.Agents.AgentInstructionsOf(r.Context(), r.PathValue("project"), r.PathValue("agent"), m)
 	if err != nil {
 		return err
 	}
@@ -137,7 +137,7 @@ func (s *Server) listContainers(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	rows, err := s.Pipeline.ContainersOf(r.Context(), m)
+	rows, err := s.Execution.ContainersOf(r.Context(), m)
 	if err != nil {
 		return err
 	}

@@ -118,7 +118,7 @@ func (s *Server) awaitAction(r *http.Request, a *brabo.ProposedAction, wait time
 		return a, errStopping
 	default:
 	}
-	signal, cancel := s.Store.Subscribe(a.ProjectID)
+	signal, cancel := s.Events.Subscribe(a.ProjectID)
 	defer cancel()
 	timeout := time.NewTimer(wait)
 	defer timeout.Stop()
@@ -136,13 +136,10 @@ func (s *Server) awaitAction(r *http.Request, a *brabo.ProposedAction, wait time
 		case <-signal:
 		case <-tick.C:
 		}
-		err := s.Store.View(r.Context(), func(tx brabo.Tx) error {
-			cur, err := tx.Action(r.Context(), a.ID)
-			if err == nil {
-				a = cur
-			}
-			return err
-		})
+		cur, err := s.Actions.Action(r.Context(), a.ID)
+		if err == nil {
+			a = cur
+		}
 		if err != nil || done(a) || last {
 			return a, err
 		}
@@ -178,7 +175,7 @@ func (s *Server) reportResult(w http.ResponseWriter, r *http.Request) error {
 		// (Codex's PostToolUse): the record says so rather than a 0.
 		res.Detail = map[string]string{"exitCode": "unknown"}
 	}
-	a, err := s.Pipeline.Report(r.Context(), r.PathValue("action"), c.agent, res)
+	a, err := s.Actions.Report(r.Context(), r.PathValue("action"), c.agent, res)
 	if err != nil {
 		return err
 	}
@@ -203,7 +200,7 @@ func (s *Server) abandonAction(w http.ResponseWriter, r *http.Request) error {
 	if err := s.decode(w, r, &in); err != nil {
 		return err
 	}
-	a, err := s.Pipeline.Abandon(r.Context(), r.PathValue("action"), c.agent, in.Reason)
+	a, err := s.Actions.Abandon(r.Context(), r.PathValue("action"), c.agent, in.Reason)
 	if err != nil {
 		return err
 	}
@@ -235,14 +232,7 @@ func (s *Server) putMcpTools(w http.ResponseWriter, r *http.Request) error {
 		}
 		tools = append(tools, t)
 	}
-	err = s.Store.Update(r.Context(), func(tx brabo.Tx) error {
-		if err := tx.SetProjectMcpTools(r.Context(), p.ID, tools); err != nil {
-			return err
-		}
-		return tx.AppendEvent(r.Context(), &brabo.Event{ProjectID: p.ID, Type: brabo.EventProjectMcpTools,
-			ActorID: m.ID, Payload: jsonLine(map[string]any{"tools": tools}), CreatedAt: time.Now().UTC()})
-	})
-	if err != nil {
+	if err := s.Projects.SetMcpTools(r.Context(), p.ID, m.ID, tools); err != nil {
 		return err
 	}
 	p.McpTools = tools

@@ -28,12 +28,8 @@ func (s *Server) putInfraAgent(w http.ResponseWriter, r *http.Request) error {
 	id := strings.TrimSpace(*in.AgentID)
 	if id != "" {
 		// By name too, as instruction_patch takes it.
-		var agents []*brabo.Agent
-		if err := s.Store.View(r.Context(), func(tx brabo.Tx) error {
-			var err error
-			agents, err = tx.Agents(r.Context(), p.ID)
-			return err
-		}); err != nil {
+		agents, err := s.Agents.Agents(r.Context(), p.ID)
+		if err != nil {
 			return err
 		}
 		for _, a := range agents {
@@ -42,7 +38,7 @@ func (s *Server) putInfraAgent(w http.ResponseWriter, r *http.Request) error {
 			}
 		}
 	}
-	if err := s.Pipeline.SetInfraAgent(r.Context(), p.ID, m.ID, id); err != nil {
+	if err := s.Agents.SetInfraAgent(r.Context(), p.ID, m.ID, id); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"projectId": p.ID, "infraAgentId": id})

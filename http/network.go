@@ -13,7 +13,7 @@ func (s *Server) allowNetwork(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	d, err := s.Pipeline.AllowNetwork(r.Context(), r.PathValue("action"), m)
+	d, err := s.Actions.AllowNetwork(r.Context(), r.PathValue("action"), m)
 	if err != nil {
 		return err
 	}
@@ -25,7 +25,7 @@ func (s *Server) allowNetwork(w http.ResponseWriter, r *http.Request) error {
 // webAllowNetwork is the card's "Always allow Network(host)" button: the
 // maintainer's always-allow of the action's refused connections.
 func (s *Server) webAllowNetwork(w http.ResponseWriter, r *http.Request, v *viewer) error {
-	d, err := s.Pipeline.AllowNetwork(r.Context(), r.PathValue("action"), v.Member)
+	d, err := s.Actions.AllowNetwork(r.Context(), r.PathValue("action"), v.Member)
 	if err != nil {
 		return s.refused(w, r, v, err)
 	}

@@ -2,7 +2,6 @@ package http
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/brabo-dev/brabo"
 )
@@ -37,35 +36,8 @@ func (s *Server) patchProject(w http.ResponseWriter, r *http.Request) error {
 	if err := in.agentSettings.check(); err != nil {
 		return err
 	}
-	err = s.Store.Update(r.Context(), func(tx brabo.Tx) error {
-		cur, err := tx.Project(r.Context(), p.ID)
-		if err != nil {
-			return err
-		}
-		if !in.agentSettings.empty() {
-			// A PATCH of the agent settings alone records only their event.
-			if err := in.agentSettings.apply(r.Context(), tx, cur, m.ID); err != nil {
-				return err
-			}
-			if in.GitHooks == nil && in.MaxTimeoutSec == nil {
-				*p = *cur
-				return nil
-			}
-		}
-		if in.GitHooks != nil {
-			cur.GitHooks = *in.GitHooks
-		}
-		if in.MaxTimeoutSec != nil {
-			cur.MaxTimeoutSec = *in.MaxTimeoutSec
-		}
-		if err := tx.SetProjectProcesses(r.Context(), p.ID, cur.GitHooks, cur.MaxTimeoutSec); err != nil {
-			return err
-		}
-		*p = *cur
-		return tx.AppendEvent(r.Context(), &brabo.Event{ProjectID: p.ID, Type: brabo.EventProjectProcesses,
-			ActorID: m.ID, Payload: jsonLine(map[string]any{"gitHooks": cur.GitHooks, "maxTimeoutSec": cur.MaxTimeoutSec}),
-			CreatedAt: time.Now().UTC()})
-	})
+	p, err = s.Projects.UpdateProject(r.Context(), p.ID, m.ID, brabo.ProjectUpdate{GitHooks: in.GitHooks,
+		MaxTimeoutSec: in.MaxTimeoutSec, WaitCapSec: in.agentSettings.WaitCapSec, MaxParallel: in.agentSettings.MaxParallel})
 	if err != nil {
 		return err
 	}

@@ -6,17 +6,12 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/brabo-dev/brabo"
-	"github.com/brabo-dev/brabo/pipeline"
 	"github.com/brabo-dev/brabo/policy"
 )
-
-var slugRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 
 func (s *Server) createProject(w http.ResponseWriter, r *http.Request) error {
 	m, err := callerOf(r).requireMember("create projects")
@@ -26,26 +21,17 @@ func (s *Server) createProject(w http.ResponseWriter, r *http.Request) error {
 	if !m.Admin {
 		return errorf(http.StatusForbidden, brabo.CodeForbiddenRole, "only an admin member can create projects")
 	}
-	var in struct {
-		Slug string              `json:"slug"`
-		Name string              `json:"name"`
-		Mode brabo.ExecutionMode `json:"mode"`
-		Root string              `json:"root"`
-	}
+	var in brabo.NewProject
 	if err := s.decode(w, r, &in); err != nil {
 		return err
 	}
-	if !slugRE.MatchString(in.Slug) {
-		return badProject("slug %q: use 1 to 63 lowercase letters, digits and dashes", in.Slug)
+	// The slug rule, the workspace folder's name and the transaction are
+	// the pipeline's (CreateProject); a local folder is checked here first,
+	// against the disk and brabo's own folders, which the server knows.
+	if err := in.Validate(); err != nil {
+		return err
 	}
-	if trimmed(in.Name) == "" {
-		in.Name = in.Slug
-	}
-	id := pipeline.NewID("prj")
-	p := &brabo.Project{ID: id, Slug: in.Slug, Name: in.Name, Mode: in.Mode, OwnerID: m.ID,
-		WorkspaceDir: in.Slug + "-" + id[len(id)-8:], CreatedAt: time.Now().UTC()}
-	switch in.Mode {
-	case brabo.ModeLocal:
+	if in.Mode == brabo.ModeLocal {
 		probe := s.DirProbe
 		if probe == nil {
 			return badProject("this server cannot create local projects")
@@ -58,7 +44,7 @@ func (s *Server) createProject(w http.ResponseWriter, r *http.Request) error {
 		}
 		// No two projects share a folder: they would share one
 		// permissions.json and each other's scope.
-		others, err := s.localRoots(r)
+		others, err := s.Projects.LocalRoots(r.Context())
 		if err != nil {
 			return err
 		}
@@ -69,32 +55,8 @@ func (s *Server) createProject(w http.ResponseWriter, r *http.Request) error {
 		if err := validateResolvedRoot(in.Root, taken, probe); err != nil {
 			return badProject("root: %v", err)
 		}
-		// The typed root is kept: Decide compares paths with it as typed,
-		// and the executor accepts it and its resolved form alike.
-		p.Root = in.Root
-	case brabo.ModeContainer, brabo.ModeRunner:
-		if in.Root != "" {
-			return badProject("root: a %s project lives under the workspaces root; give no root", in.Mode)
-		}
-		if _, err := s.Pipeline.ScopeRoot(p); err != nil {
-			return badProject("mode %s: %v", in.Mode, err)
-		}
-	default:
-		return badProject("mode %q: want local (with root, an existing absolute folder), container or runner", in.Mode)
 	}
-	err = s.Store.Update(r.Context(), func(tx brabo.Tx) error {
-		if err := tx.CreateProject(r.Context(), p); err != nil {
-			return err
-		}
-		// The file as it is now is the project's first trusted version.
-		if err := s.Pipeline.TrustAtCreation(r.Context(), tx, p, m.ID); err != nil {
-			return err
-		}
-		return tx.SetRole(r.Context(), brabo.Membership{ProjectID: p.ID, MemberID: m.ID, Role: brabo.Owner})
-	})
-	if errors.Is(err, brabo.ErrConflict) {
-		return errorf(http.StatusConflict, "conflict", "a project with the slug %q exists", in.Slug)
-	}
+	p, err := s.Projects.CreateProject(r.Context(), m, in)
 	if err != nil {
 		return err
 	}
@@ -161,43 +123,9 @@ func validateResolvedRoot(root string, taken []string, probe policy.DirProbe) er
 	return nil
 }
 
-// localRoots returns the folders of the existing local projects.
-func (s *Server) localRoots(r *http.Request) ([]string, error) {
-	var roots []string
-	err := s.Store.View(r.Context(), func(tx brabo.Tx) error {
-		ps, err := tx.Projects(r.Context())
-		for _, p := range ps {
-			if p.Mode == brabo.ModeLocal {
-				roots = append(roots, p.Root)
-			}
-		}
-		return err
-	})
-	return roots, err
-}
-
 func (s *Server) listProjects(w http.ResponseWriter, r *http.Request) error {
 	c := callerOf(r)
-	var out []*brabo.Project
-	err := s.Store.View(r.Context(), func(tx brabo.Tx) error {
-		if c.agent != nil {
-			p, err := tx.Project(r.Context(), c.agent.ProjectID)
-			out = append(out, p)
-			return err
-		}
-		ms, err := tx.Memberships(r.Context(), c.member.ID)
-		if err != nil {
-			return err
-		}
-		for _, m := range ms {
-			p, err := tx.Project(r.Context(), m.ProjectID)
-			if err != nil {
-				return err
-			}
-			out = append(out, p)
-		}
-		return nil
-	})
+	out, err := s.Projects.ProjectsOf(r.Context(), c.actor())
 	if err != nil {
 		return err
 	}
@@ -227,12 +155,7 @@ func (s *Server) me(w http.ResponseWriter, r *http.Request) error {
 		writeJSON(w, http.StatusOK, map[string]any{"agent": c.agent})
 		return nil
 	}
-	var ms []brabo.Membership
-	err := s.Store.View(r.Context(), func(tx brabo.Tx) error {
-		var err error
-		ms, err = tx.Memberships(r.Context(), c.member.ID)
-		return err
-	})
+	ms, err := s.Projects.Memberships(r.Context(), c.member.ID)
 	if err != nil {
 		return err
 	}
@@ -279,9 +202,7 @@ func (s *Server) putContainer(w http.ResponseWriter, r *http.Request) error {
 	if *in.Running && p.Mode != brabo.ModeContainer {
 		return badProject("only a container project has a container to register running")
 	}
-	if err := s.Store.Update(r.Context(), func(tx brabo.Tx) error {
-		return tx.SetContainerRunning(r.Context(), p.ID, *in.Running)
-	}); err != nil {
+	if err := s.Projects.SetContainerRunning(r.Context(), p.ID, *in.Running); err != nil {
 		return err
 	}
 	p.ContainerRunning = *in.Running
@@ -301,20 +222,8 @@ func (s *Server) createMember(w http.ResponseWriter, r *http.Request) error {
 	if err := s.decode(w, r, &in); err != nil {
 		return err
 	}
-	if trimmed(in.Name) == "" {
-		return badRequest("name is required")
-	}
-	if !in.Role.Valid() {
-		return badRequest("role %q: want developer, maintainer or owner", in.Role)
-	}
-	token := NewToken()
-	m := &brabo.Member{ID: pipeline.NewID("mem"), Name: in.Name, TokenHash: HashToken(token), CreatedAt: time.Now().UTC()}
-	if err := s.Store.Update(r.Context(), func(tx brabo.Tx) error {
-		if err := tx.CreateMember(r.Context(), m); err != nil {
-			return err
-		}
-		return tx.SetRole(r.Context(), brabo.Membership{ProjectID: p.ID, MemberID: m.ID, Role: in.Role})
-	}); err != nil {
+	m, token, err := s.Projects.CreateMember(r.Context(), p.ID, in.Name, in.Role)
+	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusCreated, map[string]any{"member": m, "role": in.Role, "token": token})
@@ -333,23 +242,7 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
 	if err := s.decode(w, r, &in); err != nil {
 		return err
 	}
-	if !slugRE.MatchString(in.Name) {
-		return badRequest("name %q: use lowercase letters, digits and dashes (dev-<module> for a module dev agent)", in.Name)
-	}
-	if in.Kind != "" && in.Kind != brabo.AgentKindHook {
-		return badRequest("kind %q: the only kind is %q (an agent that runs its tools itself through brabo hook)", in.Kind, brabo.AgentKindHook)
-	}
-	token := NewToken()
-	a := &brabo.Agent{ID: pipeline.NewID("agt"), ProjectID: p.ID, Name: in.Name, PrincipalID: m.ID, Kind: in.Kind,
-		TokenHash: HashToken(token), CreatedAt: time.Now().UTC()}
-	if a.IsHook() && (a.IsModuleDev() || a.IsQASubAgent() || a.IsDevLead()) {
-		// brabo would start its own actor for such a name.
-		return badRequest("name %q is one of brabo's own agents (dev-…, qa-…, dev-lead); name a hook agent after its tool (claude, codex, gemini)", in.Name)
-	}
-	err = s.Store.Update(r.Context(), func(tx brabo.Tx) error { return tx.CreateAgent(r.Context(), a) })
-	if errors.Is(err, brabo.ErrConflict) {
-		return errorf(http.StatusConflict, "conflict", "an agent named %q exists in this project", in.Name)
-	}
+	a, token, err := s.Agents.CreateAgent(r.Context(), p.ID, m.ID, in.Name, in.Kind)
 	if err != nil {
 		return err
 	}
@@ -362,11 +255,7 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var out []*brabo.Agent
-	err = s.Store.View(r.Context(), func(tx brabo.Tx) error {
-		out, err = tx.Agents(r.Context(), p.ID)
-		return err
-	})
+	out, err := s.Agents.Agents(r.Context(), p.ID)
 	if err != nil {
 		return err
 	}
@@ -376,12 +265,7 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
 
 // projectAgent loads an agent of the project in the path.
 func (s *Server) projectAgent(r *http.Request, p *brabo.Project) (*brabo.Agent, error) {
-	var a *brabo.Agent
-	err := s.Store.View(r.Context(), func(tx brabo.Tx) error {
-		var err error
-		a, err = tx.Agent(r.Context(), r.PathValue("agent"))
-		return err
-	})
+	a, err := s.Agents.Agent(r.Context(), r.PathValue("agent"))
 	if errors.Is(err, brabo.ErrNotFound) || (err == nil && a.ProjectID != p.ID) {
 		return nil, notFound("agent " + r.PathValue("agent"))
 	}
@@ -397,15 +281,11 @@ func (s *Server) getAutonomy(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var rules []brabo.AgentAutonomy
-	var patterns []brabo.AgentPattern
-	err = s.Store.View(r.Context(), func(tx brabo.Tx) error {
-		if rules, err = tx.Autonomy(r.Context(), a.ID); err != nil {
-			return err
-		}
-		patterns, err = tx.AgentPatterns(r.Context(), a.ID)
+	rules, err := s.Agents.Autonomy(r.Context(), a.ID)
+	if err != nil {
 		return err
-	})
+	}
+	patterns, err := s.Agents.AgentPatterns(r.Context(), a.ID)
 	if err != nil {
 		return err
 	}
@@ -439,10 +319,7 @@ func (s *Server) putAutonomy(w http.ResponseWriter, r *http.Request) error {
 		return badRequest("mode %q: want auto_approve, require_approval or deny", in.Mode)
 	}
 	rule := brabo.AgentAutonomy{AgentID: a.ID, ActionType: in.ActionType, Mode: in.Mode}
-	if err := s.Store.Update(r.Context(), func(tx brabo.Tx) error {
-		_, err := s.Pipeline.PutAutonomy(r.Context(), tx, p.ID, m.ID, rule, brabo.ViaAPI)
-		return err
-	}); err != nil {
+	if _, err := s.Agents.PutAutonomy(r.Context(), p.ID, m.ID, rule, brabo.ViaAPI); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, rule)
@@ -465,7 +342,7 @@ func (s *Server) getPermissions(w http.ResponseWriter, r *http.Request) error {
 		out["errors"] = fe.Entries
 	}
 	// The file as on disk, and whether brabo decides with it (trust.go).
-	st, err := s.Pipeline.PermissionsTrust(r.Context(), p)
+	st, err := s.Trust.PermissionsTrust(r.Context(), p)
 	if err != nil {
 		return err
 	}
@@ -484,11 +361,11 @@ type permissionsFile struct {
 
 // permissionsOf reads and parses the project's permissions.json.
 func (s *Server) permissionsOf(p *brabo.Project) (permissionsFile, error) {
-	scope, err := s.Pipeline.ScopeRoot(p)
+	scope, err := s.Rules.ScopeRoot(p)
 	if err != nil {
 		return permissionsFile{}, err
 	}
-	data, err := s.Pipeline.ReadPermissions(scope.Root)
+	data, err := s.Rules.ReadPermissions(scope.Root)
 	if err != nil {
 		return permissionsFile{}, err
 	}
@@ -504,7 +381,7 @@ func (s *Server) putPermissions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	data, err := s.bodyText(w, r, pipeline.MaxPermissionsBytes)
+	data, err := s.bodyText(w, r, brabo.MaxPermissionsBytes)
 	if err != nil {
 		return err
 	}
@@ -514,7 +391,7 @@ func (s *Server) putPermissions(w http.ResponseWriter, r *http.Request) error {
 		return &apiError{status: http.StatusBadRequest, code: brabo.CodeInvalidPermissions,
 			msg: "permissions.json: the body is empty; send {} to empty the file"}
 	}
-	if err := s.Pipeline.WritePermissions(r.Context(), p, m, data); err != nil {
+	if err := s.Trust.WritePermissions(r.Context(), p, m, data); err != nil {
 		var fe *policy.FileError
 		if errors.As(err, &fe) {
 			return &apiError{status: http.StatusBadRequest, code: brabo.CodeInvalidPermissions, msg: fe.Error(), detail: fe}
@@ -531,11 +408,7 @@ func (s *Server) listPulls(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var out []*brabo.PullRequest
-	err = s.Store.View(r.Context(), func(tx brabo.Tx) error {
-		out, err = tx.PRs(r.Context(), p.ID)
-		return err
-	})
+	out, err := s.Actions.PRs(r.Context(), p.ID)
 	if err != nil {
 		return err
 	}

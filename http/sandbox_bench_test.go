@@ -118,10 +118,10 @@ func benchTrue(b *testing.B, sb *sandbox.Sandbox, launcher string) {
 	ex := executor.New(executor.Options{Sandbox: sb,
 		Confine: &executor.Confinement{Launcher: launcher, CacheRoot: b.TempDir()}})
 	svc := &pipeline.Service{Store: s, Executor: ex, WorkspacesRoot: b.TempDir(), Log: quiet}
-	api := &brabohttp.Server{Pipeline: svc, Store: s, DirProbe: probeDir, Log: quiet}
+	api := (&brabohttp.Server{DirProbe: probeDir, Log: quiet}).Use(svc)
 	srv := httptest.NewServer(api.Handler())
 	defer srv.Close()
-	admin, err := brabohttp.Bootstrap(ctx, s, "admin")
+	admin, err := svc.Bootstrap(ctx, "admin")
 	if err != nil {
 		b.Fatal(err)
 	}

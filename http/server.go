@@ -4,6 +4,7 @@
 package http
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,7 +16,7 @@ import (
 	"time"
 
 	"github.com/brabo-dev/brabo"
-	"github.com/brabo-dev/brabo/pipeline"
+	"github.com/brabo-dev/brabo/policy"
 )
 
 // DefaultMaxBody is the largest request body accepted by default.
@@ -23,9 +24,20 @@ const DefaultMaxBody = 1 << 20
 
 // Server serves the API. Set the fields, then use Handler.
 type Server struct {
-	Pipeline *pipeline.Service
-	Store    brabo.Store
-	Log      *slog.Logger
+	// The services every route works through (brabo's service.go): the
+	// server opens no transaction and holds no store. Use sets them all
+	// from one implementation.
+	Actions   brabo.ActionService
+	Events    brabo.EventService
+	Projects  brabo.ProjectService
+	Agents    brabo.AgentService
+	Trust     brabo.TrustService
+	Execution brabo.ExecutionService
+	// Rules reads a project's permissions.json and the rules brabo decides
+	// with: its answers are policy's types, which the root cannot name.
+	Rules Rules
+
+	Log *slog.Logger
 	// MaxBody bounds request bodies (DefaultMaxBody when 0).
 	MaxBody int64
 	// OwnPaths are brabo's own folders (data dir, checkout): no local
@@ -74,6 +86,37 @@ type Server struct {
 	// long-polls answer "retry" at once (external.go).
 	stopOnce sync.Once
 	stopped  chan struct{}
+}
+
+// Rules is what the permissions routes and the check page read of a
+// project's permissions.json; the pipeline implements it.
+type Rules interface {
+	// ScopeRoot is the folder the project's actions are confined to.
+	ScopeRoot(p *brabo.Project) (policy.Scope, error)
+	// ReadPermissions reads permissions.json under root, bounded.
+	ReadPermissions(root string) ([]byte, error)
+	// EffectiveRules are the rules decisions use now, and the trust
+	// state that says which version they come from.
+	EffectiveRules(ctx context.Context, p *brabo.Project) (*policy.Rules, *brabo.TrustState, error)
+}
+
+// Services is every service the server uses, as one implementation
+// (the pipeline) provides them.
+type Services interface {
+	brabo.ActionService
+	brabo.EventService
+	brabo.ProjectService
+	brabo.AgentService
+	brabo.TrustService
+	brabo.ExecutionService
+	Rules
+}
+
+// Use sets every service field from svc and returns s.
+func (s *Server) Use(svc Services) *Server {
+	s.Actions, s.Events, s.Projects, s.Agents = svc, svc, svc, svc
+	s.Trust, s.Execution, s.Rules = svc, svc, svc
+	return s
 }
 
 // route is one API endpoint; the table is also what the OpenAPI test
@@ -149,7 +192,7 @@ func (s *Server) Handler() http.Handler {
 	s.authOnce.Do(func() {
 		// Held for the server's life: the Server has no Close, and one
 		// subscription per Server is all it costs.
-		s.authSignal, _ = s.Store.Subscribe(brabo.AuthSignal)
+		s.authSignal, _ = s.Events.Subscribe(brabo.AuthSignal)
 	})
 	mux := http.NewServeMux()
 	for _, r := range routes {

@@ -2,14 +2,11 @@ package http
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"net/http"
 	"time"
 
 	"github.com/brabo-dev/brabo"
-	"github.com/brabo-dev/brabo/pipeline"
 )
 
 // Web sessions and revocation. Logging in to the web page opens a session
@@ -31,24 +28,10 @@ func (s *Server) sessionTTL() time.Duration {
 	return DefaultSessionTTL
 }
 
-// newSessionSecret is a session cookie's value. Its prefix is not an API
-// token's, so neither can be mistaken for the other in a log or a form.
-func newSessionSecret() string {
-	var b [32]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic(err)
-	}
-	return "brs_" + hex.EncodeToString(b[:])
-}
-
-// openSession stores a new session of m and returns its secret.
+// openSession stores a new session of m and returns its secret
+// (brabo.NewSessionSecret: its prefix is not an API token's).
 func (s *Server) openSession(ctx context.Context, m *brabo.Member, userAgent string) (string, *brabo.Session, error) {
-	secret := newSessionSecret()
-	now := time.Now().UTC()
-	sess := &brabo.Session{ID: pipeline.NewID("ses"), MemberID: m.ID, TokenHash: HashToken(secret),
-		UserAgent: clip(brabo.Printable(userAgent), 200), CreatedAt: now, ExpiresAt: now.Add(s.sessionTTL())}
-	err := s.Store.Update(ctx, func(tx brabo.Tx) error { return tx.CreateSession(ctx, sess) })
-	return secret, sess, err
+	return s.Projects.OpenSession(ctx, m, clip(brabo.Printable(userAgent), 200), s.sessionTTL())
 }
 
 // lookupSession resolves a session cookie's secret to its member, through
@@ -62,27 +45,11 @@ func (s *Server) lookupSession(ctx context.Context, secret string) (caller, erro
 	}
 	var c caller
 	now := time.Now()
-	err := s.Store.View(ctx, func(tx brabo.Tx) error {
-		sess, err := tx.SessionByTokenHash(ctx, key[2:])
-		if err != nil {
-			return err
-		}
-		if !sess.Live(now) {
-			return brabo.ErrNotFound
-		}
-		m, err := tx.Member(ctx, sess.MemberID)
-		if err != nil {
-			return err
-		}
-		if !m.RevokedAt.IsZero() {
-			return brabo.ErrNotFound
-		}
-		c = caller{member: m, session: sess}
-		return nil
-	})
+	sess, m, err := s.Projects.LiveSession(ctx, key[2:], now)
 	if err != nil {
 		return caller{}, err
 	}
+	c = caller{member: m, session: sess}
 	// An entry never outlives the session it names.
 	expires := now.Add(tokenTTL)
 	if c.session.ExpiresAt.Before(expires) {
@@ -98,11 +65,7 @@ func (s *Server) listSessions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var out []*brabo.Session
-	err = s.Store.View(r.Context(), func(tx brabo.Tx) error {
-		out, err = tx.Sessions(r.Context(), m.ID, time.Now())
-		return err
-	})
+	out, err := s.Projects.Sessions(r.Context(), m.ID)
 	if err != nil {
 		return err
 	}
@@ -118,11 +81,7 @@ func (s *Server) revokeSession(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	id := r.PathValue("session")
-	var ok bool
-	err = s.Store.Update(r.Context(), func(tx brabo.Tx) error {
-		ok, err = tx.RevokeSession(r.Context(), m.ID, id, time.Now().UTC())
-		return err
-	})
+	ok, err := s.Projects.RevokeSession(r.Context(), m.ID, id)
 	if err != nil {
 		return err
 	}
@@ -145,54 +104,14 @@ func (s *Server) revokeMemberToken(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	id := r.PathValue("member")
-	err = s.Store.Update(r.Context(), func(tx brabo.Tx) error {
-		target, err := tx.Member(r.Context(), id)
-		if errors.Is(err, brabo.ErrNotFound) {
-			return notFound("member " + id)
-		}
-		if err != nil {
-			return err
-		}
-		if target.ID != me.ID && !me.Admin {
-			if err := mayRevoke(r.Context(), tx, me, target); err != nil {
-				return err
-			}
-		}
-		_, err = tx.RevokeMemberToken(r.Context(), target.ID, time.Now().UTC())
-		return err
-	})
+	err = s.Projects.RevokeMemberToken(r.Context(), me, id)
+	if errors.Is(err, brabo.ErrNotFound) {
+		return notFound("member " + id)
+	}
 	if err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
-	return nil
-}
-
-// mayRevoke says whether me, neither target nor an admin, may revoke
-// target's token: me must own every project target has a role in.
-func mayRevoke(ctx context.Context, tx brabo.Tx, me, target *brabo.Member) error {
-	ms, err := tx.Memberships(ctx, target.ID)
-	if err != nil {
-		return err
-	}
-	seen, owner := false, true
-	for _, x := range ms {
-		role, err := tx.Role(ctx, x.ProjectID, me.ID)
-		if err != nil {
-			return err
-		}
-		seen = seen || role != ""
-		owner = owner && role == brabo.Owner
-	}
-	switch {
-	case !seen:
-		return notFound("member " + target.ID)
-	case target.Admin:
-		return errorf(http.StatusForbidden, brabo.CodeForbiddenRole, "revoking an admin's token needs an admin")
-	case !owner:
-		return errorf(http.StatusForbidden, brabo.CodeForbiddenRole,
-			"revoking %s's token needs the role owner in every project %s is a member of", target.Name, target.Name)
-	}
 	return nil
 }
 
@@ -207,10 +126,7 @@ func (s *Server) revokeAgentToken(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	if err := s.Store.Update(r.Context(), func(tx brabo.Tx) error {
-		_, err := tx.RevokeAgentToken(r.Context(), a.ID, time.Now().UTC())
-		return err
-	}); err != nil {
+	if err := s.Agents.RevokeAgentToken(r.Context(), a.ID); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -230,10 +146,8 @@ func (s *Server) rotateAgentToken(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	token := NewToken()
-	if err := s.Store.Update(r.Context(), func(tx brabo.Tx) error {
-		return tx.SetAgentToken(r.Context(), a.ID, HashToken(token))
-	}); err != nil {
+	token, err := s.Agents.RotateAgentToken(r.Context(), a.ID)
+	if err != nil {
 		return err
 	}
 	a.RevokedAt = time.Time{}

@@ -3,10 +3,8 @@ package http
 import (
 	"errors"
 	"net/http"
-	"time"
 
 	"github.com/brabo-dev/brabo"
-	"github.com/brabo-dev/brabo/pipeline"
 )
 
 // createTask puts a task in the project's backlog for its dev agent.
@@ -22,13 +20,8 @@ func (s *Server) createTask(w http.ResponseWriter, r *http.Request) error {
 	if err := s.decode(w, r, &in); err != nil {
 		return err
 	}
-	if trimmed(in.Title) == "" {
-		return badRequest("title is required")
-	}
-	now := time.Now().UTC()
-	t := &brabo.Task{ID: pipeline.NewID("task"), ProjectID: p.ID, Title: in.Title, Description: in.Description,
-		Status: brabo.TaskTodo, CreatedAt: now, UpdatedAt: now}
-	if err := s.Store.Update(r.Context(), func(tx brabo.Tx) error { return tx.CreateTask(r.Context(), t) }); err != nil {
+	t, err := s.Projects.CreateTask(r.Context(), p.ID, in.Title, in.Description)
+	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusCreated, t)
@@ -40,11 +33,7 @@ func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var out []*brabo.Task
-	err = s.Store.View(r.Context(), func(tx brabo.Tx) error {
-		out, err = tx.Tasks(r.Context(), p.ID)
-		return err
-	})
+	out, err := s.Projects.Tasks(r.Context(), p.ID)
 	if err != nil {
 		return err
 	}
@@ -65,12 +54,7 @@ func (s *Server) getTask(w http.ResponseWriter, r *http.Request) error {
 // caller's role there. A task of a project the caller cannot see is 404,
 // like a task that does not exist.
 func (s *Server) visibleTask(r *http.Request) (*brabo.Task, *brabo.Project, brabo.Role, error) {
-	var t *brabo.Task
-	err := s.Store.View(r.Context(), func(tx brabo.Tx) error {
-		var err error
-		t, err = tx.Task(r.Context(), r.PathValue("task"))
-		return err
-	})
+	t, err := s.Projects.Task(r.Context(), r.PathValue("task"))
 	if errors.Is(err, brabo.ErrNotFound) {
 		return nil, nil, "", notFound("task " + r.PathValue("task"))
 	}

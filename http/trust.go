@@ -4,7 +4,6 @@ import (
 	"net/http"
 
 	"github.com/brabo-dev/brabo"
-	"github.com/brabo-dev/brabo/pipeline"
 )
 
 // Trusted policy (docs/permissions-trust.md): the state of a project's
@@ -14,17 +13,17 @@ import (
 // trustAnswer is a trust state with the trusted version's content, so the
 // caller can see both sides of the difference.
 type trustAnswer struct {
-	*pipeline.TrustState
+	*brabo.TrustState
 	TrustedContent string `json:"trustedContent"`
 }
 
 // writeTrust answers a trust operation's result (st, or its error err)
 // with the trusted version's content.
-func (s *Server) writeTrust(w http.ResponseWriter, r *http.Request, projectID string, st *pipeline.TrustState, err error) error {
+func (s *Server) writeTrust(w http.ResponseWriter, r *http.Request, projectID string, st *brabo.TrustState, err error) error {
 	if err != nil {
 		return err
 	}
-	content, err := s.Pipeline.TrustedContent(r.Context(), projectID, st.TrustedHash)
+	content, err := s.Trust.TrustedContent(r.Context(), projectID, st.TrustedHash)
 	if err != nil {
 		return err
 	}
@@ -40,7 +39,7 @@ func (s *Server) getTrust(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	st, err := s.Pipeline.PermissionsTrust(r.Context(), p)
+	st, err := s.Trust.PermissionsTrust(r.Context(), p)
 	return s.writeTrust(w, r, p.ID, st, err)
 }
 
@@ -60,7 +59,7 @@ func (s *Server) getEffectivePermissions(w http.ResponseWriter, r *http.Request)
 			return err
 		}
 	}
-	st, content, err := s.Pipeline.DecidingPermissions(r.Context(), p)
+	st, content, err := s.Trust.DecidingPermissions(r.Context(), p)
 	if err != nil {
 		return err
 	}
@@ -85,7 +84,7 @@ func (s *Server) acceptPermissions(w http.ResponseWriter, r *http.Request) error
 	if in.Hash == "" {
 		return badRequest("hash: the hash of the version on disk you accept is required (diskHash of GET …/permissions/trust)")
 	}
-	st, err := s.Pipeline.AcceptPermissions(r.Context(), p.ID, m, in.Hash)
+	st, err := s.Trust.AcceptPermissions(r.Context(), p.ID, m, in.Hash)
 	return s.writeTrust(w, r, p.ID, st, err)
 }
 
@@ -104,6 +103,6 @@ func (s *Server) restorePermissions(w http.ResponseWriter, r *http.Request) erro
 			return err
 		}
 	}
-	st, err := s.Pipeline.RestorePermissions(r.Context(), p.ID, m, in.Hash)
+	st, err := s.Trust.RestorePermissions(r.Context(), p.ID, m, in.Hash)
 	return s.writeTrust(w, r, p.ID, st, err)
 }

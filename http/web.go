@@ -248,21 +248,18 @@ func (s *Server) renderPage(w http.ResponseWriter, r *http.Request, v *viewer, t
 
 func (s *Server) navFor(ctx context.Context, m *brabo.Member) ([]navProject, error) {
 	var out []navProject
-	err := s.Store.View(ctx, func(tx brabo.Tx) error {
-		ms, err := tx.Memberships(ctx, m.ID)
+	ms, err := s.Projects.Memberships(ctx, m.ID)
+	if err != nil {
+		return nil, err
+	}
+	for _, x := range ms {
+		p, err := s.Projects.Project(ctx, x.ProjectID)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		for _, x := range ms {
-			p, err := tx.Project(ctx, x.ProjectID)
-			if err != nil {
-				return err
-			}
-			out = append(out, navProject{ID: p.ID, Slug: p.Slug, Role: x.Role})
-		}
-		return nil
-	})
-	return out, err
+		out = append(out, navProject{ID: p.ID, Slug: p.Slug, Role: x.Role})
+	}
+	return out, nil
 }
 
 func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) {
@@ -331,11 +328,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 // logout revokes the session, on every instance, and drops the cookie.
 func (s *Server) logout(w http.ResponseWriter, r *http.Request, v *viewer) error {
 	c := callerOf(r)
-	err := s.Store.Update(r.Context(), func(tx brabo.Tx) error {
-		_, err := tx.RevokeSession(r.Context(), v.Member.ID, c.session.ID, time.Now().UTC())
-		return err
-	})
-	if err != nil {
+	if _, err := s.Projects.RevokeSession(r.Context(), v.Member.ID, c.session.ID); err != nil {
 		return err
 	}
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true})

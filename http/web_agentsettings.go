@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/brabo-dev/brabo"
-	"github.com/brabo-dev/brabo/pipeline"
 )
 
 // agentSettingsView is the agents page's settings box: the project's wait
@@ -27,12 +26,12 @@ type agentSettingsView struct {
 	Note string
 }
 
-func (s *Server) agentSettingsFor(ctx context.Context, tx brabo.Tx, projectID string, role brabo.Role) (agentSettingsView, error) {
-	p, err := tx.Project(ctx, projectID)
+func (s *Server) agentSettingsFor(ctx context.Context, projectID string, role brabo.Role) (agentSettingsView, error) {
+	p, err := s.Projects.Project(ctx, projectID)
 	if err != nil {
 		return agentSettingsView{}, err
 	}
-	tasks, err := tx.Tasks(ctx, projectID)
+	tasks, err := s.Projects.Tasks(ctx, projectID)
 	if err != nil {
 		return agentSettingsView{}, err
 	}
@@ -85,18 +84,11 @@ func (s *Server) webAgentSettings(w http.ResponseWriter, r *http.Request, v *vie
 	if err := in.check(); err != nil {
 		return err
 	}
-	var view agentSettingsView
-	err = s.Store.Update(r.Context(), func(tx brabo.Tx) error {
-		cur, err := tx.Project(r.Context(), p.ID)
-		if err != nil {
-			return err
-		}
-		if err := in.apply(r.Context(), tx, cur, v.Member.ID); err != nil {
-			return err
-		}
-		view, err = s.agentSettingsFor(r.Context(), tx, p.ID, role)
+	if _, err := s.Projects.UpdateProject(r.Context(), p.ID, v.Member.ID,
+		brabo.ProjectUpdate{WaitCapSec: in.WaitCapSec, MaxParallel: in.MaxParallel}); err != nil {
 		return err
-	})
+	}
+	view, err := s.agentSettingsFor(r.Context(), p.ID, role)
 	if err != nil {
 		return err
 	}
@@ -119,16 +111,13 @@ func (s *Server) webRaiseParallel(w http.ResponseWriter, r *http.Request, v *vie
 		return err
 	}
 	extra, _ := json.Marshal(brabo.RaiseMaxParallelRequest{MaxParallel: n, Reason: strings.TrimSpace(r.PostFormValue("reason"))})
-	a, err := s.Pipeline.Propose(r.Context(), pipeline.ProposeRequest{ProjectID: p.ID, Actor: pipeline.Actor{Member: v.Member},
+	a, err := s.Actions.Propose(r.Context(), brabo.ProposeRequest{ProjectID: p.ID, Actor: brabo.Actor{Member: v.Member},
 		Type: brabo.RaiseMaxParallel, Payload: brabo.Payload{Extra: extra}})
 	if err != nil {
 		return err
 	}
-	var view agentSettingsView
-	if err := s.Store.View(r.Context(), func(tx brabo.Tx) error {
-		view, err = s.agentSettingsFor(r.Context(), tx, p.ID, role)
-		return err
-	}); err != nil {
+	view, err := s.agentSettingsFor(r.Context(), p.ID, role)
+	if err != nil {
 		return err
 	}
 	view.Note = fmt.Sprintf("raise_max_parallel to %d proposed (action %s, %s): decide it in the queue.", n, shortID(a.ID), a.Status)

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/brabo-dev/brabo"
-	"github.com/brabo-dev/brabo/pipeline"
 )
 
 // The web's side of issue 15: the project page's Execution section
@@ -22,7 +21,7 @@ type executionSection struct {
 	ProjectID   string
 	CanActivate bool
 	CanBudget   bool
-	Budget      *pipeline.BudgetView
+	Budget      *brabo.BudgetView
 	Container   *brabo.ProjectContainer
 	Message     string
 	Error       string
@@ -30,16 +29,16 @@ type executionSection struct {
 
 func (s *Server) executionSectionFor(ctx context.Context, p *brabo.Project, role brabo.Role, m *brabo.Member) (executionSection, error) {
 	sec := executionSection{ProjectID: p.ID, CanActivate: role.AtLeast(brabo.Maintainer), CanBudget: role.AtLeast(brabo.Owner)}
-	b, err := s.Pipeline.BudgetOf(ctx, p.ID, m)
+	b, err := s.Execution.BudgetOf(ctx, p.ID, m)
 	if err != nil {
 		return sec, err
 	}
 	sec.Budget = b
-	rows, err := s.Pipeline.ContainersOf(ctx, m)
+	rows, err := s.Execution.ContainersOf(ctx, m)
 	if err != nil {
 		return sec, err
 	}
-	sec.Container = &brabo.ProjectContainer{ProjectID: p.ID, Name: pipeline.ContainerName(p)}
+	sec.Container = &brabo.ProjectContainer{ProjectID: p.ID, Name: brabo.ContainerName(p)}
 	for _, r := range rows {
 		if r.Project.ID == p.ID {
 			sec.Container = r.Container
@@ -51,7 +50,7 @@ func (s *Server) executionSectionFor(ctx context.Context, p *brabo.Project, role
 // webActivate is the project page's "Activate execution" button.
 func (s *Server) webActivate(w http.ResponseWriter, r *http.Request, v *viewer) error {
 	return s.webExecutionChange(w, r, v, func(p *brabo.Project) (string, error) {
-		act, err := s.Pipeline.ActivateExecution(r.Context(), p.ID, v.Member)
+		act, err := s.Execution.ActivateExecution(r.Context(), p.ID, v.Member)
 		if err != nil {
 			return "", err
 		}
@@ -78,7 +77,7 @@ func (s *Server) webSetBudget(w http.ResponseWriter, r *http.Request, v *viewer)
 			}
 			vals[i] = m
 		}
-		if _, err := s.Pipeline.SetBudget(r.Context(), p.ID, v.Member, vals[0], vals[1], vals[2]); err != nil {
+		if _, err := s.Execution.SetBudget(r.Context(), p.ID, v.Member, vals[0], vals[1], vals[2]); err != nil {
 			return "", err
 		}
 		return "The budget is set to " + vals[0].String() + ".", nil
@@ -107,12 +106,12 @@ func (s *Server) webExecutionChange(w http.ResponseWriter, r *http.Request, v *v
 
 // containerRow is one row of the /containers page.
 type containerRow struct {
-	pipeline.ContainerRow
+	brabo.ContainerRow
 	CanAct, CanStop, CanRemove bool
 	Message, Error             string
 }
 
-func rowFor(r pipeline.ContainerRow) containerRow {
+func rowFor(r brabo.ContainerRow) containerRow {
 	st := r.Container.State
 	live := st == brabo.ContainerRunning || st == brabo.ContainerProvisioning || st == brabo.ContainerFailed
 	return containerRow{ContainerRow: r, CanAct: r.Role.AtLeast(brabo.Maintainer), CanStop: live,
@@ -121,7 +120,7 @@ func rowFor(r pipeline.ContainerRow) containerRow {
 
 // containersPage is GET /containers.
 func (s *Server) containersPage(w http.ResponseWriter, r *http.Request, v *viewer) error {
-	rows, err := s.Pipeline.ContainersOf(r.Context(), v.Member)
+	rows, err := s.Execution.ContainersOf(r.Context(), v.Member)
 	if err != nil {
 		return err
 	}
@@ -148,8 +147,8 @@ func (s *Server) webContainerAction(w http.ResponseWriter, r *http.Request, v *v
 		return err
 	}
 	forExecution(w, t, brabo.Payload{})
-	a, perr := s.Pipeline.Propose(r.Context(), pipeline.ProposeRequest{ProjectID: p.ID, Actor: pipeline.Actor{Member: v.Member}, Type: t})
-	rows, err := s.Pipeline.ContainersOf(r.Context(), v.Member)
+	a, perr := s.Actions.Propose(r.Context(), brabo.ProposeRequest{ProjectID: p.ID, Actor: brabo.Actor{Member: v.Member}, Type: t})
+	rows, err := s.Execution.ContainersOf(r.Context(), v.Member)
 	if err != nil {
 		return err
 	}

@@ -69,28 +69,18 @@ func (s *Server) historyPage(w http.ResponseWriter, r *http.Request, v *viewer) 
 	if len(f.Text) > 200 {
 		return badRequest("the text is over 200 bytes")
 	}
-	var actions []*brabo.ProposedAction
-	var names func(string) string
-	err = s.Store.View(ctx, func(tx brabo.Tx) error {
-		var err error
-		if view.Agents, err = tx.Agents(ctx, p.ID); err != nil {
-			return err
-		}
-		if view.Total, err = tx.CountActions(ctx, f); err != nil {
-			return err
-		}
-		if actions, err = tx.Actions(ctx, f); err != nil {
-			return err
-		}
-		names = s.actorNames(ctx, tx, p.ID)
-		for _, a := range actions {
-			view.Rows = append(view.Rows, historyRow{A: a, Actor: names(a.ActorID), Subject: clip(brabo.FirstLine(subject(a)), 200),
-				Flags: previewFlags(a.Preview)})
-		}
-		return nil
-	})
+	if view.Agents, err = s.Agents.Agents(ctx, p.ID); err != nil {
+		return err
+	}
+	actions, total, err := s.Actions.Actions(ctx, f)
 	if err != nil {
 		return err
+	}
+	view.Total = total
+	names := s.actorNames(ctx, p.ID)
+	for _, a := range actions {
+		view.Rows = append(view.Rows, historyRow{A: a, Actor: names(a.ActorID), Subject: clip(brabo.FirstLine(subject(a)), 200),
+			Flags: previewFlags(a.Preview)})
 	}
 	if len(view.Rows) > 0 {
 		view.From = (page-1)*historyPageSize + 1
@@ -172,17 +162,17 @@ func (s *Server) actionPage(w http.ResponseWriter, r *http.Request, v *viewer) e
 		}
 		view.Duration = a.SettledAt.Sub(start).Round(time.Millisecond).String()
 	}
-	err = s.Store.View(ctx, func(tx brabo.Tx) error {
-		p, err := tx.Project(ctx, a.ProjectID)
+	err = func() error {
+		p, err := s.Projects.Project(ctx, a.ProjectID)
 		if err != nil {
 			return err
 		}
 		view.Slug = p.Slug
-		names := s.actorNames(ctx, tx, p.ID)
+		names := s.actorNames(ctx, p.ID)
 		if a.DecidedBy != "" {
 			view.Decider = names(a.DecidedBy)
 		}
-		evs, err := tx.ActionEvents(ctx, a.ProjectID, a.ID)
+		evs, err := s.Events.ActionEvents(ctx, a.ProjectID, a.ID)
 		if err != nil {
 			return err
 		}
@@ -191,7 +181,7 @@ func (s *Server) actionPage(w http.ResponseWriter, r *http.Request, v *viewer) e
 				Bad: e.Type == brabo.EventActionFailed || e.Type == brabo.EventActionDenied || e.Type == brabo.EventNotifyFailed})
 		}
 		return nil
-	})
+	}()
 	if err != nil {
 		return err
 	}
@@ -243,12 +233,7 @@ func (s *Server) webBulk(w http.ResponseWriter, r *http.Request, v *viewer) erro
 	// One kind at a time: what one click decides must look alike.
 	var kind brabo.ActionType
 	for _, id := range ids {
-		var a *brabo.ProposedAction
-		err := s.Store.View(r.Context(), func(tx brabo.Tx) error {
-			var err error
-			a, err = tx.Action(r.Context(), id)
-			return err
-		})
+		a, err := s.Actions.Action(r.Context(), id)
 		if err != nil {
 			return notFound("action " + id)
 		}
@@ -266,7 +251,7 @@ func (s *Server) webBulk(w http.ResponseWriter, r *http.Request, v *viewer) erro
 		if decision == "approve" {
 			a, err = s.approveOne(r.Context(), id, v.Member)
 		} else {
-			a, err = s.Pipeline.Deny(r.Context(), id, v.Member, reason)
+			a, err = s.Actions.Deny(r.Context(), id, v.Member, reason)
 		}
 		if err != nil {
 			refused = append(refused, shortID(id)+": "+s.classify(r, err).msg)
@@ -293,7 +278,7 @@ func (s *Server) webBulk(w http.ResponseWriter, r *http.Request, v *viewer) erro
 // approveOne approves one action for a bulk decision and returns it as it
 // ended.
 func (s *Server) approveOne(ctx context.Context, id string, m *brabo.Member) (*brabo.ProposedAction, error) {
-	d, err := s.Pipeline.Approve(ctx, id, m)
+	d, err := s.Actions.Approve(ctx, id, m)
 	if err != nil {
 		return nil, err
 	}

@@ -118,22 +118,8 @@ const queuePageSize = 100
 // member has a role in, newest first, and their true count.
 func (s *Server) pendingCards(ctx context.Context, m *brabo.Member, page int) (queueView, error) {
 	view := queueView{Page: page, Size: queuePageSize}
-	var actions []*brabo.ProposedAction
-	err := s.Store.View(ctx, func(tx brabo.Tx) error {
-		ms, err := tx.Memberships(ctx, m.ID)
-		if err != nil || len(ms) == 0 {
-			return err
-		}
-		f := brabo.ActionFilter{Status: brabo.StatusPending, Limit: queuePageSize, Offset: (page - 1) * queuePageSize}
-		for _, x := range ms {
-			f.ProjectIDs = append(f.ProjectIDs, x.ProjectID)
-		}
-		if view.Total, err = tx.CountActions(ctx, f); err != nil {
-			return err
-		}
-		actions, err = tx.Actions(ctx, f)
-		return err
-	})
+	actions, total, err := s.Actions.PendingOf(ctx, m.ID, queuePageSize, (page-1)*queuePageSize)
+	view.Total = total
 	if err != nil {
 		return view, err
 	}
@@ -187,7 +173,7 @@ func (s *Server) cardFor(ctx context.Context, m *brabo.Member, a *brabo.Proposed
 		c.Diff, c.DiffMore = diffLines(c.Preview.Diff.Unified, cardDiffLines)
 	}
 	if a.Status == brabo.StatusPending {
-		if now, err := s.Pipeline.CurrentReason(ctx, a); err == nil && now != "" && now != a.Reason {
+		if now, err := s.Actions.CurrentReason(ctx, a); err == nil && now != "" && now != a.Reason {
 			c.Now = brabo.DecisionSentence(brabo.StatusPending, now, brabo.ScopeRoot{})
 		}
 	}
@@ -195,25 +181,25 @@ func (s *Server) cardFor(ctx context.Context, m *brabo.Member, a *brabo.Proposed
 		c.Where = "."
 	}
 	var role brabo.Role
-	err := s.Store.View(ctx, func(tx brabo.Tx) error {
-		p, err := tx.Project(ctx, a.ProjectID)
+	err := func() error {
+		p, err := s.Projects.Project(ctx, a.ProjectID)
 		if err != nil {
 			return err
 		}
 		c.Project = p.Slug
-		if role, err = tx.Role(ctx, a.ProjectID, m.ID); err != nil {
+		if role, err = s.Projects.Role(ctx, a.ProjectID, m.ID); err != nil {
 			return err
 		}
 		c.Actor = a.ActorID
 		if a.ActorKind == "agent" {
-			if ag, err := tx.Agent(ctx, a.ActorID); err == nil {
+			if ag, err := s.Agents.Agent(ctx, a.ActorID); err == nil {
 				c.Actor = ag.Name
 			}
-		} else if mm, err := tx.Member(ctx, a.ActorID); err == nil {
+		} else if mm, err := s.Projects.Member(ctx, a.ActorID); err == nil {
 			c.Actor = mm.Name
 		}
 		return nil
-	})
+	}()
 	if err != nil {
 		return c, err
 	}
@@ -222,7 +208,7 @@ func (s *Server) cardFor(ctx context.Context, m *brabo.Member, a *brabo.Proposed
 	c.CanAllowNetwork = len(c.Network) > 0 && role.AtLeast(brabo.Maintainer)
 	c.CanApprove = c.CanDecide && role.AtLeast(c.NeedRole)
 	if c.CanApprove {
-		_, err := s.Pipeline.AlwaysAllowPreview(ctx, a.ID, m)
+		_, err := s.Actions.AlwaysAllowPreview(ctx, a.ID, m)
 		c.CanAlways = err == nil
 	}
 	return c, nil
@@ -231,21 +217,15 @@ func (s *Server) cardFor(ctx context.Context, m *brabo.Member, a *brabo.Proposed
 // previewNow computes the card of an action recorded before previews
 // were, with a note saying so; nil when its project cannot be read.
 func (s *Server) previewNow(ctx context.Context, a *brabo.ProposedAction) *brabo.Preview {
-	var p *brabo.Project
-	var pr *brabo.PullRequest
-	if err := s.Store.View(ctx, func(tx brabo.Tx) error {
-		var err error
-		if p, err = tx.Project(ctx, a.ProjectID); err != nil {
-			return err
-		}
-		if a.Type == brabo.GitMerge {
-			pr, _ = tx.PR(ctx, a.ProjectID, a.Payload.PR)
-		}
-		return nil
-	}); err != nil {
+	p, err := s.Projects.Project(ctx, a.ProjectID)
+	if err != nil {
 		return nil
 	}
-	pv := s.Pipeline.Preview(ctx, a, p, pr)
+	var pr *brabo.PullRequest
+	if a.Type == brabo.GitMerge {
+		pr, _ = s.Actions.PR(ctx, a.ProjectID, a.Payload.PR)
+	}
+	pv := s.Actions.Preview(ctx, a, p, pr)
 	pv.Notes = append([]string{"This action was recorded before brabo kept its card: what follows is computed now, not when it was proposed."}, pv.Notes...)
 	return pv
 }
@@ -361,7 +341,7 @@ func outcomeText(a *brabo.ProposedAction) string {
 
 func (s *Server) webApprove(w http.ResponseWriter, r *http.Request, v *viewer) error {
 	s.execDeadline(w, r)
-	d, err := s.Pipeline.Approve(r.Context(), r.PathValue("action"), v.Member)
+	d, err := s.Actions.Approve(r.Context(), r.PathValue("action"), v.Member)
 	answerWithin(w)
 	if err != nil {
 		return s.refused(w, r, v, err)
@@ -387,7 +367,7 @@ func (s *Server) webDeny(w http.ResponseWriter, r *http.Request, v *viewer) erro
 	if reason == "" {
 		return s.cardWithError(w, r, v, http.StatusBadRequest, "Say why you deny it: the agent reads the reason. Nothing was decided.")
 	}
-	a, err := s.Pipeline.Deny(r.Context(), r.PathValue("action"), v.Member, reason)
+	a, err := s.Actions.Deny(r.Context(), r.PathValue("action"), v.Member, reason)
 	if err != nil {
 		return s.refused(w, r, v, err)
 	}
@@ -398,7 +378,7 @@ func (s *Server) webDeny(w http.ResponseWriter, r *http.Request, v *viewer) erro
 // alwaysPreview shows the exact patterns (or the autonomy rule) a click
 // would record, before anything is recorded.
 func (s *Server) alwaysPreview(w http.ResponseWriter, r *http.Request, v *viewer) error {
-	d, err := s.Pipeline.AlwaysAllowPreview(r.Context(), r.PathValue("action"), v.Member)
+	d, err := s.Actions.AlwaysAllowPreview(r.Context(), r.PathValue("action"), v.Member)
 	if err != nil {
 		return s.refused(w, r, v, err)
 	}
@@ -415,7 +395,7 @@ func (s *Server) webAlways(w http.ResponseWriter, r *http.Request, v *viewer) er
 		return badRequest("the form could not be read: %v", err)
 	}
 	shown := r.PostForm["pattern"]
-	now, err := s.Pipeline.AlwaysAllowPreview(r.Context(), r.PathValue("action"), v.Member)
+	now, err := s.Actions.AlwaysAllowPreview(r.Context(), r.PathValue("action"), v.Member)
 	if err != nil {
 		return s.refused(w, r, v, err)
 	}
@@ -425,7 +405,7 @@ func (s *Server) webAlways(w http.ResponseWriter, r *http.Request, v *viewer) er
 			"What always allow would record changed since it was shown; nothing was recorded. Click Always allow again to see it.")
 	}
 	s.execDeadline(w, r)
-	d, err := s.Pipeline.ApproveAlways(r.Context(), r.PathValue("action"), v.Member)
+	d, err := s.Actions.ApproveAlways(r.Context(), r.PathValue("action"), v.Member)
 	answerWithin(w)
 	if err != nil {
 		return s.refused(w, r, v, err)
@@ -461,25 +441,13 @@ func (s *Server) webStream(w http.ResponseWriter, r *http.Request, v *viewer) er
 	if !ok {
 		return errors.New("streaming unsupported by the response writer")
 	}
-	after := map[string]int64{}
-	err := s.Store.View(ctx, func(tx brabo.Tx) error {
-		ms, err := tx.Memberships(ctx, v.Member.ID)
-		if err != nil {
-			return err
-		}
-		for _, m := range ms {
-			if after[m.ProjectID], err = tx.LastEventSeq(ctx, m.ProjectID); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	after, err := s.Events.LastEventSeqs(ctx, v.Member.ID)
 	if err != nil {
 		return err
 	}
 	signal := make(chan struct{}, 1)
 	for id := range after {
-		ch, cancel := s.Store.Subscribe(id)
+		ch, cancel := s.Events.Subscribe(id)
 		defer cancel()
 		go func() {
 			for {
@@ -511,12 +479,7 @@ func (s *Server) webStream(w http.ResponseWriter, r *http.Request, v *viewer) er
 	for {
 		sent := false
 		for id, seq := range after {
-			var evs []brabo.Event
-			err := s.Store.View(ctx, func(tx brabo.Tx) error {
-				var err error
-				evs, err = tx.Events(ctx, id, seq, 500)
-				return err
-			})
+			evs, err := s.Events.Events(ctx, id, seq, 500)
 			if err != nil {
 				return nil // the client went away or the store did; the page reconnects
 			}

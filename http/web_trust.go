@@ -4,7 +4,6 @@ import (
 	"net/http"
 
 	"github.com/brabo-dev/brabo"
-	"github.com/brabo-dev/brabo/pipeline"
 )
 
 // The Permissions page's trust section (docs/permissions-trust.md): the
@@ -14,14 +13,14 @@ import (
 
 // trustSection is what the template "permissions-trust" reads.
 type trustSection struct {
-	*pipeline.TrustState
+	*brabo.TrustState
 	ProjectID string
 	// CanDecide shows Accept and Restore: maintainers only.
 	CanDecide bool
 }
 
 func (s *Server) trustSectionFor(r *http.Request, p *brabo.Project, role brabo.Role) (trustSection, error) {
-	st, err := s.Pipeline.PermissionsTrust(r.Context(), p)
+	st, err := s.Trust.PermissionsTrust(r.Context(), p)
 	if err != nil {
 		return trustSection{}, err
 	}
@@ -32,7 +31,7 @@ func (s *Server) trustSectionFor(r *http.Request, p *brabo.Project, role brabo.R
 // carries the hash of the file the page showed.
 func (s *Server) webAcceptPermissions(w http.ResponseWriter, r *http.Request, v *viewer) error {
 	return s.webTrustChange(w, r, v, "accepting permissions.json", func(p *brabo.Project, hash string) error {
-		_, err := s.Pipeline.AcceptPermissions(r.Context(), p.ID, v.Member, hash)
+		_, err := s.Trust.AcceptPermissions(r.Context(), p.ID, v.Member, hash)
 		return err
 	})
 }
@@ -40,7 +39,7 @@ func (s *Server) webAcceptPermissions(w http.ResponseWriter, r *http.Request, v 
 // webRestorePermissions is the Permissions page's Restore button.
 func (s *Server) webRestorePermissions(w http.ResponseWriter, r *http.Request, v *viewer) error {
 	return s.webTrustChange(w, r, v, "restoring permissions.json", func(p *brabo.Project, hash string) error {
-		_, err := s.Pipeline.RestorePermissions(r.Context(), p.ID, v.Member, hash)
+		_, err := s.Trust.RestorePermissions(r.Context(), p.ID, v.Member, hash)
 		return err
 	})
 }

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/brabo-dev/brabo"
 	"github.com/brabo-dev/brabo/policy"
@@ -45,9 +44,9 @@ type agentsView struct {
 
 // agentCardFor reads an agent's state from its runs and tasks: the run is
 // the truth of a wait, the task of work and blocks.
-func (s *Server) agentCardFor(ctx context.Context, tx brabo.Tx, p *brabo.Project, role brabo.Role, a *brabo.Agent, tasks []*brabo.Task) (agentCard, error) {
+func (s *Server) agentCardFor(ctx context.Context, p *brabo.Project, role brabo.Role, a *brabo.Agent, tasks []*brabo.Task) (agentCard, error) {
 	c := agentCard{Project: p.ID, Agent: a, State: "idle", CanToggle: role.AtLeast(brabo.Maintainer)}
-	rules, err := tx.Autonomy(ctx, a.ID)
+	rules, err := s.Agents.Autonomy(ctx, a.ID)
 	if err != nil {
 		return c, err
 	}
@@ -59,10 +58,10 @@ func (s *Server) agentCardFor(ctx context.Context, tx brabo.Tx, p *brabo.Project
 			c.Terminal = r.Mode
 		}
 	}
-	if c.Patterns, err = tx.AgentPatterns(ctx, a.ID); err != nil {
+	if c.Patterns, err = s.Agents.AgentPatterns(ctx, a.ID); err != nil {
 		return c, err
 	}
-	run, err := tx.WaitingRun(ctx, brabo.AgentKey(a.ID))
+	run, err := s.Agents.WaitingRun(ctx, brabo.AgentKey(a.ID))
 	switch {
 	case err == nil && run.State == brabo.RunAwaitingApproval:
 		c.State, c.ActionID = "awaiting approval", run.AwaitingActionID
@@ -97,29 +96,26 @@ func (s *Server) agentCardFor(ctx context.Context, tx brabo.Tx, p *brabo.Project
 
 func (s *Server) agentsView(ctx context.Context, p *brabo.Project, role brabo.Role) (agentsView, error) {
 	v := agentsView{ProjectID: p.ID, Slug: p.Slug}
-	err := s.Store.View(ctx, func(tx brabo.Tx) error {
-		agents, err := tx.Agents(ctx, p.ID)
+	agents, err := s.Agents.Agents(ctx, p.ID)
+	if err != nil {
+		return v, err
+	}
+	tasks, err := s.Projects.Tasks(ctx, p.ID)
+	if err != nil {
+		return v, err
+	}
+	v.Tasks = recentFirst(tasks)
+	if v.Settings, err = s.agentSettingsFor(ctx, p.ID, role); err != nil {
+		return v, err
+	}
+	for _, a := range agents {
+		c, err := s.agentCardFor(ctx, p, role, a, v.Tasks)
 		if err != nil {
-			return err
+			return v, err
 		}
-		tasks, err := tx.Tasks(ctx, p.ID)
-		if err != nil {
-			return err
-		}
-		v.Tasks = recentFirst(tasks)
-		if v.Settings, err = s.agentSettingsFor(ctx, tx, p.ID, role); err != nil {
-			return err
-		}
-		for _, a := range agents {
-			c, err := s.agentCardFor(ctx, tx, p, role, a, v.Tasks)
-			if err != nil {
-				return err
-			}
-			v.Agents = append(v.Agents, c)
-		}
-		return nil
-	})
-	return v, err
+		v.Agents = append(v.Agents, c)
+	}
+	return v, nil
 }
 
 func (s *Server) agentsPage(w http.ResponseWriter, r *http.Request, v *viewer) error {
@@ -161,8 +157,8 @@ func (s *Server) webSetMode(w http.ResponseWriter, r *http.Request, v *viewer) e
 	if err := requireRole(role, brabo.Maintainer, "changing an agent's mode"); err != nil {
 		return err
 	}
-	return s.updateAgentCard(w, r, p, role, a, func(tx brabo.Tx) error {
-		_, err := s.Pipeline.PutAutonomy(r.Context(), tx, p.ID, v.Member.ID,
+	return s.updateAgentCard(w, r, p, role, a, func() error {
+		_, err := s.Agents.PutAutonomy(r.Context(), p.ID, v.Member.ID,
 			brabo.AgentAutonomy{AgentID: a.ID, ActionType: brabo.AnyActionType, Mode: mode}, brabo.ViaWeb)
 		return err
 	})
@@ -183,31 +179,24 @@ func (s *Server) webRevokeAgent(w http.ResponseWriter, r *http.Request, v *viewe
 	if err := requireRole(role, brabo.Maintainer, "revoking an agent's token"); err != nil {
 		return err
 	}
-	return s.updateAgentCard(w, r, p, role, a, func(tx brabo.Tx) error {
-		_, err := tx.RevokeAgentToken(r.Context(), a.ID, time.Now().UTC())
-		return err
-	})
+	return s.updateAgentCard(w, r, p, role, a, func() error { return s.Agents.RevokeAgentToken(r.Context(), a.ID) })
 }
 
-// updateAgentCard runs change and renders the agent's card as it is after
-// it, in one transaction.
-func (s *Server) updateAgentCard(w http.ResponseWriter, r *http.Request, p *brabo.Project, role brabo.Role, a *brabo.Agent, change func(brabo.Tx) error) error {
-	var c agentCard
-	err := s.Store.Update(r.Context(), func(tx brabo.Tx) error {
-		if err := change(tx); err != nil {
-			return err
-		}
-		fresh, err := tx.Agent(r.Context(), a.ID)
-		if err != nil {
-			return err
-		}
-		tasks, err := tx.Tasks(r.Context(), p.ID)
-		if err != nil {
-			return err
-		}
-		c, err = s.agentCardFor(r.Context(), tx, p, role, fresh, tasks)
+// updateAgentCard runs change (a service call, in its own transaction)
+// and renders the agent's card as it is after it.
+func (s *Server) updateAgentCard(w http.ResponseWriter, r *http.Request, p *brabo.Project, role brabo.Role, a *brabo.Agent, change func() error) error {
+	if err := change(); err != nil {
 		return err
-	})
+	}
+	fresh, err := s.Agents.Agent(r.Context(), a.ID)
+	if err != nil {
+		return err
+	}
+	tasks, err := s.Projects.Tasks(r.Context(), p.ID)
+	if err != nil {
+		return err
+	}
+	c, err := s.agentCardFor(r.Context(), p, role, fresh, tasks)
 	if err != nil {
 		return err
 	}
@@ -246,12 +235,12 @@ func (s *Server) sessionLogPage(w http.ResponseWriter, r *http.Request, v *viewe
 		return err
 	}
 	view := sessionView{Task: task, Slug: p.Slug}
-	err = s.Store.View(ctx, func(tx brabo.Tx) error {
+	err = func() error {
 		ofTask := map[string]bool{}
-		names := s.actorNames(ctx, tx, p.ID)
+		names := s.actorNames(ctx, p.ID)
 		actions := map[string]*brabo.ProposedAction{}
 		for after := int64(0); ; {
-			evs, err := tx.Events(ctx, p.ID, after, 1000)
+			evs, err := s.Events.Events(ctx, p.ID, after, 1000)
 			if err != nil {
 				return err
 			}
@@ -268,7 +257,7 @@ func (s *Server) sessionLogPage(w http.ResponseWriter, r *http.Request, v *viewe
 				if e.ActionID != "" {
 					a, seen := actions[e.ActionID]
 					if !seen {
-						a, _ = tx.Action(ctx, e.ActionID)
+						a, _ = s.Actions.Action(ctx, e.ActionID)
 						actions[e.ActionID] = a
 					}
 					if a != nil {
@@ -282,7 +271,7 @@ func (s *Server) sessionLogPage(w http.ResponseWriter, r *http.Request, v *viewe
 				return nil
 			}
 		}
-	})
+	}()
 	if err != nil {
 		return err
 	}
@@ -291,9 +280,9 @@ func (s *Server) sessionLogPage(w http.ResponseWriter, r *http.Request, v *viewe
 
 // actorNames resolves event actors to names: agents and members of the
 // project, and "system".
-func (s *Server) actorNames(ctx context.Context, tx brabo.Tx, projectID string) func(string) string {
+func (s *Server) actorNames(ctx context.Context, projectID string) func(string) string {
 	names := map[string]string{brabo.SystemActor: "system"}
-	if agents, err := tx.Agents(ctx, projectID); err == nil {
+	if agents, err := s.Agents.Agents(ctx, projectID); err == nil {
 		for _, a := range agents {
 			names[a.ID] = a.Name
 		}
@@ -302,7 +291,7 @@ func (s *Server) actorNames(ctx context.Context, tx brabo.Tx, projectID string) 
 		if n, ok := names[id]; ok {
 			return n
 		}
-		if m, err := tx.Member(ctx, id); err == nil {
+		if m, err := s.Projects.Member(ctx, id); err == nil {
 			names[id] = m.Name
 			return m.Name
 		}
@@ -449,7 +438,7 @@ func (s *Server) webCheck(w http.ResponseWriter, r *http.Request, v *viewer) err
 	if err != nil {
 		return err
 	}
-	rules, st, err := s.Pipeline.EffectiveRules(r.Context(), p)
+	rules, st, err := s.Rules.EffectiveRules(r.Context(), p)
 	if err != nil {
 		return err
 	}

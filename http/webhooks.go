@@ -1,11 +1,9 @@
 package http
 
 import (
-	"errors"
 	"net/http"
 
 	"github.com/brabo-dev/brabo"
-	"github.com/brabo-dev/brabo/pipeline"
 )
 
 // getWebhooks lists the project's notification webhooks, for a
@@ -15,20 +13,7 @@ func (s *Server) getWebhooks(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var hooks []*brabo.Webhook
-	secretSet := false
-	err = s.Store.View(r.Context(), func(tx brabo.Tx) error {
-		var err error
-		if hooks, err = tx.Webhooks(r.Context(), p.ID); err != nil {
-			return err
-		}
-		_, err = tx.WebhookSecret(r.Context(), p.ID)
-		secretSet = err == nil
-		if errors.Is(err, brabo.ErrNotFound) {
-			err = nil
-		}
-		return err
-	})
+	hooks, secretSet, err := s.Projects.Webhooks(r.Context(), p.ID)
 	if err != nil {
 		return err
 	}
@@ -45,12 +30,12 @@ func (s *Server) putWebhooks(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var in struct {
-		Webhooks []pipeline.WebhookInput `json:"webhooks"`
+		Webhooks []brabo.WebhookInput `json:"webhooks"`
 	}
 	if err := s.decode(w, r, &in); err != nil {
 		return err
 	}
-	hooks, secret, err := s.Pipeline.SetWebhooks(r.Context(), p.ID, m, in.Webhooks)
+	hooks, secret, err := s.Projects.SetWebhooks(r.Context(), p.ID, m, in.Webhooks)
 	if err != nil {
 		return err
 	}
@@ -69,7 +54,7 @@ func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	secret, err := s.Pipeline.RotateWebhookSecret(r.Context(), p.ID, m)
+	secret, err := s.Projects.RotateWebhookSecret(r.Context(), p.ID, m)
 	if err != nil {
 		return err
 	}

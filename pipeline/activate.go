@@ -8,25 +8,8 @@ import (
 	"github.com/brabo-dev/brabo/policy"
 )
 
-// Activation is what activating execution changed (DESIGN §4.5): the
-// seeded patterns it added to permissions.json's allow list, and the
-// dev-<module> agents it gave git_commit: auto_approve. Both empty is a
-// project that was active already.
-type Activation struct {
-	ProjectID string `json:"projectId"`
-	// Patterns are the seeded patterns the allow list lacked, now added.
-	Patterns []string `json:"patterns"`
-	// Agents are the dev-<module> agents given git_commit: auto_approve.
-	Agents []string `json:"agents"`
-	// Kept are the dev-<module> agents whose own git_commit rule (set by
-	// a maintainer) was left as it is: seeding never overrides one.
-	Kept []string `json:"kept,omitempty"`
-	// PermissionsHash is the trusted version written, "" when the file did
-	// not change.
-	PermissionsHash string `json:"permissionsHash,omitempty"`
-	// Changed is false when everything was there already.
-	Changed bool `json:"changed"`
-}
+// Activation is what activating execution changed (brabo.Activation).
+type Activation = brabo.Activation
 
 // ActivateExecution seeds the project for its dev agents, for a
 // maintainer: the seeded allow list (policy.SeedAllow) is added to

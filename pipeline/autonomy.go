@@ -13,11 +13,11 @@ import (
 // these helpers, inside the caller's transaction, so that each records
 // autonomy.changed with who made it (issue 11 item 8).
 
-// PutAutonomy writes one agent_autonomy rule inside tx and, when it changes
+// putAutonomy writes one agent_autonomy rule inside tx and, when it changes
 // the rule, records autonomy.changed with actorID as the actor, via as
 // what made the change and the actions it came from. It reports whether
 // the rule changed: writing the mode a rule has already records nothing.
-func (s *Service) PutAutonomy(ctx context.Context, tx brabo.Tx, projectID, actorID string, rule brabo.AgentAutonomy, via string, actionIDs ...string) (bool, error) {
+func (s *Service) putAutonomy(ctx context.Context, tx brabo.Tx, projectID, actorID string, rule brabo.AgentAutonomy, via string, actionIDs ...string) (bool, error) {
 	current, err := tx.Autonomy(ctx, rule.AgentID)
 	if err != nil {
 		return false, err
@@ -63,10 +63,10 @@ func (s *Service) addAgentPatterns(ctx context.Context, tx brabo.Tx, projectID, 
 		Added: added, ActionIDs: actionIDs})
 }
 
-// RemoveAgentPattern removes one of the agent's own patterns inside tx and
+// removeAgentPattern removes one of the agent's own patterns inside tx and
 // records autonomy.changed; it reports false (and records nothing) when
 // the agent does not have it.
-func (s *Service) RemoveAgentPattern(ctx context.Context, tx brabo.Tx, projectID, actorID, agentID, pattern, via string) (bool, error) {
+func (s *Service) removeAgentPattern(ctx context.Context, tx brabo.Tx, projectID, actorID, agentID, pattern, via string) (bool, error) {
 	ok, err := tx.DeleteAgentPattern(ctx, agentID, pattern)
 	if err != nil || !ok {
 		return false, err

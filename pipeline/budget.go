@@ -14,13 +14,9 @@ import (
 // the module map (container_start's resources), the protected branches
 // and the agents' stored instructions.
 
-// BudgetView is a project's budget as the API and the page show it, with
-// its latest ledger lines; Budget is nil when the owner set none.
-type BudgetView struct {
-	Budget    *brabo.Budget       `json:"budget"`
-	Remaining *brabo.Money        `json:"remaining,omitempty"`
-	Entries   []brabo.BudgetEntry `json:"entries"`
-}
+// BudgetView is a project's budget as the API and the page show it
+// (brabo.BudgetView).
+type BudgetView = brabo.BudgetView
 
 // memberRole reads the project and the member's role in it; no role is
 // not_found (the project is not even visible), below min is
@@ -236,12 +232,8 @@ func (s *Service) ProtectedBranchesOf(ctx context.Context, projectID string, m *
 }
 
 // ContainerRow is one project's container as the containers page lists
-// it: the lifecycle row (state none when it never had one).
-type ContainerRow struct {
-	Project   *brabo.Project          `json:"project"`
-	Role      brabo.Role              `json:"role"`
-	Container *brabo.ProjectContainer `json:"container"`
-}
+// it (brabo.ContainerRow).
+type ContainerRow = brabo.ContainerRow
 
 // ContainersOf lists the container of every project the member has a role
 // in, by project.

@@ -103,7 +103,7 @@ func (s *Service) runHandoff(ctx context.Context, req brabo.ExecRequest) (*brabo
 		if agent, err = tx.Agent(ctx, a.ActorID); err != nil {
 			return err
 		}
-		_, err = s.PutAutonomy(ctx, tx, p.ID, decider, brabo.AgentAutonomy{AgentID: agent.ID, ActionType: brabo.ContainerStart,
+		_, err = s.putAutonomy(ctx, tx, p.ID, decider, brabo.AgentAutonomy{AgentID: agent.ID, ActionType: brabo.ContainerStart,
 			Mode: brabo.AutoApprove}, "container_handoff", a.ID)
 		return err
 	})

@@ -48,7 +48,7 @@ func isContainerType(t brabo.ActionType) bool {
 }
 
 // ContainerName is the engine's name of a project's container.
-func ContainerName(p *brabo.Project) string { return "brabo-" + p.WorkspaceDir }
+func ContainerName(p *brabo.Project) string { return brabo.ContainerName(p) }
 
 // containerLocks serialises the lifecycle changes of one project's
 // container in this process.

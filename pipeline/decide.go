@@ -10,31 +10,17 @@ import (
 	"github.com/brabo-dev/brabo/policy"
 )
 
-// Outcome says what a human decision did.
-type Outcome string
+// Outcome says what a human decision did (brabo.Outcome).
+type Outcome = brabo.Outcome
 
 // Outcomes of Approve and ApproveAlways.
 const (
-	OutcomeApproved        Outcome = "approved"
-	OutcomeAlreadyApproved Outcome = "already_approved"
+	OutcomeApproved        = brabo.OutcomeApproved
+	OutcomeAlreadyApproved = brabo.OutcomeAlreadyApproved
 )
 
-// Decided is the answer to a human decision.
-type Decided struct {
-	Action  *brabo.ProposedAction `json:"action"`
-	Outcome Outcome               `json:"outcome"`
-	// Patterns are what an always-allow click recorded in permissions.json.
-	Patterns []string `json:"patterns,omitempty"`
-	// AgentPatterns are what a click on a module dev agent's terminal
-	// action recorded instead: patterns of that agent's own (AgentID),
-	// matched for it alone.
-	AgentPatterns []string `json:"agentPatterns,omitempty"`
-	// AgentID is the agent whose own patterns AgentPatterns are.
-	AgentID string `json:"agentId,omitempty"`
-	// Autonomy is what a click on a module dev agent's action of another
-	// type recorded: the type-level agent_autonomy rule.
-	Autonomy *brabo.AgentAutonomy `json:"autonomy,omitempty"`
-}
+// Decided is the answer to a human decision (brabo.Decided).
+type Decided = brabo.Decided
 
 // roleToApprove is the least role approving a needs: the role its
 // decision requires (DESIGN §9, "Effective role"). Denying needs only the
@@ -373,7 +359,7 @@ func (s *Service) record(ctx context.Context, tx brabo.Tx, a *brabo.ProposedActi
 		granted["agentId"], granted["actionType"] = plan.agentID, a.Type
 		granted["patterns"], granted["pattern"] = added, strings.Join(added, ", ")
 	case plan.autonomy != nil:
-		changed, err := s.PutAutonomy(ctx, tx, a.ProjectID, m.ID, *plan.autonomy, brabo.ViaAlwaysAllow, a.ID)
+		changed, err := s.putAutonomy(ctx, tx, a.ProjectID, m.ID, *plan.autonomy, brabo.ViaAlwaysAllow, a.ID)
 		if err != nil {
 			return err
 		}

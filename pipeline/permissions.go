@@ -7,10 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/brabo-dev/brabo"
 )
 
 // MaxPermissionsBytes bounds the permissions file brabo reads.
-const MaxPermissionsBytes = 4 << 20
+const MaxPermissionsBytes = brabo.MaxPermissionsBytes
 
 func permissionsPath(root string) string { return filepath.Join(root, "permissions.json") }
 

@@ -130,39 +130,8 @@ func NewID(prefix string) string {
 	return prefix + "_" + hex.EncodeToString(b[:])
 }
 
-// Actor is who calls the pipeline: an agent or a member (a human).
-type Actor struct {
-	Agent  *brabo.Agent
-	Member *brabo.Member
-}
-
-// Key is the proposing actor's key the outbox routes by.
-func (a Actor) Key() string {
-	if a.Agent != nil {
-		return brabo.AgentKey(a.Agent.ID)
-	}
-	if a.Member != nil {
-		return "member:" + a.Member.ID
-	}
-	return ""
-}
-
-func (a Actor) id() string {
-	if a.Agent != nil {
-		return a.Agent.ID
-	}
-	if a.Member != nil {
-		return a.Member.ID
-	}
-	return ""
-}
-
-func (a Actor) kind() string {
-	if a.Agent != nil {
-		return "agent"
-	}
-	return "member"
-}
+// Actor is who calls the pipeline (brabo.Actor).
+type Actor = brabo.Actor
 
 // Error helpers: every refusal carries a stable code (DESIGN §6.3).
 func invalid(format string, a ...any) error {
@@ -198,16 +167,8 @@ func (s *Service) ScopeRoot(p *brabo.Project) (policy.Scope, error) {
 	return sc, nil
 }
 
-// ProposeRequest is an action an actor proposes.
-type ProposeRequest struct {
-	ProjectID string
-	Actor     Actor
-	Type      brabo.ActionType
-	Payload   brabo.Payload
-	// Execution, when set, says the proposing agent runs the action
-	// itself: brabo decides and records it, and never runs it (external.go).
-	Execution *brabo.Execution
-}
+// ProposeRequest is an action an actor proposes (brabo.ProposeRequest).
+type ProposeRequest = brabo.ProposeRequest
 
 // Propose decides an action, records it with its created event in one
 // transaction, and executes it at once when it is auto-approved: the
@@ -303,7 +264,7 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 		Type: req.Type, Command: req.Payload.Command, Cwd: req.Payload.Cwd, Role: role,
 		Autonomy: autonomy, Scope: scope, ContainerRunning: project.ContainerRunning,
 		TargetBranch: req.Payload.TargetBranch, ExtraProtected: protected, Path: req.Payload.Path, Protect: s.Protect,
-		AgentAllow: s.agentRules(req.Actor.id(), patterns),
+		AgentAllow: s.agentRules(req.Actor.ID(), patterns),
 		Tool:       req.Payload.Tool, McpMapped: policy.McpToolMapped(project.McpTools, req.Payload.Tool),
 	}
 	// The container floor only where the container path exists
@@ -313,7 +274,7 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 		fl = s.floorFor(ctx, project, scope.Root, req.Execution != nil && req.Execution.Mode == brabo.ExecutionExternal)
 	}
 	in.ContainerRunning = fl.applies
-	var st *TrustState
+	var st *trustState
 	if scopeErr == nil {
 		// The file on disk, or the trusted version while the file waits
 		// for a maintainer (trust.go).
@@ -328,7 +289,7 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 	d := policy.Decide(in)
 	fl.applyFloor(&d)
 	if st != nil && st.Held() {
-		d.Reason += heldReason(st)
+		d.Reason += heldReason(&st.TrustState)
 	}
 	if scopeErr != nil && d.Policy == brabo.AutoApprove {
 		d.Policy, d.Reason = brabo.RequireApproval, "scope: invalid project folder: "+scopeErr.Error()
@@ -336,7 +297,7 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 	d = s.unsandboxed(req.Type, d)
 	a := &brabo.ProposedAction{
 		ID: NewID("act"), ProjectID: project.ID, Type: req.Type, Payload: req.Payload,
-		ActorID: req.Actor.id(), ActorKind: req.Actor.kind(), PrincipalID: principal,
+		ActorID: req.Actor.ID(), ActorKind: req.Actor.Kind(), PrincipalID: principal,
 		Reason: d.Reason, Decision: d, CreatedAt: s.now(), Execution: req.Execution,
 	}
 	// The card: what the human approves is the change, not its name.

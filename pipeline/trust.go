@@ -99,28 +99,14 @@ func (c *trustedRules) put(hash string, r *policy.Rules) {
 	c.m[hash] = r
 }
 
-// TrustState is what brabo makes of a project's permissions.json: the
-// current trusted version, the file on disk, and whether brabo decides
-// with the file or holds it back for a maintainer.
-type TrustState struct {
-	// TrustedHash is the current trusted version (policy.ContentHash).
-	TrustedHash string `json:"trustedHash"`
-	// DiskHash is the file on disk, "" when it cannot be read.
-	DiskHash string `json:"diskHash"`
-	// Status is "trusted" (the file on disk is the current trusted
-	// version, the latest accepted),
-	// "applied" (it differs, and is as strict or stricter: it is used) or
-	// "held" (it loosens, is invalid or cannot be read: the trusted
-	// version is used until a maintainer accepts or restores).
-	Status string `json:"status"`
-	// Change is the difference from the trusted version to the file on
-	// disk (kind "same" when the status is trusted).
-	Change policy.Change `json:"change"`
-	// Unreadable says why the file on disk cannot be read.
-	Unreadable string `json:"unreadable,omitempty"`
-	// DecidedWith is the hash of the content decisions use now.
-	DecidedWith string `json:"decidedWith"`
+// TrustState is what brabo makes of a project's permissions.json
+// (brabo.TrustState).
+type TrustState = brabo.TrustState
 
+// trustState is a TrustState with the compiled rules behind it: the
+// trusted version's, the file on disk, and the ones decisions use.
+type trustState struct {
+	brabo.TrustState
 	trusted *policy.Rules
 	disk    *diskFile
 	use     *policy.Rules
@@ -129,13 +115,10 @@ type TrustState struct {
 
 // Trust statuses.
 const (
-	StatusTrusted = "trusted"
-	StatusApplied = "applied"
-	StatusHeld    = "held"
+	StatusTrusted = brabo.TrustStatusTrusted
+	StatusApplied = brabo.TrustStatusApplied
+	StatusHeld    = brabo.TrustStatusHeld
 )
-
-// Held reports whether the file on disk is held back.
-func (t *TrustState) Held() bool { return t.Status == StatusHeld }
 
 // judge compares the project's file on disk with its trusted version and
 // says which to decide with. trust is the project's trust row, nil when it
@@ -143,13 +126,13 @@ func (t *TrustState) Held() bool { return t.Status == StatusHeld }
 // first use). With record, what judging implies is written: the first use,
 // a switch back to another trusted version, and permissions.changed_on_disk
 // the first time a content that is not trusted is seen.
-func (s *Service) judge(ctx context.Context, p *brabo.Project, root string, trust *brabo.PermissionsTrust, record bool) (*TrustState, error) {
+func (s *Service) judge(ctx context.Context, p *brabo.Project, root string, trust *brabo.PermissionsTrust, record bool) (*trustState, error) {
 	disk, derr := s.readDisk(permissionsPath(root))
 	if trust == nil {
 		if derr != nil {
 			// Nothing can be trusted from a file that cannot be read: ask
 			// for everything, and trust the file when it can be read.
-			return &TrustState{Status: StatusHeld, Unreadable: unreadableWhy(derr),
+			return &trustState{TrustState: TrustState{Status: StatusHeld, Unreadable: unreadableWhy(derr)},
 				use: policy.Unreadable("permissions.json", unreadableWhy(derr))}, nil
 		}
 		var err error
@@ -157,7 +140,7 @@ func (s *Service) judge(ctx context.Context, p *brabo.Project, root string, trus
 			return nil, err
 		}
 	}
-	st := &TrustState{TrustedHash: trust.Hash, disk: disk}
+	st := &trustState{TrustState: TrustState{TrustedHash: trust.Hash}, disk: disk}
 	if derr == nil {
 		st.DiskHash = disk.hash
 		if disk.hash == trust.Hash {
@@ -253,7 +236,7 @@ func (s *Service) firstUse(ctx context.Context, p *brabo.Project, disk *diskFile
 // reportChange records permissions.changed_on_disk for a content seen for
 // the first time against the current trusted version (seq, its history
 // entry), once whichever instance sees it first.
-func (s *Service) reportChange(ctx context.Context, p *brabo.Project, st *TrustState, seq int64) error {
+func (s *Service) reportChange(ctx context.Context, p *brabo.Project, st *trustState, seq int64) error {
 	return s.Store.Update(ctx, func(tx brabo.Tx) error {
 		now := s.now()
 		first, err := tx.ReportPermissions(ctx, p.ID, st.DiskHash, seq, now)
@@ -296,11 +279,11 @@ func unreadableWhy(err error) string {
 	return err.Error()
 }
 
-// TrustAtCreation records the project's permissions.json as it is now (a
+// trustAtCreation records the project's permissions.json as it is now (a
 // missing file is the empty file) as its first trusted version, inside the
 // transaction that creates the project: a project never has no trusted
 // version.
-func (s *Service) TrustAtCreation(ctx context.Context, tx brabo.Tx, p *brabo.Project, creator string) error {
+func (s *Service) trustAtCreation(ctx context.Context, tx brabo.Tx, p *brabo.Project, creator string) error {
 	scope, err := s.ScopeRoot(p)
 	if err != nil {
 		return err

@@ -22,6 +22,16 @@ import (
 // disk, and the difference. It records nothing but the first use of a
 // project older than trust.
 func (s *Service) PermissionsTrust(ctx context.Context, p *brabo.Project) (*TrustState, error) {
+	st, err := s.permissionsTrust(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return &st.TrustState, nil
+}
+
+// permissionsTrust is PermissionsTrust with the compiled rules behind the
+// state.
+func (s *Service) permissionsTrust(ctx context.Context, p *brabo.Project) (*trustState, error) {
 	scope, err := s.ScopeRoot(p)
 	if err != nil {
 		return nil, err
@@ -37,11 +47,11 @@ func (s *Service) PermissionsTrust(ctx context.Context, p *brabo.Project) (*Trus
 // with now (the file on disk, or the trusted version while the file waits
 // for a maintainer), and the trust state that says which.
 func (s *Service) EffectiveRules(ctx context.Context, p *brabo.Project) (*policy.Rules, *TrustState, error) {
-	st, err := s.PermissionsTrust(ctx, p)
+	st, err := s.permissionsTrust(ctx, p)
 	if err != nil {
 		return nil, nil, err
 	}
-	return st.use, st, nil
+	return st.use, &st.TrustState, nil
 }
 
 // DecidingPermissions returns the trust state and the bytes of the content
@@ -50,15 +60,18 @@ func (s *Service) EffectiveRules(ctx context.Context, p *brabo.Project) (*policy
 // project whose file cannot be read and has no trusted version yet has
 // none: its hash is "" and its content nil.
 func (s *Service) DecidingPermissions(ctx context.Context, p *brabo.Project) (*TrustState, []byte, error) {
-	st, err := s.PermissionsTrust(ctx, p)
-	if err != nil || st.DecidedWith == "" {
-		return st, nil, err
+	st, err := s.permissionsTrust(ctx, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	if st.DecidedWith == "" {
+		return &st.TrustState, nil, nil
 	}
 	if st.disk != nil && st.disk.hash == st.DecidedWith {
-		return st, st.disk.data, nil
+		return &st.TrustState, st.disk.data, nil
 	}
 	content, err := s.TrustedContent(ctx, p.ID, st.DecidedWith)
-	return st, content, err
+	return &st.TrustState, content, err
 }
 
 // TrustedContent returns the bytes of the project's current trusted

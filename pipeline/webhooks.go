@@ -12,12 +12,8 @@ import (
 	"github.com/brabo-dev/brabo"
 )
 
-// WebhookInput is one webhook a maintainer sets.
-type WebhookInput struct {
-	URL     string              `json:"url"`
-	Format  brabo.WebhookFormat `json:"format"`
-	Details bool                `json:"details"`
-}
+// WebhookInput is one webhook a maintainer sets (brabo.WebhookInput).
+type WebhookInput = brabo.WebhookInput
 
 // MaxWebhooks is how many webhooks one project may have.
 const MaxWebhooks = 10

@@ -16,77 +16,24 @@ import (
 // sets), so reordering entries, white space, unknown keys and the Bash(…)
 // spelling of Terminal(…) change nothing.
 
-// ChangeKind says what a change of the permissions file does to what brabo
-// approves.
-type ChangeKind string
+// The change types live in the root (permchange.go), where the service
+// interfaces that answer them are; these names keep policy's own spelling.
+type (
+	// ChangeKind is brabo.PermissionsChangeKind.
+	ChangeKind = brabo.PermissionsChangeKind
+	// ListDiff is brabo.PermissionsListDiff.
+	ListDiff = brabo.PermissionsListDiff
+	// Change is brabo.PermissionsChange.
+	Change = brabo.PermissionsChange
+)
 
 // Kinds of change, from the trusted version to the file on disk.
 const (
-	// ChangeSame: the two files hold the same rules.
-	ChangeSame ChangeKind = "same"
-	// ChangeTighten: the file on disk only adds deny or ask entries or
-	// removes allow entries; it applies at once.
-	ChangeTighten ChangeKind = "tighten"
-	// ChangeLoosen: the file on disk adds an allow entry or removes a deny
-	// or ask entry (or the trusted version is invalid, and approved
-	// nothing); it waits for a maintainer.
-	ChangeLoosen ChangeKind = "loosen"
-	// ChangeInvalid: the file on disk is invalid; it waits too, and brabo
-	// keeps deciding with the trusted version, its denies included.
-	ChangeInvalid ChangeKind = "invalid"
+	ChangeSame    = brabo.PermissionsSame
+	ChangeTighten = brabo.PermissionsTighten
+	ChangeLoosen  = brabo.PermissionsLoosen
+	ChangeInvalid = brabo.PermissionsInvalid
 )
-
-// ListDiff is what changed in one list: the entries as written in the file
-// that has them (added: the file on disk; removed: the trusted version).
-type ListDiff struct {
-	Added   []string `json:"added,omitempty"`
-	Removed []string `json:"removed,omitempty"`
-}
-
-// Change is the difference between the trusted version of a permissions
-// file and the file on disk.
-type Change struct {
-	Kind  ChangeKind `json:"kind"`
-	Allow ListDiff   `json:"allow"`
-	Deny  ListDiff   `json:"deny"`
-	Ask   ListDiff   `json:"ask"`
-	// Invalid says why the file on disk is invalid (ChangeInvalid), or why
-	// the trusted version is (a loosening, since it approved nothing).
-	Invalid string `json:"invalid,omitempty"`
-}
-
-// Applies reports whether brabo decides with the file on disk: it holds the
-// same rules as the trusted version, or stricter ones.
-func (c Change) Applies() bool { return c.Kind == ChangeSame || c.Kind == ChangeTighten }
-
-// Summary is the change in one line, such as
-// `loosen: allow +Terminal(bash); deny -Terminal(curl)`.
-func (c Change) Summary() string {
-	var parts []string
-	for _, l := range []struct {
-		name string
-		d    ListDiff
-	}{{"allow", c.Allow}, {"deny", c.Deny}, {"ask", c.Ask}} {
-		var items []string
-		for _, p := range l.d.Added {
-			items = append(items, "+"+p)
-		}
-		for _, p := range l.d.Removed {
-			items = append(items, "-"+p)
-		}
-		if len(items) > 0 {
-			parts = append(parts, l.name+" "+strings.Join(items, " "))
-		}
-	}
-	s := string(c.Kind)
-	if len(parts) > 0 {
-		s += ": " + strings.Join(parts, "; ")
-	}
-	if c.Invalid != "" {
-		s += " (" + c.Invalid + ")"
-	}
-	return s
-}
 
 // Compare compares the file on disk with the trusted version, both compiled
 // by Parse. A nil *Rules is the empty file.

@@ -129,7 +129,7 @@ func demo(ctx context.Context, addr string, autoApprove, keep bool, out io.Write
 	svc := &pipeline.Service{Store: store, Executor: newExecutor(procenv.Own(), f.data, store, sb, nil),
 		WorkspacesRoot: filepath.Join(f.data, "workspaces"), Log: quiet, Unsandboxed: unsandboxed, UnsandboxedChosen: true}
 	svc.Protect = protection(f.data, procenv.Own())
-	token, err := brabohttp.Bootstrap(ctx, store, "you")
+	token, err := svc.Bootstrap(ctx, "you")
 	if err != nil {
 		return err
 	}
@@ -145,7 +145,7 @@ func demo(ctx context.Context, addr string, autoApprove, keep bool, out io.Write
 	if err != nil {
 		return err
 	}
-	api := &brabohttp.Server{Pipeline: svc, Store: store, Log: quiet, OwnPaths: []string{f.data}, DirProbe: probeDir}
+	api := (&brabohttp.Server{Log: quiet, OwnPaths: []string{f.data}, DirProbe: probeDir}).Use(svc)
 	srv := api.HTTPServer()
 	go srv.Serve(ln)
 	defer srv.Close()
@@ -371,40 +371,21 @@ func demoRepo(root string) error {
 // (pipeline.ActivateExecution): the seeded allow list in permissions.json
 // and git_commit: auto_approve for the dev agent.
 func demoProject(ctx context.Context, svc *pipeline.Service, root, adminToken string) (*brabo.Project, *brabo.Task, error) {
-	now := time.Now().UTC()
-	var p *brabo.Project
-	var admin *brabo.Member
-	task := &brabo.Task{ID: pipeline.NewID("task"), Title: "Add a CHANGELOG", Description: "Create CHANGELOG.md; keep the tests green.",
-		Status: brabo.TaskTodo, CreatedAt: now, UpdatedAt: now}
-	err := svc.Store.Update(ctx, func(tx brabo.Tx) error {
-		if adminToken == "" {
-			return errors.New("the demo needs a new store: its admin token was not created")
-		}
-		var err error
-		admin, err = tx.MemberByTokenHash(ctx, brabohttp.HashToken(adminToken))
-		if err != nil {
-			return err
-		}
-		id := pipeline.NewID("prj")
-		p = &brabo.Project{ID: id, Slug: "shop", Name: "shop", Mode: brabo.ModeLocal, Root: root,
-			WorkspaceDir: "shop-" + id[len(id)-8:], OwnerID: admin.ID, CreatedAt: now}
-		if err := tx.CreateProject(ctx, p); err != nil {
-			return err
-		}
-		if err := svc.TrustAtCreation(ctx, tx, p, admin.ID); err != nil {
-			return err
-		}
-		if err := tx.SetRole(ctx, brabo.Membership{ProjectID: p.ID, MemberID: admin.ID, Role: brabo.Owner}); err != nil {
-			return err
-		}
-		agent := &brabo.Agent{ID: pipeline.NewID("agt"), ProjectID: p.ID, Name: "dev-shop", PrincipalID: admin.ID,
-			TokenHash: brabohttp.HashToken(brabohttp.NewToken()), CreatedAt: now}
-		if err := tx.CreateAgent(ctx, agent); err != nil {
-			return err
-		}
-		task.ProjectID = p.ID
-		return tx.CreateTask(ctx, task)
-	})
+	if adminToken == "" {
+		return nil, nil, errors.New("the demo needs a new store: its admin token was not created")
+	}
+	admin, _, err := svc.ByTokenHash(ctx, brabohttp.HashToken(adminToken))
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := svc.CreateProject(ctx, admin, brabo.NewProject{Slug: "shop", Name: "shop", Mode: brabo.ModeLocal, Root: root})
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, _, err := svc.CreateAgent(ctx, p.ID, admin.ID, "dev-shop", ""); err != nil {
+		return nil, nil, err
+	}
+	task, err := svc.CreateTask(ctx, p.ID, "Add a CHANGELOG", "Create CHANGELOG.md; keep the tests green.")
 	if err != nil {
 		return nil, nil, err
 	}

@@ -344,7 +344,7 @@ func serve(sf storeFlags, lim limits, cf containerFlags, addr, workspaces, publi
 	if err := migrateClickAutonomy(ctx, svc, log); err != nil {
 		return err
 	}
-	token, err := brabohttp.Bootstrap(ctx, store, "owner")
+	token, err := svc.Bootstrap(ctx, "owner")
 	if err != nil {
 		return err
 	}
@@ -361,8 +361,8 @@ func serve(sf storeFlags, lim limits, cf containerFlags, addr, workspaces, publi
 	}
 	defer func() { stopAgents(); ag.Wait() }()
 	go sweepAbandoned(actx, svc, log)
-	api := &brabohttp.Server{Pipeline: svc, Store: store, Log: log, OwnPaths: []string{dataAbs}, OwnPathsHint: dataHint, DirProbe: probeDir,
-		MaxStreams: lim.maxStreams, SessionTTL: lim.sessionTTL}
+	api := (&brabohttp.Server{Log: log, OwnPaths: []string{dataAbs}, OwnPathsHint: dataHint, DirProbe: probeDir,
+		MaxStreams: lim.maxStreams, SessionTTL: lim.sessionTTL}).Use(svc)
 	api.Health = map[string]any{"landlock": landlockStatus(log), "sandbox": sandboxHealth(sb, unsandboxed)}
 	if c := ag.Conversations(); c != nil {
 		api.Conversations, api.Gates = c, ag.Gates()
