@@ -39,20 +39,21 @@ type mapping struct {
 // (unshare(CLONE_NEWNS)), maps the writable folders and stages the bind
 // sources there as the helper does (idmap, stage), sets no_new_privs on
 // it and starts bwrap from it as the sandbox's uid and gid with no
-// supplementary groups (and so no capabilities); the thread ends with the
-// goroutine, and nothing else of this process ever sees its mounts. The
-// result is the helper's — bwrap as the unprivileged user, in a mount
-// namespace where the folders are mapped — one process start sooner
-// (docs/PERFORMANCE.md). A command that could not be set up does not
-// start, and the error (an *Error) says why. cmd.SysProcAttr.Pdeathsig
-// must be unset: the thread that starts the process ends at once.
+// supplementary groups (and so no capabilities); the thread waits for
+// bwrap to exit and ends with its goroutine, and nothing else of this
+// process ever sees its mounts. The result is the helper's — bwrap as the
+// unprivileged user, in a mount namespace where the folders are mapped —
+// one process start sooner (docs/PERFORMANCE.md). A command that could
+// not be set up does not start, and the error (an *Error) says why.
+// cmd.SysProcAttr.Pdeathsig must be unset: it would follow the setup
+// thread, not the caller's.
 func (p *Prepared) Start(cmd *exec.Cmd) error {
 	d := p.direct
 	if d == nil {
 		return procs.Start(cmd)
 	}
 	if cmd.SysProcAttr != nil && cmd.SysProcAttr.Pdeathsig != 0 {
-		return &Error{Reason: "a sandboxed command cannot have a parent-death signal: the thread that starts it ends at once"}
+		return &Error{Reason: "a sandboxed command cannot have a parent-death signal: it would follow the thread that sets the sandbox up, not the caller's"}
 	}
 	if len(cmd.ExtraFiles) < len(p.ExtraFiles) {
 		return &Error{Reason: "Start needs a command to which Apply was applied"}

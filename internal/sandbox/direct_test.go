@@ -77,8 +77,9 @@ func TestStartSetsUpTheSandboxInAThreadOfItsOwn(t *testing.T) {
 	}
 }
 
-// TestStartRefusesAParentDeathSignal: the thread that starts bwrap ends at
-// once, so a parent-death signal would kill the command as it starts.
+// TestStartRefusesAParentDeathSignal: bwrap is forked from the setup
+// thread, so a parent-death signal would follow that thread, not the
+// caller's.
 func TestStartRefusesAParentDeathSignal(t *testing.T) {
 	sb := need(t)
 	if os.Geteuid() != 0 {
