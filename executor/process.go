@@ -68,13 +68,9 @@ func (e *Executor) runIn(ctx context.Context, prep *sandbox.Prepared, dir string
 	}
 	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
 	cmd.WaitDelay = e.opts.WaitDelay
+	err = e.start(ctx, cmd)
 	if prep != nil {
-		// Under root, the sandbox is set up in a thread of this process
-		// rather than by a helper process (sandbox.Prepared.Start).
-		err = e.startWith(ctx, cmd, prep.Start)
 		prep.Started()
-	} else {
-		err = e.start(ctx, cmd)
 	}
 	if err != nil {
 		pr.Close()

@@ -83,7 +83,7 @@ func (e *Executor) end(r *run) {
 	_, _ = procs.Stop(context.Background(), r.target(g), 0)
 	// What shed both its group and its BRABO_ACTION_ID (env -i setsid …)
 	// is still brabo's as a subreaper: the action ends, and the pipeline's
-	// integrity check runs, only once that has ended too (issue 22 item 4).
+	// integrity check runs, only once that has ended too.
 	_, _ = procs.EndOrphans(context.Background(), r.id, r.since, leftBehindGrace)
 	r.cancel(nil)
 	e.runMu.Lock()
@@ -96,14 +96,7 @@ func (e *Executor) end(r *run) {
 // subreaper's reaper leaves it alone) and records its process group: cmd
 // runs in a session of its own, so its group id is its pid.
 func (e *Executor) start(ctx context.Context, cmd *exec.Cmd) error {
-	return e.startWith(ctx, cmd, procs.Start)
-}
-
-// startWith is start with the function that starts the process:
-// procs.Start, or a sandboxed command's sandbox.Prepared.Start (which
-// starts it through procs.Start too).
-func (e *Executor) startWith(ctx context.Context, cmd *exec.Cmd, startProc func(*exec.Cmd) error) error {
-	if err := startProc(cmd); err != nil {
+	if err := procs.Start(cmd); err != nil {
 		return err
 	}
 	r := runOf(ctx)

@@ -239,7 +239,8 @@ func (s *Sandbox) usernsFor(owner [2]int) (*os.File, error) {
 	return f, nil
 }
 
-// Check runs a trivial command (`true`) the way Prepare and Start run every one,
+// Check runs a trivial command (`true`) the way the executor runs every one
+// (Prepare, Apply, and the root helper under root),
 // once per Sandbox, and returns why it failed (wrapping ErrUnavailable):
 // bubblewrap is missing, user namespaces are refused, the helper cannot
 // map a folder.
@@ -263,7 +264,8 @@ func (s *Sandbox) check() error {
 	}
 	cmd := &exec.Cmd{}
 	p.Apply(cmd)
-	out, err := p.output(cmd)
+	out, err := procsOutput(cmd)
+	p.Started()
 	if err != nil {
 		return fmt.Errorf("%w: a trivial sandboxed command failed: %v: %s", ErrUnavailable, err, trim(out))
 	}
