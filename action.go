@@ -1,9 +1,160 @@
+// Package brabo holds the domain of the approval pipeline for AI coding
+// agents: the action types an agent can propose, the roles of the humans it
+// acts for, and the decisions the policy engine returns.
+//
+// The package holds types and interfaces only. It imports nothing of this
+// module; every adapter (stores, HTTP, executor, models) imports it.
 package brabo
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 )
+
+// ActionType is the kind of a proposed action, as stored and sent over the
+// API (snake_case, e.g. "git_push").
+type ActionType string
+
+// The twenty action types of DESIGN §3.2.
+const (
+	Terminal               ActionType = "terminal"
+	GitCommit              ActionType = "git_commit"
+	WriteFile              ActionType = "write_file"
+	GitPush                ActionType = "git_push"
+	PrOpen                 ActionType = "pr_open"
+	GitRepoCreate          ActionType = "git_repo_create"
+	GitBranchCreate        ActionType = "git_branch_create"
+	GitBranchProtect       ActionType = "git_branch_protect"
+	OpenAdrPr              ActionType = "open_adr_pr"
+	OpenInfraPr            ActionType = "open_infra_pr"
+	GitMerge               ActionType = "git_merge"
+	InstructionPatch       ActionType = "instruction_patch"
+	Parallelize            ActionType = "parallelize"
+	RaiseMaxParallel       ActionType = "raise_max_parallel"
+	ProposeExecutionPlan   ActionType = "propose_execution_plan"
+	AssessImplementability ActionType = "assess_implementability"
+	ContainerStart         ActionType = "container_start"
+	ContainerStop          ActionType = "container_stop"
+	ContainerRemove        ActionType = "container_remove"
+	Spend                  ActionType = "spend"
+	// ContainerHandoff is the infra agent's handoff (docs/actions.md): approved by
+	// a maintainer, it seeds container_start: auto_approve for that agent
+	// and proposes the start as it. Never auto-approved.
+	ContainerHandoff ActionType = "container_handoff"
+)
+
+// The types of DESIGN §9 ("Typed content"), proposed by the agents that run
+// their tools themselves (Claude Code, Codex, Gemini CLI through brabo
+// hook): brabo decides them and never executes them.
+const (
+	// ReadFile is a read the path scope alone cannot approve: outside the
+	// project folder, or of a read-protected path. Its pattern content is
+	// a path pattern (ReadFile(docs/**)).
+	ReadFile ActionType = "read_file"
+	// McpTool is a call of an MCP server's tool; its pattern content is the
+	// tool's name as the agent spells it, server__tool
+	// (McpTool(github__create_issue), McpTool(github__*)).
+	McpTool ActionType = "mcp_tool"
+)
+
+type actionTypeInfo struct {
+	label   string
+	minRole Role
+}
+
+var actionTypes = map[ActionType]actionTypeInfo{
+	Terminal:               {"Terminal", Developer},
+	GitCommit:              {"GitCommit", Developer},
+	WriteFile:              {"WriteFile", Developer},
+	GitPush:                {"GitPush", Maintainer},
+	PrOpen:                 {"PrOpen", Maintainer},
+	GitRepoCreate:          {"GitRepoCreate", Maintainer},
+	GitBranchCreate:        {"GitBranchCreate", Maintainer},
+	GitBranchProtect:       {"GitBranchProtect", Maintainer},
+	OpenAdrPr:              {"OpenAdrPr", Maintainer},
+	OpenInfraPr:            {"OpenInfraPr", Maintainer},
+	GitMerge:               {"GitMerge", Maintainer},
+	InstructionPatch:       {"InstructionPatch", Maintainer},
+	Parallelize:            {"Parallelize", Maintainer},
+	RaiseMaxParallel:       {"RaiseMaxParallel", Maintainer},
+	ProposeExecutionPlan:   {"ProposeExecutionPlan", Maintainer},
+	AssessImplementability: {"AssessImplementability", Maintainer},
+	ContainerStart:         {"ContainerStart", Maintainer},
+	ContainerStop:          {"ContainerStop", Maintainer},
+	ContainerRemove:        {"ContainerRemove", Maintainer},
+	Spend:                  {"Spend", Owner},
+	ContainerHandoff:       {"ContainerHandoff", Maintainer},
+	ReadFile:               {"ReadFile", Developer},
+	McpTool:                {"McpTool", Developer},
+}
+
+var labels = func() map[string]ActionType {
+	m := make(map[string]ActionType, len(actionTypes))
+	for t, info := range actionTypes {
+		m[info.label] = t
+	}
+	return m
+}()
+
+// ActionTypes returns the twenty action types of DESIGN §3.2, in its order,
+// then container_handoff (DESIGN §10):
+// the types brabo's own agents propose and brabo can execute. AllActionTypes
+// adds the types of the agents that run their tools themselves.
+func ActionTypes() []ActionType {
+	return []ActionType{
+		Terminal, GitCommit, WriteFile, GitPush, PrOpen, GitRepoCreate,
+		GitBranchCreate, GitBranchProtect, OpenAdrPr, OpenInfraPr, GitMerge,
+		InstructionPatch, Parallelize, RaiseMaxParallel, ProposeExecutionPlan,
+		AssessImplementability, ContainerStart, ContainerStop, ContainerRemove, Spend,
+		ContainerHandoff,
+	}
+}
+
+// AllActionTypes returns every action type: the twenty of DESIGN §3.2,
+// then read_file and mcp_tool (DESIGN §9).
+func AllActionTypes() []ActionType { return append(ActionTypes(), ReadFile, McpTool) }
+
+// DecideOnly reports whether brabo can only decide an action of type t: it
+// has no executor for it, so only an agent that runs it itself (execution
+// external) may propose it.
+func (t ActionType) DecideOnly() bool { return t == ReadFile || t == McpTool }
+
+// Valid reports whether t is one of the known action types.
+func (t ActionType) Valid() bool {
+	_, ok := actionTypes[t]
+	return ok
+}
+
+// Label is the PascalCase name patterns use (GitPush for git_push); "" for an
+// unknown type.
+func (t ActionType) Label() string { return actionTypes[t].label }
+
+// MinRole is the least role a principal needs for the type; for an unknown
+// type it is Owner, so that nothing unknown is granted below the top.
+func (t ActionType) MinRole() Role {
+	if info, ok := actionTypes[t]; ok {
+		return info.minRole
+	}
+	return Owner
+}
+
+// ActionTypeForLabel returns the type a pattern label names, and false for a
+// label that names none.
+func ActionTypeForLabel(label string) (ActionType, bool) {
+	t, ok := labels[label]
+	return t, ok
+}
+
+// ParseActionType returns the type for its snake_case name, or an error that
+// names the bad value.
+func ParseActionType(s string) (ActionType, error) {
+	t := ActionType(s)
+	if !t.Valid() {
+		return "", fmt.Errorf("unknown action type %q", s)
+	}
+	return t, nil
+}
 
 // ActionStatus is where a proposed action is in its life (DESIGN §6.1).
 type ActionStatus string

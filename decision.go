@@ -90,15 +90,6 @@ type ScopeRoot struct {
 	ID   string        `json:"id,omitempty"`
 }
 
-// AutonomyOrigin says where an agent_autonomy opinion came from.
-type AutonomyOrigin string
-
-// Autonomy origins.
-const (
-	OriginSpecific AutonomyOrigin = "specific"
-	OriginWildcard AutonomyOrigin = "wildcard"
-)
-
 // DecisionSentence is the one sentence a person reads for how an action was
 // born (RN-614): the status it was created with, the rule that decided, and
 // the scope root the path scope compared against. The approval card and the

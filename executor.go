@@ -37,3 +37,42 @@ type ExecRequest struct {
 type Executor interface {
 	Execute(ctx context.Context, req ExecRequest) (*Result, error)
 }
+
+// RepoReader reads a project's git repository as data, for the
+// pipeline's previews (the commits a push would push, the stat of a
+// commit or a pull request): it runs no program, obeys no configuration,
+// attribute or hook of the repository, and follows no gitfile, commondir
+// or alternates that leaves the project folder.
+type RepoReader interface {
+	// OpenRepo opens the repository that holds dir, a folder relative to
+	// the scope root root ("" for the root), looking from dir up to root
+	// and never above it.
+	OpenRepo(ctx context.Context, root, dir string) (GitRepo, error)
+}
+
+// GitRepo is one repository opened by a RepoReader. Refs are full names
+// (refs/heads/main, refs/remotes/origin/main) or HEAD.
+type GitRepo interface {
+	// Commit returns the full hash of the commit ref names, tags peeled;
+	// "" when it names none.
+	Commit(ref string) (string, error)
+	// Refs lists the full names of the refs under prefix
+	// ("refs/remotes/origin/").
+	Refs(prefix string) ([]string, error)
+	// Log lists, newest first as git log does, at most max of the commits
+	// reachable from tip and from none of not (commit hashes), and counts
+	// them all.
+	Log(tip string, not []string, max int) (commits []Commit, total int, err error)
+	// IsAncestor reports whether commit a is b or one of b's ancestors.
+	IsAncestor(a, b string) (bool, error)
+	// RangeStat is `git diff --numstat base...tip`: what tip changes since
+	// its merge base with base; at most max files are listed.
+	RangeStat(base, tip string, max int) (*DiffStat, error)
+	// WorktreeStat is what `git add -A` would commit: every change of the
+	// working tree against HEAD (against nothing in a repository without
+	// a commit), then every untracked file that no ignore rule excludes,
+	// as New; at most max files are listed.
+	WorktreeStat(max int) (*DiffStat, error)
+	// Close releases what the repository holds open.
+	Close() error
+}

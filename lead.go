@@ -5,19 +5,6 @@ import (
 	"encoding/json"
 )
 
-// Codes of the lead APIs (the dev lead's conversation and the QA gate).
-const (
-	// CodeNotConfigured: this server runs no agents (brabo serve without
-	// --model), so there is no lead to talk to or gate to run.
-	CodeNotConfigured Code = "not_configured"
-	// CodeLeadAwaiting: the dev lead's turn waits for a decision on one of
-	// its actions; a new message is refused until that action is decided.
-	CodeLeadAwaiting Code = "lead_awaiting_decision"
-	// CodeGateInProgress: a gate area on the task runs or waits for a
-	// decision already; it is not started twice.
-	CodeGateInProgress Code = "gate_in_progress"
-)
-
 // Statuses of a LeadTurn.
 const (
 	TurnAnswered         = "answered"

@@ -6,7 +6,7 @@ import (
 )
 
 // EventNetworkRefused is recorded once per destination a sandboxed
-// command's connection to was refused by brabo's egress proxy (issue 24):
+// command's connection to was refused by brabo's egress proxy:
 // its payload is a NetworkRefusal with the action's id.
 const EventNetworkRefused = "network.refused"
 

@@ -42,9 +42,10 @@ type Project struct {
 	// running (the container floor).
 	ContainerRunning bool `json:"containerRunning"`
 	// GitHooks is true when the project's maintainer turned the
-	// repository's git hooks on for brabo's git actions (git_commit,
-	// git_push…). Off by default: a hook is code the agent may have
-	// written, and it would run with brabo's git.
+	// repository's git hooks on for the git steps brabo runs in the
+	// sandbox (git_commit, git_branch_create). Off by default: a hook is
+	// code the agent may have written. Even on, no hook runs on the host
+	// (a push's, or any step of a server without a sandbox).
 	GitHooks bool `json:"gitHooks"`
 	// MaxTimeoutSec is the project's ceiling on a terminal command's
 	// timeoutSec, on top of the executor's own; 0 leaves only the
@@ -91,80 +92,6 @@ type Membership struct {
 	Role      Role   `json:"role"`
 }
 
-// Agent is an AI agent working in one project. Its principal is the member
-// its proposals act for.
-type Agent struct {
-	ID          string `json:"id"`
-	ProjectID   string `json:"projectId"`
-	Name        string `json:"name"`
-	PrincipalID string `json:"principalId"`
-	// Kind is AgentKindHook for the token of an agent brabo does not run
-	// (Claude Code, Codex, Gemini CLI through brabo hook), "" otherwise.
-	Kind      string    `json:"kind,omitempty"`
-	TokenHash string    `json:"-"`
-	CreatedAt time.Time `json:"createdAt"`
-	// RevokedAt is when the agent's token was revoked; a revoked token
-	// authenticates nobody.
-	RevokedAt time.Time `json:"revokedAt,omitzero"`
-}
-
-// AgentKindHook is the kind of a hook agent: its token may only propose
-// actions it runs itself (execution external), wait for their decision and
-// report their result; it never reads other actions or decides.
-const AgentKindHook = "hook"
-
-// IsHook reports whether the agent is a hook agent (AgentKindHook).
-func (a *Agent) IsHook() bool { return a.Kind == AgentKindHook }
-
-// IsModuleDev reports whether the agent is a dev-<module> agent, whose
-// always-allow clicks record patterns of its own (AgentPattern) for a
-// terminal action and agent_autonomy for the other types, never
-// permissions.json. The dev
-// lead (DevLeadName) is not one: it has no module, task or worktree.
-func (a *Agent) IsModuleDev() bool {
-	return len(a.Name) > len("dev-") && a.Name[:len("dev-")] == "dev-" && a.Name != DevLeadName
-}
-
-// DevLeadName is the name of a project's dev lead agent (DESIGN §7.5): the
-// conversational agent of the lead API. A project has one when a
-// maintainer creates an agent with this name.
-const DevLeadName = "dev-lead"
-
-// IsDevLead reports whether the agent is its project's dev lead.
-func (a *Agent) IsDevLead() bool { return a.Name == DevLeadName }
-
-// IsQASubAgent reports whether the agent is a qa-<role> sub-agent the QA
-// lead delegates gate areas to (DESIGN §7.4): qa-automation,
-// qa-performance-security.
-func (a *Agent) IsQASubAgent() bool {
-	return len(a.Name) > len("qa-") && a.Name[:len("qa-")] == "qa-"
-}
-
-// AnyActionType is the agent_autonomy wildcard: auto mode when its mode is
-// auto_approve.
-const AnyActionType ActionType = "*"
-
-// AgentAutonomy is one agent_autonomy rule: (agent, type or "*") → mode.
-type AgentAutonomy struct {
-	AgentID    string     `json:"agentId"`
-	ActionType ActionType `json:"actionType"`
-	Mode       Policy     `json:"mode"`
-}
-
-// AgentPattern is one of an agent's own allow patterns: what an
-// always-allow click on a module dev agent's terminal action records
-// (Terminal(pnpm lint)), matched like permissions.json's allow list for
-// that agent only.
-type AgentPattern struct {
-	AgentID string `json:"agentId"`
-	Pattern string `json:"pattern"`
-	// ActionID is the clicked action it came from ("" for none).
-	ActionID string `json:"actionId,omitempty"`
-	// CreatedBy is the member who clicked, or SystemActor.
-	CreatedBy string    `json:"createdBy"`
-	CreatedAt time.Time `json:"createdAt"`
-}
-
 // PullRequest is a PR on the local git provider.
 type PullRequest struct {
 	ProjectID string    `json:"projectId"`
@@ -187,3 +114,25 @@ const (
 	PROpen   PRState = "open"
 	PRMerged PRState = "merged"
 )
+
+// ExecutionMode is where a project's actions run; it decides the scope root
+// (DESIGN §5).
+type ExecutionMode string
+
+// Execution modes.
+const (
+	ModeContainer ExecutionMode = "container"
+	ModeRunner    ExecutionMode = "runner"
+	ModeLocal     ExecutionMode = "local"
+)
+
+// ProtectedBranch is a branch a git_branch_protect added to a project's
+// protected list. The merge cap reads the list on top of the built-in
+// dev, qa, rc and main, which nothing unprotects.
+type ProtectedBranch struct {
+	ProjectID string    `json:"projectId"`
+	Branch    string    `json:"branch"`
+	ActionID  string    `json:"actionId,omitempty"`
+	CreatedBy string    `json:"createdBy"`
+	CreatedAt time.Time `json:"createdAt"`
+}

@@ -1,7 +1,6 @@
 package brabo
 
 import (
-	"fmt"
 	"regexp"
 )
 
@@ -191,7 +190,7 @@ func ValidSlug(s string) bool { return projectSlug.MatchString(s) }
 // Validate refuses a slug outside the slug rule (invalid_project).
 func (in NewProject) Validate() error {
 	if !ValidSlug(in.Slug) {
-		return Errorf(CodeInvalidProject, fmt.Sprintf("slug %q: use 1 to 63 lowercase letters, digits and dashes", in.Slug))
+		return Errorf(CodeInvalidProject, "slug %q: use 1 to 63 lowercase letters, digits and dashes", in.Slug)
 	}
 	return nil
 }

@@ -1,6 +1,6 @@
 package brabo_test
 
-// No test skips under CI for a missing part or privilege (issue 31): every
+// No test skips under CI for a missing part or privilege: every
 // t.Skip, Skipf or SkipNow in the module's test code names, on its own
 // line, what turns it into a failure or a run under CI, and the code
 // around it backs the claim:

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/client"
 )
 
 func TestPatchFiles(t *testing.T) {
@@ -111,7 +112,7 @@ func (f *fakeBrabo) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	switch {
 	case strings.HasSuffix(r.URL.Path, "/actions"):
-		var p proposal
+		var p client.Proposal
 		json.Unmarshal(body, &p)
 		st := f.statuses[p.Payload.Command]
 		json.NewEncoder(w).Encode(brabo.ProposedAction{ID: "act_1", Status: st, Reason: "rule for " + p.Payload.Command})

@@ -113,7 +113,7 @@ func (h *hook) report(configPath string, stdin io.Reader) int {
 	code, output, errText := toolResult(h.agent, h.event, in)
 	c := newClient(cfg.Server, proj.Token)
 	for _, id := range ids {
-		if err := c.report(context.Background(), id, code, output, errText); err != nil {
+		if err := c.Report(context.Background(), id, code, output, errText); err != nil {
 			fmt.Fprintf(h.stderr, "brabo: reporting action %s: %v\n", id, err)
 		}
 	}

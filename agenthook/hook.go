@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/client"
 	"github.com/brabo-dev/brabo/policy"
 )
 
@@ -216,7 +217,7 @@ func decideCall(ctx context.Context, agent, configPath string, in *hookInput, w 
 	// at once and the human sees all of its files, then each is awaited.
 	proposed := make([]*brabo.ProposedAction, len(reqs))
 	for i, r := range reqs {
-		a, err := c.propose(ctx, proj.ID, proposal{Type: r.typ, Payload: r.payload, Execution: exec})
+		a, err := c.Propose(ctx, proj.ID, client.Proposal{Type: r.typ, Payload: r.payload, Execution: exec})
 		if err != nil {
 			return denied("%v; denied", err)
 		}
@@ -225,19 +226,20 @@ func decideCall(ctx context.Context, agent, configPath string, in *hookInput, w 
 		}
 		proposed[i] = a
 	}
+	var onPoll func()
 	for i, r := range reqs {
 		a := proposed[i]
 		if a.Status == brabo.StatusPending {
 			msg := fmt.Sprintf("brabo: %s%s waits for a human: approve or deny it at %s/ui/actions/%s", describe(r), touches(a),
 				strings.TrimSuffix(cfg.Server, "/"), a.ID)
 			fmt.Fprintln(h.stderr, msg)
-			c.poll, c.onPoll = w.poll, func() {
+			onPoll = func() {
 				if w.tick != nil {
 					w.tick(msg)
 				}
 			}
 		}
-		a, err := c.wait(ctx, a, deadline)
+		a, err := waitStoppable(ctx, c, a, deadline, w.poll, onPoll)
 		if err != nil {
 			return denied("%v while waiting for action %s; denied", err, a.ID)
 		}
@@ -249,7 +251,7 @@ func decideCall(ctx context.Context, agent, configPath string, in *hookInput, w 
 		case brabo.StatusDenied:
 			return outcome{verdict: deny, reason: "brabo denied it: " + a.Reason + touches(a)}
 		case brabo.StatusPending, brabo.StatusAbandoned:
-			// The wait told brabo it gave up (client.wait): the action left
+			// The wait told brabo it gave up (client.Wait): the action left
 			// the queue, and a later decision is refused.
 			return denied("no one decided within %s, so this call is denied", wait.Round(time.Second))
 		default:
@@ -329,13 +331,13 @@ func readInput(stdin io.Reader) (*hookInput, error) {
 // must not loosen reads before a maintainer accepts it. Anything else,
 // an unreachable server included, is proposed to brabo as a read_file
 // action.
-func readInScope(ctx context.Context, c *client, proj *ProjectConfig, path string) bool {
+func readInScope(ctx context.Context, c *client.Client, proj *ProjectConfig, path string) bool {
 	root := proj.Root
-	content, ok := c.effectivePermissions(ctx, proj.ID)
-	if !ok {
+	eff, err := c.EffectivePermissions(ctx, proj.ID)
+	if err != nil || eff.Hash == "" {
 		return false
 	}
-	rules, err := policy.Parse("permissions.json", content)
+	rules, err := policy.Parse("permissions.json", []byte(eff.Content))
 	if err != nil {
 		return false
 	}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
-	"time"
+	"net/http"
+
+	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/client"
 )
 
 // The hook agent in brabo: one per (project, agent CLI, scope), found by
@@ -19,13 +21,6 @@ type installedAgent struct {
 	created bool
 }
 
-// brabosAgent is an agent as brabo's API answers it.
-type brabosAgent struct {
-	ID   string `json:"id"`
-	Name string `json:"name"`
-	Kind string `json:"kind"`
-}
-
 // hookAgent finds the project's hook agent named o.Name and gives it a
 // new token, or creates it. Another install creating it at the same
 // moment (409) is found on a second look.
@@ -37,23 +32,15 @@ func hookAgent(ctx context.Context, o InstallOptions) (*installedAgent, error) {
 			return nil, err
 		}
 		if existing != nil {
-			var out struct {
-				Token string `json:"token"`
-			}
-			path := "/v1/projects/" + url.PathEscape(o.ProjectID) + "/agents/" + url.PathEscape(existing.ID) + "/token"
-			if err := mc.do(ctx, "POST", path, nil, &out, 15*time.Second); err != nil {
+			token, err := mc.RotateAgentToken(ctx, o.ProjectID, existing.ID)
+			if err != nil {
 				return nil, fmt.Errorf("giving the hook agent %q a new token: %w", o.Name, err)
 			}
 			fmt.Fprintf(o.Out, "re-used the hook agent %q (%s) of brabo project %s, with a new token (the old one is revoked)\n", o.Name, existing.ID, o.ProjectID)
-			return &installedAgent{id: existing.ID, name: o.Name, token: out.Token}, nil
+			return &installedAgent{id: existing.ID, name: o.Name, token: token}, nil
 		}
-		var out struct {
-			Agent brabosAgent `json:"agent"`
-			Token string      `json:"token"`
-		}
-		err = mc.do(ctx, "POST", "/v1/projects/"+url.PathEscape(o.ProjectID)+"/agents", map[string]any{"name": o.Name, "kind": "hook"}, &out, 15*time.Second)
-		var ae *apiError
-		if errors.As(err, &ae) && ae.Status == 409 {
+		out, err := mc.CreateAgent(ctx, o.ProjectID, o.Name, brabo.AgentKindHook)
+		if client.StatusOf(err) == http.StatusConflict {
 			continue // created meanwhile: take it
 		}
 		if err != nil {
@@ -68,21 +55,19 @@ func hookAgent(ctx context.Context, o InstallOptions) (*installedAgent, error) {
 // findAgent returns the project's agent named name, nil when there is
 // none; an agent of that name that is no hook agent is an error (its
 // token is not the hook's to take).
-func findAgent(ctx context.Context, mc *client, project, name string) (*brabosAgent, error) {
-	var list struct {
-		Agents []brabosAgent `json:"agents"`
-	}
-	if err := mc.do(ctx, "GET", "/v1/projects/"+url.PathEscape(project)+"/agents", nil, &list, 15*time.Second); err != nil {
+func findAgent(ctx context.Context, mc *client.Client, project, name string) (*brabo.Agent, error) {
+	agents, err := mc.Agents(ctx, project)
+	if err != nil {
 		return nil, fmt.Errorf("listing the agents of brabo project %s: %w", project, err)
 	}
-	for i, a := range list.Agents {
+	for _, a := range agents {
 		if a.Name != name {
 			continue
 		}
-		if a.Kind != "hook" {
+		if a.Kind != brabo.AgentKindHook {
 			return nil, fmt.Errorf("brabo project %s has an agent named %q that is not a hook agent: name the hook agent otherwise (--name)", project, name)
 		}
-		return &list.Agents[i], nil
+		return a, nil
 	}
 	return nil, nil
 }
@@ -92,12 +77,8 @@ func findAgent(ctx context.Context, mc *client, project, name string) (*brabosAg
 // id was kept) is found with it first.
 func (a *installedAgent) revoke(ctx context.Context, o InstallOptions) error {
 	if a.id == "" {
-		var me struct {
-			Agent *brabosAgent `json:"agent"`
-		}
-		err := newClient(o.Server, a.token).do(ctx, "GET", "/v1/me", nil, &me, 10*time.Second)
-		var ae *apiError
-		if errors.As(err, &ae) && ae.Status == 401 {
+		me, err := newClient(o.Server, a.token).Me(ctx)
+		if client.StatusOf(err) == http.StatusUnauthorized {
 			return nil // revoked already
 		}
 		if err != nil {
@@ -108,8 +89,7 @@ func (a *installedAgent) revoke(ctx context.Context, o InstallOptions) error {
 		}
 		a.id = me.Agent.ID
 	}
-	path := "/v1/projects/" + url.PathEscape(o.ProjectID) + "/agents/" + url.PathEscape(a.id) + "/token"
-	return newClient(o.Server, o.Token).do(ctx, "DELETE", path, nil, nil, 15*time.Second)
+	return newClient(o.Server, o.Token).RevokeAgentToken(ctx, o.ProjectID, a.id)
 }
 
 // retireOld revokes the token of the hook agent the previous
@@ -126,10 +106,8 @@ func retireOld(ctx context.Context, o InstallOptions, old *Config, now *installe
 		}
 		prev := &installedAgent{id: p.AgentID, token: p.Token}
 		if prev.id == "" {
-			var me struct {
-				Agent *brabosAgent `json:"agent"`
-			}
-			if newClient(o.Server, p.Token).do(ctx, "GET", "/v1/me", nil, &me, 10*time.Second) != nil || me.Agent == nil || me.Agent.ID == now.id {
+			me, err := newClient(o.Server, p.Token).Me(ctx)
+			if err != nil || me.Agent == nil || me.Agent.ID == now.id {
 				return // revoked already (rotated), or the same agent
 			}
 			prev.id = me.Agent.ID

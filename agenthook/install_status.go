@@ -2,14 +2,16 @@ package agenthook
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
+
+	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/client"
 )
 
 // InstallStatus is what `brabo install --status` says of one agent CLI in
@@ -122,17 +124,13 @@ func status(ctx context.Context, o InstallOptions) InstallStatus {
 		s.Detail = fmt.Sprintf("%s is in none of the %d projects it guards", o.Root, len(cfg.Projects))
 		return s
 	}
-	var me struct {
-		Agent *brabosAgent `json:"agent"`
-	}
-	err = newClient(cfg.Server, proj.Token).do(ctx, "GET", "/v1/me", nil, &me, 10*time.Second)
-	var ae *apiError
+	me, err := newClient(cfg.Server, proj.Token).Me(ctx)
 	switch {
-	case errors.As(err, &ae) && ae.Status == 401:
+	case client.StatusOf(err) == http.StatusUnauthorized:
 		s.Detail = fmt.Sprintf("brabo at %s refuses the hook's token (revoked or rotated): run brabo install %s again", cfg.Server, o.Agent)
 	case err != nil:
 		s.Detail = err.Error()
-	case me.Agent == nil || me.Agent.Kind != "hook":
+	case me.Agent == nil || me.Agent.Kind != brabo.AgentKindHook:
 		s.Detail = "the hook's token is not a hook agent's"
 	default:
 		s.Reaches = true

@@ -9,7 +9,7 @@ import (
 	"github.com/brabo-dev/brabo"
 )
 
-// The other-shell guard (issue 31 item 2): brabo reads a command line as
+// The other-shell guard: brabo reads a command line as
 // bash, so a line brabo approved that another shell runs is never let
 // through by the hook alone. With a non-bash SHELL, an approved Bash call
 // is "ask" for Claude Code (its own prompt decides), a deny for Codex

@@ -4,14 +4,17 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 
 	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/internal/gitguard"
 	"github.com/brabo-dev/brabo/internal/procenv"
 	"github.com/brabo-dev/brabo/internal/procs"
+	"github.com/brabo-dev/brabo/internal/sandbox"
 )
 
 // gitSession runs the git commands of one action in one directory, with one
@@ -27,6 +30,15 @@ type gitSession struct {
 	// pushFlags are the options of a push to the session's remote
 	// (remoteFlags), in a clone of it.
 	pushFlags []string
+	// box, when set, is the sandbox every step and query runs in
+	// (gitbox.go); hostStep runs its step on the host.
+	box *sandbox.Spec
+	// root and layout are the scope root and the repository gitguard
+	// found there (nil: none yet), for rootGit's sessions.
+	root   string
+	layout *gitguard.Layout
+	req    brabo.ExecRequest
+	set    []string
 
 	code     int    // exit code of the last step
 	timedOut bool   // a step ran out of time or ctx ended
@@ -43,7 +55,8 @@ var gitEnvDrop = []string{
 	"GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "GIT_COMMITTER_DATE",
 }
 
-// newGit starts a session in dir for the action of req. ceiling are
+// newGit starts a session in dir for the action of req, on the host
+// (sandboxed moves it into the sandbox). ceiling are
 // directories git must not search above (GIT_CEILING_DIRECTORIES): the
 // parent of the scope root, so that a root that is not itself a
 // repository never lets git act on a repository around it. extra are
@@ -51,22 +64,43 @@ var gitEnvDrop = []string{
 //
 // The environment is the executor's filtered one (procenv), never the
 // server's, without any inherited GIT_* variable and without user or
-// system configuration (procenv.OwnGit): a hook runs with it. It carries BRABO_ACTION_ID, so that
-// whatever a hook leaves running is found and stopped with its action, and
-// git's safety configuration; the repository's hooks are off
-// (core.hooksPath=/dev/null) unless the project's maintainer turned them
-// on (Project.GitHooks): a hook is code the agent may have written.
+// system configuration (procenv.OwnGit). It carries BRABO_ACTION_ID, so
+// that whatever git leaves running is found and stopped with its action,
+// and git's safety configuration; the repository's hooks are off
+// (core.hooksPath=/dev/null), see gitEnv.
 func (e *Executor) newGit(ctx context.Context, t brabo.ActionType, req brabo.ExecRequest, dir string, ceiling []string, extra ...string) *gitSession {
 	set := append([]string{
 		"GIT_CEILING_DIRECTORIES=" + strings.Join(ceiling, ":"),
 		"BRABO_ACTION_ID=" + req.Action.ID,
 	}, extra...)
+	return &gitSession{e: e, ctx: ctx, t: t, dir: dir, env: e.gitEnv(req, set, false), req: req, set: set,
+		out: newCapBuf(e.opts.MaxOutputBytes)}
+}
+
+// gitEnv is the environment of a session's git: hooks off
+// (core.hooksPath=/dev/null) unless the session runs in the sandbox and
+// the project's maintainer turned hooks on (Project.GitHooks). A hook is
+// code the agent may have written: it runs only where brabo's data
+// folder, tokens, sockets and /proc are absent, never on the host.
+func (e *Executor) gitEnv(req brabo.ExecRequest, set []string, boxed bool) []string {
 	var git []procenv.Config
-	if req.Project == nil || !req.Project.GitHooks {
+	if !boxed || req.Project == nil || !req.Project.GitHooks {
 		git = append(git, procenv.NoHooks)
 	}
-	env := procenv.OwnGit(e.baseEnv(), set, git...)
-	return &gitSession{e: e, ctx: ctx, t: t, dir: dir, env: env, out: newCapBuf(e.opts.MaxOutputBytes)}
+	return procenv.OwnGit(e.baseEnv(), set, git...)
+}
+
+// with adds variables to the session's environment, wherever it runs.
+func (g *gitSession) with(kv ...string) {
+	g.set = append(g.set, kv...)
+	g.env = procenv.Set(g.env, kv...)
+}
+
+// sandboxed runs the session's steps in spec from now on (nil: on the
+// host), with the environment that goes with it.
+func (g *gitSession) sandboxed(spec *sandbox.Spec) {
+	g.box = spec
+	g.env = g.e.gitEnv(g.req, g.set, spec != nil)
 }
 
 // ceilingFor returns the parents of the scope root, as given and resolved.
@@ -89,9 +123,27 @@ func (g *gitSession) step(args ...string) int {
 	fmt.Fprintf(g.out, "$ git %s\n", displayArgs(args))
 	ctx, cancel := context.WithTimeout(g.ctx, g.e.opts.GitTimeout)
 	defer cancel()
-	oc, err := g.e.runProc(ctx, g.dir, g.env, g.out, g.e.opts.GitPath, args...)
+	if ctx.Err() != nil {
+		// Ended already: nothing starts, here or in a sandbox.
+		g.timedOut, g.stopped = true, "git "+args[0]
+		return -1
+	}
+	prep, err := g.prepare(ctx, args)
+	if err != nil {
+		g.startErr = err
+		return -1
+	}
+	var head headBuf
+	out := io.Writer(g.out)
+	if prep != nil {
+		out = io.MultiWriter(g.out, &head)
+	}
+	oc, err := g.e.runIn(ctx, prep, g.dir, g.env, out, g.e.opts.GitPath, args...)
 	g.code = oc.ExitCode
 	switch {
+	case err != nil && prep != nil:
+		g.startErr = &SandboxError{Err: err}
+		return -1
 	case err != nil:
 		g.startErr = fmt.Errorf("%s: starting %s: %w", g.t, g.e.opts.GitPath, err)
 		return -1
@@ -99,7 +151,59 @@ func (g *gitSession) step(args ...string) int {
 		g.timedOut, g.stopped = true, "git "+args[0]
 		return -1
 	}
+	if prep != nil {
+		if why := sandboxFailure(oc, string(head.b)); why != "" {
+			g.startErr = &SandboxError{Reason: why}
+			return -1
+		}
+	}
 	return oc.ExitCode
+}
+
+// hostStep is step on the host, for a step that talks to a remote (push,
+// ls-remote, clone): gitguard has read the repository as data, and hooks
+// are off (docs/sandbox.md, "Git actions").
+func (g *gitSession) hostStep(args ...string) int {
+	if g.box != nil && g.startErr == nil && !g.timedOut {
+		// What the sandboxed steps left is read as data again before git
+		// runs on the host there: a control file they could not be kept
+		// from making (a commondir) must not be obeyed outside.
+		if _, err := guardRepo(g.t, g.box.Root, g.dir); err != nil {
+			g.startErr = err
+			return -1
+		}
+	}
+	box := g.box
+	g.sandboxed(nil)
+	defer g.sandboxed(box)
+	return g.step(args...)
+}
+
+// prepare is the sandboxed command of one git step, nil when the session
+// runs on the host. A sandbox that cannot be set up is a *SandboxError:
+// the step never runs outside it.
+func (g *gitSession) prepare(ctx context.Context, args []string) (*sandbox.Prepared, error) {
+	if g.box == nil {
+		return nil, nil
+	}
+	spec := *g.box
+	spec.Dir, spec.Env = g.dir, g.env
+	prep, err := g.e.opts.Sandbox.Prepare(spec, append([]string{g.e.opts.GitPath}, args...))
+	if err != nil {
+		return nil, &SandboxError{Err: err}
+	}
+	return prep, nil
+}
+
+// headBuf keeps the first KiB written to it: enough to tell bwrap's own
+// refusal from git's output.
+type headBuf struct{ b []byte }
+
+func (h *headBuf) Write(p []byte) (int, error) {
+	if n := 1024 - len(h.b); n > 0 {
+		h.b = append(h.b, p[:min(n, len(p))]...)
+	}
+	return len(p), nil
 }
 
 // query runs a git command for what it prints on stdout, trimmed, and its
@@ -111,34 +215,68 @@ func (g *gitSession) query(args ...string) (string, int) {
 	}
 	ctx, cancel := context.WithTimeout(g.ctx, g.e.opts.GitTimeout)
 	defer cancel()
+	if ctx.Err() != nil {
+		// Ended already: nothing starts, here or in a sandbox.
+		g.timedOut, g.stopped = true, "git "+args[0]
+		return "", -1
+	}
+	prep, err := g.prepare(ctx, args)
+	if err != nil {
+		g.startErr = err
+		return "", -1
+	}
 	cmd := exec.CommandContext(ctx, g.e.opts.GitPath, args...)
 	cmd.Dir, cmd.Env = g.dir, g.env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if prep != nil {
+		prep.Apply(cmd)
+	}
 	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
 	cmd.WaitDelay = g.e.opts.WaitDelay
 	var stdout bytes.Buffer
-	cmd.Stdout = &stdout
-	err := g.e.start(ctx, cmd)
+	var stderr headBuf
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = g.e.start(ctx, cmd)
+	if prep != nil {
+		prep.Started()
+	}
 	if err == nil {
 		err = procs.Wait(cmd)
 	}
 	if cmd.Process != nil {
 		_ = killGroup(cmd.Process.Pid)
 	}
+	if prep != nil {
+		prep.Wait(g.e.opts.WaitDelay) // nothing of the step outlives it
+	}
 	if ctx.Err() != nil {
 		g.timedOut, g.stopped = true, "git "+args[0]
 		return "", -1
 	}
 	if cmd.ProcessState == nil {
-		g.startErr = fmt.Errorf("%s: starting %s: %w", g.t, g.e.opts.GitPath, err)
+		if prep != nil {
+			g.startErr = &SandboxError{Err: err}
+		} else {
+			g.startErr = fmt.Errorf("%s: starting %s: %w", g.t, g.e.opts.GitPath, err)
+		}
 		return "", -1
 	}
-	return strings.TrimSpace(stdout.String()), cmd.ProcessState.ExitCode()
+	code := cmd.ProcessState.ExitCode()
+	if prep != nil {
+		if why := sandboxFailure(procOutcome{ExitCode: code}, string(stderr.b)); why != "" {
+			g.startErr = &SandboxError{Reason: why}
+			return "", -1
+		}
+	}
+	return strings.TrimSpace(stdout.String()), code
 }
 
 // fail ends the action with a failed Result carrying the transcript, or
 // with the error when git could not run at all.
 func (g *gitSession) fail(format string, a ...any) (*brabo.Result, error) {
+	if se, ok := g.startErr.(*SandboxError); ok {
+		return sandboxFailed(se), nil
+	}
 	if g.startErr != nil {
 		return nil, g.startErr
 	}
@@ -163,7 +301,7 @@ func (g *gitSession) fail(format string, a ...any) (*brabo.Result, error) {
 // ok ends the action with a successful Result carrying the transcript.
 func (g *gitSession) ok(detail map[string]string) (*brabo.Result, error) {
 	if g.startErr != nil {
-		return nil, g.startErr
+		return g.fail("%s", g.t)
 	}
 	if g.timedOut {
 		return g.fail("%s", g.t)

@@ -229,7 +229,6 @@ func TestPROpenChecksBothBranchesOnTheRemote(t *testing.T) {
 }
 
 func TestGitCommandsTimeOut(t *testing.T) {
-	t.Parallel()
 	work, _ := repo(t)
 	// A pre-commit hook that hangs: the git step's timeout ends it.
 	hook := filepath.Join(work, ".git", "hooks", "pre-commit")
@@ -238,7 +237,8 @@ func TestGitCommandsTimeOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(work, "x"), "x")
-	e := executor.New(executor.Options{GitTimeout: 500 * time.Millisecond})
+	// Hooks run only in the sandbox.
+	e := sandboxedWith(t, executor.Options{GitTimeout: 500 * time.Millisecond})
 	start := time.Now()
 	req := request(work, brabo.GitCommit, brabo.Payload{Message: "m"})
 	req.Project = &brabo.Project{GitHooks: true} // the hook runs only when turned on

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/brabo-dev/brabo"
-	"github.com/brabo-dev/brabo/internal/procenv"
+	"github.com/brabo-dev/brabo/internal/gitguard"
 	"github.com/brabo-dev/brabo/internal/procs"
 )
 
@@ -28,10 +28,31 @@ func (e *Executor) rootGit(ctx context.Context, t brabo.ActionType, req brabo.Ex
 	}
 	// What git would obey in the repository is read as data first: git
 	// reads the repository's config whatever flags it gets.
-	if err := guardRepo(t, sc.resolved, dir); err != nil {
+	l, err := guardRepo(t, sc.resolved, dir)
+	if err != nil {
 		return nil, err
 	}
-	return e.newGit(ctx, t, req, dir, ceilingFor(sc), extra...), nil
+	g := e.newGit(ctx, t, req, dir, ceilingFor(sc), extra...)
+	g.root, g.layout = sc.resolved, l
+	return g, nil
+}
+
+// localValue is `git config --local --get section.key` in the session's
+// repository, read as data by gitguard ("" when unset, or when there is
+// no repository: git add fails on it next).
+func (g *gitSession) localValue(section, key string) string {
+	if g.layout == nil {
+		return ""
+	}
+	v, _ := g.layout.LocalValue(section, key)
+	return v
+}
+
+// local moves the session into the sandbox (gitbox.go), when the
+// executor has one: its steps touch only the repository at the root.
+func (g *gitSession) local() *gitSession {
+	g.sandboxed(g.e.gitBox(g.root, g.layout))
+	return g
 }
 
 func needCredential(t brabo.ActionType, req brabo.ExecRequest) error {
@@ -65,14 +86,17 @@ func (e *Executor) runGitCommit(ctx context.Context, req brabo.ExecRequest) (*br
 	if err != nil {
 		return nil, err
 	}
+	g.local()
+	// The repository's own user.name and user.email, read as data (what
+	// `git config --local --get` prints): one sandboxed git fewer each.
 	var author []string
-	if v, _ := g.query("config", "--local", "--get", "user.name"); v == "" {
+	if v := g.localValue("user", "name"); v == "" {
 		author = append(author, "GIT_AUTHOR_NAME="+name)
 	}
-	if v, _ := g.query("config", "--local", "--get", "user.email"); v == "" {
+	if v := g.localValue("user", "email"); v == "" {
 		author = append(author, "GIT_AUTHOR_EMAIL="+email)
 	}
-	g.env = procenv.Set(g.env, author...)
+	g.with(author...)
 
 	if g.step("add", "-A") != 0 {
 		return g.fail("git add failed")
@@ -112,6 +136,7 @@ func (e *Executor) runGitBranchCreate(ctx context.Context, req brabo.ExecRequest
 	if err != nil {
 		return nil, err
 	}
+	g.local()
 	args := []string{"branch", "--", p.Branch}
 	if p.From != "" {
 		if _, code := g.query("rev-parse", "--verify", "--quiet", "--end-of-options", p.From+"^{commit}"); code != 0 {
@@ -284,7 +309,7 @@ func (e *Executor) runGitMerge(ctx context.Context, req brabo.ExecRequest) (*bra
 		return g.fail("the merge commit could not be read back")
 	}
 	baseRef := "refs/heads/" + pr.Base
-	if g.step(append(append([]string{"push"}, g.pushFlags...), "--quiet", "origin", baseRef+":"+baseRef)...) != 0 {
+	if g.hostStep(append(append([]string{"push"}, g.pushFlags...), "--quiet", "origin", baseRef+":"+baseRef)...) != 0 {
 		return g.fail("pushing the merged %q back to %s was refused", pr.Base, remote)
 	}
 	return g.ok(map[string]string{"merge_commit": hash, "base": pr.Base, "head": pr.Head,
@@ -336,6 +361,15 @@ func (e *Executor) remoteClone(ctx context.Context, t brabo.ActionType, req brab
 	}
 	g.dir = clone
 	g.pushFlags = pushFlags
+	// The merge in brabo's own clone touches only the clone: it runs in
+	// the sandbox, the clone its scope root; the push back runs on the
+	// host (hostStep).
+	l, err := gitguard.Check(clone, clone)
+	if err != nil {
+		done()
+		return nil, nil, nil, &RepositoryRefusedError{Type: t, Err: err}
+	}
+	g.sandboxed(e.gitBox(clone, l))
 	return g, done, nil, nil
 }
 

@@ -44,14 +44,15 @@ func (e *RepositoryRefusedError) Key() string {
 }
 
 // guardRepo reads, as data, what git would obey in the repository holding
-// dir inside root, before brabo's git runs there. A folder in no
-// repository passes: git finds none either (git_repo_create makes one).
-func guardRepo(t brabo.ActionType, root, dir string) error {
-	_, err := gitguard.Check(root, dir)
+// dir inside root, before brabo's git runs there, and returns where that
+// repository is. A folder in no repository passes, with a nil layout: git
+// finds none either (git_repo_create makes one).
+func guardRepo(t brabo.ActionType, root, dir string) (*gitguard.Layout, error) {
+	l, err := gitguard.Check(root, dir)
 	if err == nil || errors.Is(err, gitguard.ErrNoRepository) {
-		return nil
+		return l, nil
 	}
-	return &RepositoryRefusedError{Type: t, Err: err}
+	return nil, &RepositoryRefusedError{Type: t, Err: err}
 }
 
 // localRemote returns the folder of a remote URL that is a path on this

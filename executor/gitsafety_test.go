@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -96,9 +97,12 @@ func TestGitIgnoresAFsmonitorInGitConfig(t *testing.T) {
 }
 
 // TestGitHooksRunOnlyWhenTurnedOnAndSeeNoSecret: a pre-commit hook that
-// writes its environment to a file does not run on a git_commit unless the
-// project turned hooks on; when it runs, it sees PATH and the action's id,
-// and none of the server's secrets.
+// writes its environment and what it can reach to a file does not run on
+// a git_commit unless the project turned hooks on, and never on the host
+// (an executor without a sandbox), turned on or not; when it runs, it runs
+// in the sandbox: it sees PATH and the action's id and none of the
+// server's secrets, cannot read a file outside the project, sees its own
+// pid namespace (not the test's pid) and cannot write .git/config.
 func TestGitHooksRunOnlyWhenTurnedOnAndSeeNoSecret(t *testing.T) {
 	secrets := map[string]string{"OPENAI_API_KEY": "sk-test-secret", "DATABASE_URL": "postgres://u:pw@db/x",
 		"BRABO_TOKEN": "brb_test_secret", "BRABO_DB": "postgres://u:pw@db/y"}
@@ -106,21 +110,39 @@ func TestGitHooksRunOnlyWhenTurnedOnAndSeeNoSecret(t *testing.T) {
 		t.Setenv(k, v)
 	}
 	work, _ := repo(t)
-	out := filepath.Join(realDir(t), "hook-env")
+	secret := filepath.Join(realDir(t), "secret")
+	writeFile(t, secret, "the-planted-secret\n")
+	out := filepath.Join(work, "hook-env")
 	hook := filepath.Join(work, ".git", "hooks", "pre-commit")
-	writeFile(t, hook, "#!/bin/sh\nenv > '"+out+"'\n")
+	writeFile(t, hook, "#!/bin/sh\nenv > '"+out+"'\n"+
+		"cat '"+secret+"' >> '"+out+"' 2>/dev/null || echo secret-unreadable >> '"+out+"'\n"+
+		"test -e /proc/"+strconv.Itoa(os.Getpid())+" && echo sees-the-host-pid >> '"+out+"'\n"+
+		"echo '[core]' >> .git/config 2>/dev/null && echo wrote-git-config >> '"+out+"'\n"+
+		"exit 0\n")
 	if err := os.Chmod(hook, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	e := executor.New(executor.Options{})
-
+	host := executor.New(executor.Options{})
 	writeFile(t, filepath.Join(work, "a"), "a")
-	mustSucceed(t, e, request(work, brabo.GitCommit, brabo.Payload{Message: "hooks off"}))
+	mustSucceed(t, host, request(work, brabo.GitCommit, brabo.Payload{Message: "hooks off"}))
 	if _, err := os.Stat(out); err == nil {
 		t.Fatal("the hook ran with hooks off")
 	}
-
 	writeFile(t, filepath.Join(work, "b"), "b")
+	onHost := request(work, brabo.GitCommit, brabo.Payload{Message: "hooks on, on the host"})
+	onHost.Project = &brabo.Project{GitHooks: true}
+	mustSucceed(t, host, onHost)
+	if _, err := os.Stat(out); err == nil {
+		t.Fatal("the hook ran on the host: with hooks on, only a sandboxed git runs them")
+	}
+
+	e := sandboxed(t)
+	writeFile(t, filepath.Join(work, "c"), "c")
+	mustSucceed(t, e, request(work, brabo.GitCommit, brabo.Payload{Message: "hooks off, sandboxed"}))
+	if _, err := os.Stat(out); err == nil {
+		t.Fatal("the hook ran with hooks off in the sandbox")
+	}
+	writeFile(t, filepath.Join(work, "d"), "d")
 	req := request(work, brabo.GitCommit, brabo.Payload{Message: "hooks on"})
 	req.Project = &brabo.Project{GitHooks: true}
 	mustSucceed(t, e, req)
@@ -139,5 +161,13 @@ func TestGitHooksRunOnlyWhenTurnedOnAndSeeNoSecret(t *testing.T) {
 		if strings.Contains(string(env), v) || strings.Contains(string(env), k+"=") {
 			t.Errorf("the hook saw %s:\n%s", k, env)
 		}
+	}
+	for _, bad := range []string{"the-planted-secret", "sees-the-host-pid", "wrote-git-config"} {
+		if strings.Contains(string(env), bad) {
+			t.Errorf("the hook ran outside the sandbox (%s):\n%s", bad, env)
+		}
+	}
+	if !strings.Contains(string(env), "secret-unreadable") {
+		t.Errorf("the hook's report is incomplete:\n%s", env)
 	}
 }

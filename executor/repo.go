@@ -205,7 +205,7 @@ func (e *Executor) runOpenDocPR(ctx context.Context, req brabo.ExecRequest) (*br
 		return g.fail("the new commit could not be read back")
 	}
 	ref := "refs/heads/" + head
-	if g.step(append(append([]string{"push"}, g.pushFlags...), "--quiet", "origin", ref+":"+ref)...) != 0 {
+	if g.hostStep(append(append([]string{"push"}, g.pushFlags...), "--quiet", "origin", ref+":"+ref)...) != 0 {
 		return g.fail("pushing %q to %s was refused", head, remote)
 	}
 	return g.ok(map[string]string{"head": head, "base": base, "title": title, "path": tg.rel, "commit": hash, "remote": remote})

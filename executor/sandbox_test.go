@@ -17,14 +17,21 @@ import (
 // BRABO_REQUIRE_SANDBOX when bubblewrap is missing, and skips otherwise.
 func sandboxed(t *testing.T) *executor.Executor {
 	t.Helper()
+	return sandboxedWith(t, executor.Options{})
+}
+
+// sandboxedWith is sandboxed with more options.
+func sandboxedWith(t *testing.T, o executor.Options) *executor.Executor {
+	t.Helper()
 	if err := sandbox.Available(); err != nil {
 		if os.Getenv("BRABO_REQUIRE_SANDBOX") != "" {
 			t.Fatalf("BRABO_REQUIRE_SANDBOX is set and the sandbox is missing: %v", err)
 		}
 		t.Skip("the sandbox is missing (BRABO_REQUIRE_SANDBOX makes this a failure):", err)
 	}
-	return executor.New(executor.Options{Sandbox: &sandbox.Sandbox{Helper: os.Args[0]},
-		Confine: &executor.Confinement{CacheRoot: t.TempDir()}})
+	o.Sandbox = &sandbox.Sandbox{Helper: os.Args[0]}
+	o.Confine = &executor.Confinement{CacheRoot: t.TempDir()}
+	return executor.New(o)
 }
 
 // TestSandboxedTerminalWritesItsRootOnly: a sandboxed terminal command

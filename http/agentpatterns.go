@@ -9,7 +9,7 @@ import (
 	"github.com/brabo-dev/brabo"
 )
 
-// An agent's own allow patterns (issue 11 item 8): what always-allow
+// An agent's own allow patterns (docs/agent-patterns.md): what always-allow
 // clicks on a module dev agent's terminal actions recorded. Every member
 // reads them; a maintainer removes one, which records autonomy.changed.
 

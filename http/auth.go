@@ -40,13 +40,13 @@ func (s *Server) authenticated(h func(http.ResponseWriter, *http.Request) error)
 		token = strings.TrimSpace(token)
 		if !ok || token == "" {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="brabo"`)
-			s.writeError(w, r, errorf(http.StatusUnauthorized, "unauthorized", "a bearer token is required (Authorization: Bearer <token>)"))
+			s.writeError(w, r, errorf(http.StatusUnauthorized, brabo.CodeUnauthorized, "a bearer token is required (Authorization: Bearer <token>)"))
 			return
 		}
 		c, err := s.lookupToken(r.Context(), token)
 		if errors.Is(err, brabo.ErrNotFound) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="brabo", error="invalid_token"`)
-			s.writeError(w, r, errorf(http.StatusUnauthorized, "unauthorized", "the bearer token is not valid"))
+			s.writeError(w, r, errorf(http.StatusUnauthorized, brabo.CodeUnauthorized, "the bearer token is not valid"))
 			return
 		}
 		if err != nil {

@@ -106,7 +106,7 @@ func BenchmarkProposalWritesHTTP(b *testing.B) {
 // its created event; the settlement and its executed event.
 func (bs *benchSetup) proposalWrites(ctx context.Context, s brabo.Store) error {
 	a := *bs.first
-	a.ID, a.Status, a.Result, a.CreatedAt, a.SettledAt = pipeline.NewID("act"), brabo.StatusAutoApproved, nil, time.Now(), time.Time{}
+	a.ID, a.Status, a.Result, a.CreatedAt, a.SettledAt = brabo.NewID("act"), brabo.StatusAutoApproved, nil, time.Now(), time.Time{}
 	err := s.Update(ctx, func(tx brabo.Tx) error {
 		if err := tx.InsertAction(ctx, &a); err != nil {
 			return err

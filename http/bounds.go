@@ -11,7 +11,7 @@ import (
 	"github.com/brabo-dev/brabo"
 )
 
-// Connection bounds (issue 12). A client gets a bounded time for each part
+// Connection bounds. A client gets a bounded time for each part
 // of a request it controls: its headers (ReadHeaderTimeout), its body
 // (BodyTimeout, set per request when a body comes and lifted once it is
 // read, so that it never cancels a handler that runs longer), and the
@@ -164,7 +164,7 @@ func (s *Server) openStream(m *brabo.Member) (release func(), err error) {
 		s.streams = map[string]int{}
 	}
 	if s.streams[m.ID] >= max {
-		return nil, errorf(http.StatusTooManyRequests, "too_many_streams",
+		return nil, errorf(http.StatusTooManyRequests, brabo.CodeTooManyStreams,
 			"%s has %d event streams open, the limit per member; close one (a browser tab, a curl) and connect again", m.Name, max)
 	}
 	s.streams[m.ID]++

@@ -166,7 +166,7 @@ func TestDecidingNeedsTheTypesMinimumRole(t *testing.T) {
 			"git_branch_create": {"branch": "b1"},
 			"pr_open":           {"branch": "feat/none", "base": "main", "title": "t"},
 			"git_merge":         {"pr": pr.Number},
-			// The types issue 15 gave executors name what they act on.
+			// The types given executors name what they act on.
 			"git_branch_protect":     {"branch": "release"},
 			"open_adr_pr":            {"title": "t", "content": "c"},
 			"open_infra_pr":          {"title": "t", "content": "c"},
@@ -195,7 +195,7 @@ func TestDecidingNeedsTheTypesMinimumRole(t *testing.T) {
 			}
 			proposer := e.agent
 			if typ == brabo.ContainerStop || typ == brabo.ContainerRemove {
-				proposer = e.admin // a human's click only (ADR 0136)
+				proposer = e.admin // a human's click only
 			}
 			a := e.propose(proposer, string(typ), p)
 			if a["status"] != "pending" {

@@ -11,7 +11,7 @@ import (
 	"github.com/brabo-dev/brabo/store/sqlite"
 )
 
-// Issue 15: every action type of DESIGN §3.2 runs when approved. Each
+// Every action type of DESIGN §3.2 runs when approved. Each
 // test proposes through the real server, is refused by a role below the
 // type's minimum, approved by the right one, executed for real (a real git
 // repository, the store's rows), with its events; and each named failure

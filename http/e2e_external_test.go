@@ -15,7 +15,7 @@ import (
 	"github.com/brabo-dev/brabo/store/sqlite"
 )
 
-// External execution (issue 13): a hook agent proposes what its agent
+// External execution: a hook agent proposes what its agent
 // runs itself; brabo decides, records and queues it, never runs it; the
 // agent waits for the decision and reports the result, once.
 func TestExternalExecution(t *testing.T) {

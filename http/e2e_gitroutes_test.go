@@ -1,7 +1,7 @@
 package http_test
 
 // Git never runs configuration or repositories the agent planted (DESIGN
-// §9): one test per route of issue 11 — a gitfile, an embedded repository,
+// §9): one test per route of git's control files — a gitfile, an embedded repository,
 // git config, core.hooksPath, husky. Each plants a program the way the
 // route needs (directly on disk, as an allowed code runner could), shows
 // that the agent's own line planting it is held for a human, then runs the
@@ -123,7 +123,7 @@ func TestGitRoutesRunNoPlantedProgram(t *testing.T) {
 				os.WriteFile(cfg, append(append([]byte{}, before...), []byte("[core]\n\thooksPath = "+c.hooks+"\n")...), 0o644)
 				os.WriteFile(filepath.Join(e.root, "src", "change-"+c.route+".txt"), []byte("x\n"), 0o644)
 				// brabo's git refuses a repository whose config names a
-				// hooks folder (issue 22), by name.
+				// hooks folder, by name.
 				a := e.propose(e.agent, "git_commit", map[string]any{"message": "a change"})
 				if a["status"] != string(brabo.StatusFailed) || str(a, "result", "code") != string(brabo.CodeRepositoryConfigRefused) ||
 					!strings.Contains(str(a, "result", "error"), "core.hookspath") {

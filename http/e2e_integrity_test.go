@@ -96,7 +96,7 @@ chmod +x .git/hooks/pre-commit
 `
 
 // A maintainer's approval of a line that visibly writes one protected file
-// (.git/config) licenses that file only (issue 31 item 1): the other
+// (.git/config) licenses that file only: the other
 // protected paths the line's script changed are put back and the action
 // fails naming them; the approved write stays. And an approval by someone
 // below maintainer licenses nothing, even for a line whose recorded

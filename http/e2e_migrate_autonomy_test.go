@@ -1,7 +1,7 @@
 package http_test
 
 // The blanket terminal: auto_approve rules that always-allow clicks wrote
-// before issue 11 become the clicked units, as the agent's own patterns;
+// before the agents' own patterns existed become the clicked units, as the agent's own patterns;
 // a rule a maintainer set stays (pipeline.MigrateClickAutonomy).
 
 import (
@@ -14,7 +14,7 @@ import (
 )
 
 // oldClick writes what an always-allow click on the agent's action wrote
-// before issue 11: the blanket rule and a permission.granted event naming
+// before the agents' own patterns existed: the blanket rule and a permission.granted event naming
 // the agent and the type, without patterns.
 func (e *env) oldClick(agentID, actionID string) {
 	e.t.Helper()

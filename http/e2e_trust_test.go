@@ -15,7 +15,7 @@ import (
 	"github.com/brabo-dev/brabo/store/sqlite"
 )
 
-// The trusted-policy layer (issue 11 item 6, docs/permissions-trust.md),
+// The trusted-policy layer (docs/permissions-trust.md),
 // end to end through the real server and store: permissions.json edited
 // behind brabo's back (as an editor, a branch switch or an agent's program
 // would) applies at once when it tightens, and waits for a maintainer when
@@ -230,7 +230,7 @@ func TestTrustedPolicyRestoreWritesTheTrustedFileBack(t *testing.T) {
 	})
 }
 
-// Trust is the latest accepted version (issue 22 item 3): a maintainer
+// Trust is the latest accepted version: a maintainer
 // accepted the loose B, then tightened back to A; B written back on disk
 // (as a process an action left behind would) is a loosening like any
 // other: held, with its event, until a maintainer accepts it again.
@@ -323,7 +323,7 @@ func TestTrustedPolicyAnUnparsableFileKeepsTheTrustedDenies(t *testing.T) {
 	})
 }
 
-// The attack of issue 11: an agent rewrites permissions.json to allow
+// The attack trust answers: an agent rewrites permissions.json to allow
 // bash. Through brabo the write is refused by the protected-path rule; the
 // same content written on disk by other means (an editor, a branch switch,
 // an allowed code runner) does not loosen the next proposal either.

@@ -8,7 +8,7 @@ import (
 	"github.com/brabo-dev/brabo/policy"
 )
 
-// The routes of issue 15: activating execution, the budget, the module
+// The routes of execution: activating execution, the budget, the module
 // map, the protected branches, an agent's stored instructions, and every
 // project's container. Each calls the pipeline, which checks the role.
 

@@ -9,7 +9,7 @@ import (
 	"github.com/brabo-dev/brabo/policy"
 )
 
-// The routes of agents that run their tools themselves (issue 13): a hook
+// The routes of agents that run their tools themselves: a hook
 // proposes with execution "external", waits for the decision with
 // GET /v1/actions/{id}/wait, and reports what happened with
 // POST /v1/actions/{id}/result.

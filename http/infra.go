@@ -7,7 +7,7 @@ import (
 	"github.com/brabo-dev/brabo"
 )
 
-// putInfraAgent names the project's infra agent (ADR 0190): a
+// putInfraAgent names the project's infra agent (docs/actions.md, container_handoff): a
 // maintainer's decision, recorded as project.infra_agent_changed. Body
 // {"agentId": "agt_…"} (an agent of the project, by id or name; "" for
 // none); the answer is {"projectId", "infraAgentId"}.

@@ -3,6 +3,7 @@ package http
 import (
 	"errors"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/brabo-dev/brabo"
@@ -19,20 +20,16 @@ import (
 // conversation is the humans' channel to the lead, and an agent token
 // never administers.
 
-// leadStatus is the HTTP status of the lead and gate APIs' own codes.
-var leadStatus = map[brabo.Code]int{
-	brabo.CodeNotConfigured:  http.StatusNotImplemented,
-	brabo.CodeLeadAwaiting:   http.StatusConflict,
-	brabo.CodeGateInProgress: http.StatusConflict,
-	brabo.CodeNotFound:       http.StatusNotFound,
-}
+// leadCodes are the lead and gate APIs' own codes, and not_found, which
+// they answer with the engine's own sentence.
+var leadCodes = []brabo.Code{brabo.CodeNotConfigured, brabo.CodeLeadAwaiting, brabo.CodeGateInProgress, brabo.CodeNotFound}
 
-// leadError gives the lead and gate APIs' codes their status; other
-// errors go to writeError as they are.
+// leadError gives the lead and gate APIs' codes their status (the root's
+// one table); other errors go to writeError as they are.
 func leadError(err error) error {
 	var be *brabo.Error
-	if errors.As(err, &be) {
-		if status, ok := leadStatus[be.Code]; ok {
+	if errors.As(err, &be) && slices.Contains(leadCodes, be.Code) {
+		if status, ok := be.Code.HTTPStatus(); ok {
 			return &apiError{status: status, code: be.Code, msg: be.Message}
 		}
 	}

@@ -234,35 +234,6 @@ func errorf(status int, code brabo.Code, format string, a ...any) *apiError {
 	return &apiError{status: status, code: code, msg: fmt.Sprintf(format, a...)}
 }
 
-var codeStatus = map[brabo.Code]int{
-	brabo.CodeInvalidAction:           http.StatusBadRequest,
-	brabo.CodeInvalidPermissions:      http.StatusBadRequest,
-	brabo.CodeAlwaysAllowCap:          http.StatusBadRequest,
-	brabo.CodeForbiddenRole:           http.StatusForbidden,
-	brabo.CodeNotFound:                http.StatusNotFound,
-	brabo.CodeActionAlreadyDenied:     http.StatusConflict,
-	brabo.CodePRAlreadyMerged:         http.StatusConflict,
-	brabo.CodeMergeAlreadyProposed:    http.StatusConflict,
-	brabo.CodeAlreadyApproved:         http.StatusConflict,
-	brabo.CodeTooManyPending:          http.StatusTooManyRequests,
-	brabo.CodePermissionsChanged:      http.StatusConflict,
-	brabo.CodeAlreadyReported:         http.StatusConflict,
-	brabo.CodeNotDecided:              http.StatusConflict,
-	brabo.CodeHumanOnly:               http.StatusForbidden,
-	brabo.CodeInvalidProject:          http.StatusBadRequest,
-	brabo.CodeNeedsApproval:           http.StatusConflict,
-	brabo.CodeRepositoryConfigRefused: http.StatusConflict,
-	brabo.CodeAbandoned:               http.StatusConflict,
-	brabo.CodeRetry:                   http.StatusServiceUnavailable,
-	"conflict":                        http.StatusConflict,
-
-	// The container path (container.go).
-	brabo.CodeNotContainerProject:     http.StatusConflict,
-	brabo.CodeContainerAlreadyRunning: http.StatusConflict,
-	brabo.CodeNoContainerEngine:       http.StatusConflict,
-	brabo.CodeNotInfraAgent:           http.StatusForbidden,
-}
-
 // writeError answers {code, message}; an unexpected error is a 500 whose
 // detail goes to the log, not to the client.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
@@ -283,12 +254,12 @@ func (s *Server) classify(r *http.Request, err error) *apiError {
 	switch {
 	case errors.As(err, &ae):
 	case errors.As(err, &mbe):
-		ae = errorf(http.StatusRequestEntityTooLarge, "too_large", "the request body is over %d bytes", mbe.Limit)
+		ae = errorf(http.StatusRequestEntityTooLarge, brabo.CodeTooLarge, "the request body is over %d bytes", mbe.Limit)
 	case errors.As(err, &slow):
-		ae = errorf(http.StatusRequestTimeout, "request_timeout", "%s", slow.Error())
+		ae = errorf(http.StatusRequestTimeout, brabo.CodeRequestTimeout, "%s", slow.Error())
 	default:
 		code := brabo.ErrorCode(err)
-		if status, ok := codeStatus[code]; ok {
+		if status, ok := code.HTTPStatus(); ok {
 			msg := err.Error()
 			var be *brabo.Error
 			if errors.As(err, &be) && be.Message != "" && code != brabo.CodeNotFound {
@@ -300,7 +271,7 @@ func (s *Server) classify(r *http.Request, err error) *apiError {
 			}
 		} else {
 			s.log().Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
-			ae = errorf(http.StatusInternalServerError, "internal", "internal error; see the server log")
+			ae = errorf(http.StatusInternalServerError, brabo.CodeInternal, "internal error; see the server log")
 		}
 	}
 	return ae

@@ -47,7 +47,7 @@ func (s *Server) getTrust(w http.ResponseWriter, r *http.Request) error {
 // actions with now: the file on disk when it is trusted or tightens, the
 // trusted version while it waits for a maintainer. A member of the project
 // or one of its agents (the hook decides a read inside the project with
-// it, issue 31 item 1).
+// it).
 func (s *Server) getEffectivePermissions(w http.ResponseWriter, r *http.Request) error {
 	c := callerOf(r)
 	p, role, err := s.projectAccess(r.Context(), c, r.PathValue("project"))

@@ -155,14 +155,14 @@ func (s *Server) webHandler(rt webRoute) http.Handler {
 				return
 			}
 			w.Header().Set("HX-Redirect", "/login")
-			s.webError(w, r, errorf(http.StatusUnauthorized, "unauthorized", "your session has ended: log in again"))
+			s.webError(w, r, errorf(http.StatusUnauthorized, brabo.CodeUnauthorized, "your session has ended: log in again"))
 			return
 		}
 		if r.Method != http.MethodGet {
 			r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 		}
 		if r.Method != http.MethodGet && !validCSRF(r, v.CSRF) {
-			s.webError(w, r, errorf(http.StatusForbidden, "csrf", "the request carries no valid CSRF token; reload the page and try again"))
+			s.webError(w, r, errorf(http.StatusForbidden, brabo.CodeCSRF, "the request carries no valid CSRF token; reload the page and try again"))
 			return
 		}
 		r = r.WithContext(context.WithValue(r.Context(), callerKey{}, c))
@@ -291,7 +291,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	}
 	ck, err := r.Cookie(loginCookie)
 	if err != nil || ck.Value == "" || subtle.ConstantTimeCompare([]byte(ck.Value), []byte(r.PostForm.Get(csrfField))) != 1 {
-		s.webError(w, r, errorf(http.StatusForbidden, "csrf", "the login form carries no valid CSRF token; reload the login page"))
+		s.webError(w, r, errorf(http.StatusForbidden, brabo.CodeCSRF, "the login form carries no valid CSRF token; reload the login page"))
 		return
 	}
 	fail := func(code string) {

@@ -9,10 +9,10 @@ import (
 	"github.com/brabo-dev/brabo"
 )
 
-// The web's side of issue 15: the project page's Execution section
+// The web's side of execution: the project page's Execution section
 // (Activate execution, the budget, the container's state) and the global
 // /containers page, whose Stop and Remove propose container_stop and
-// container_remove as the member who clicks (ADR 0136). Each button posts
+// container_remove as the member who clicks (a human's click only, never an agent). Each button posts
 // to the web's own routes (session and CSRF), which call the pipeline as
 // the API does.
 

@@ -44,7 +44,7 @@ type card struct {
 	// Error is a refusal to show on the card (a 409's sentence).
 	Error string
 	// Network are the connections the action's sandboxed run was refused
-	// (issue 24); CanAllowNetwork is true for a maintainer, who may add
+	// (the egress proxy); CanAllowNetwork is true for a maintainer, who may add
 	// the patterns that allow them.
 	Network         []brabo.NetworkRefusal
 	CanAllowNetwork bool

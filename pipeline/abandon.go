@@ -15,7 +15,7 @@ const maxAbandonReason = 512
 
 // errAbandoned is deciding an action its agent no longer waits for.
 func errAbandoned(a *brabo.ProposedAction) error {
-	return brabo.Errorf(brabo.CodeAbandoned, fmt.Sprintf("action %s is abandoned: the agent is no longer waiting (%s)", a.ID, a.Reason))
+	return brabo.Errorf(brabo.CodeAbandoned, "action %s is abandoned: the agent is no longer waiting (%s)", a.ID, a.Reason)
 }
 
 // Abandon records that the agent that proposed a pending external action
@@ -61,9 +61,9 @@ func (s *Service) Abandon(ctx context.Context, actionID string, agent *brabo.Age
 			case brabo.StatusAbandoned:
 				return nil // said already
 			case brabo.StatusDenied:
-				return brabo.Errorf(brabo.CodeActionAlreadyDenied, fmt.Sprintf("action %s was denied: %s", a.ID, a.Reason))
+				return brabo.Errorf(brabo.CodeActionAlreadyDenied, "action %s was denied: %s", a.ID, a.Reason)
 			}
-			return brabo.Errorf(brabo.CodeAlreadyApproved, fmt.Sprintf("action %s is %s: it was decided before the agent gave up", a.ID, a.Status))
+			return brabo.Errorf(brabo.CodeAlreadyApproved, "action %s is %s: it was decided before the agent gave up", a.ID, a.Status)
 		}
 		a.Status, a.Reason, a.SettledAt = brabo.StatusAbandoned, reason, now
 		return tx.AppendEvent(ctx, &brabo.Event{ProjectID: a.ProjectID, Type: brabo.EventActionAbandoned, ActorID: agent.ID,

@@ -47,11 +47,11 @@ func (s *Service) ActivateExecution(ctx context.Context, projectID string, m *br
 		}
 		data, err := readPermissions(path)
 		if err != nil {
-			return brabo.Errorf(brabo.CodeInvalidPermissions, "permissions.json cannot be read: "+unreadableWhy(err))
+			return brabo.Errorf(brabo.CodeInvalidPermissions, "permissions.json cannot be read: %s", unreadableWhy(err))
 		}
 		out, added, err := policy.AppendAllow(data, policy.SeedAllow())
 		if err != nil {
-			return brabo.Errorf(brabo.CodeInvalidPermissions, "activating execution needs a valid permissions.json: "+err.Error())
+			return brabo.Errorf(brabo.CodeInvalidPermissions, "activating execution needs a valid permissions.json: %s", err.Error())
 		}
 		agents, err := tx.Agents(ctx, p.ID)
 		if err != nil {

@@ -3,7 +3,6 @@ package pipeline
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/brabo-dev/brabo"
 )
@@ -24,14 +23,14 @@ func (s *Service) CreateAgent(ctx context.Context, projectID, principalID, name,
 		return nil, "", invalid("kind %q: the only kind is %q (an agent that runs its tools itself through brabo hook)", kind, brabo.AgentKindHook)
 	}
 	token := brabo.NewToken()
-	a := &brabo.Agent{ID: NewID("agt"), ProjectID: projectID, Name: name, PrincipalID: principalID, Kind: kind,
+	a := &brabo.Agent{ID: brabo.NewID("agt"), ProjectID: projectID, Name: name, PrincipalID: principalID, Kind: kind,
 		TokenHash: brabo.HashToken(token), CreatedAt: s.now()}
 	if a.IsHook() && (a.IsModuleDev() || a.IsQASubAgent() || a.IsDevLead()) {
 		return nil, "", invalid("name %q is one of brabo's own agents (dev-…, qa-…, dev-lead); name a hook agent after its tool (claude, codex, gemini)", name)
 	}
 	err := s.Store.Update(ctx, func(tx brabo.Tx) error { return tx.CreateAgent(ctx, a) })
 	if errors.Is(err, brabo.ErrConflict) {
-		return nil, "", brabo.Errorf(codeConflict, fmt.Sprintf("an agent named %q exists in this project", name))
+		return nil, "", brabo.Errorf(brabo.CodeConflict, "an agent named %q exists in this project", name)
 	}
 	if err != nil {
 		return nil, "", err

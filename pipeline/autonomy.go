@@ -11,7 +11,7 @@ import (
 // What an agent may do without asking changes in one place: every change
 // of an agent_autonomy rule or of the agent's own patterns goes through
 // these helpers, inside the caller's transaction, so that each records
-// autonomy.changed with who made it (issue 11 item 8).
+// autonomy.changed with who made it.
 
 // putAutonomy writes one agent_autonomy rule inside tx and, when it changes
 // the rule, records autonomy.changed with actorID as the actor, via as

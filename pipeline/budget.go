@@ -9,7 +9,7 @@ import (
 	"github.com/brabo-dev/brabo"
 )
 
-// The project settings issue 15's executors read: the budget (its owner
+// The project settings the executors read: the budget (its owner
 // sets it; spend and brabo's own agents' model calls count against it),
 // the module map (container_start's resources), the protected branches
 // and the agents' stored instructions.

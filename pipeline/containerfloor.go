@@ -254,11 +254,9 @@ func (s *Service) refuseContainerStart(t brabo.ActionType, p *brabo.Project) err
 	}
 	switch {
 	case p.Mode != brabo.ModeContainer && p.Mode != brabo.ModeRunner:
-		return brabo.Errorf(brabo.CodeNotContainerProject, fmt.Sprintf(
-			"project %s runs in %s mode: it has no container to start (only a container or runner project has one)", p.Slug, p.Mode))
+		return brabo.Errorf(brabo.CodeNotContainerProject, "project %s runs in %s mode: it has no container to start (only a container or runner project has one)", p.Slug, p.Mode)
 	case p.ContainerRunning:
-		return brabo.Errorf(brabo.CodeContainerAlreadyRunning, fmt.Sprintf(
-			"the container of project %s is registered running already; stop it first (container_stop)", p.Slug))
+		return brabo.Errorf(brabo.CodeContainerAlreadyRunning, "the container of project %s is registered running already; stop it first (container_stop)", p.Slug)
 	case p.Mode == brabo.ModeContainer && s.Containers == nil:
 		return brabo.Errorf(brabo.CodeNoContainerEngine,
 			"no container engine is configured: brabo serve --container-engine (BRABO_CONTAINER_ENGINE) names the Docker or Podman socket")

@@ -8,7 +8,7 @@ import (
 	"github.com/brabo-dev/brabo"
 )
 
-// The infra agent's handoff (ADR 0190, RN-671): a maintainer names one
+// The infra agent's handoff (docs/actions.md): a maintainer names one
 // agent of the project its infra agent; that agent proposes
 // container_handoff (maintainer, never auto-approved: policy caps it);
 // when a maintainer approves it, brabo records agent_autonomy
@@ -57,8 +57,7 @@ func (s *Service) SetInfraAgent(ctx context.Context, projectID, memberID, agentI
 func (s *Service) refuseContainer(ctx context.Context, req ProposeRequest, p *brabo.Project) error {
 	if req.Type == brabo.ContainerHandoff {
 		if p.Mode != brabo.ModeContainer {
-			return brabo.Errorf(brabo.CodeNotContainerProject, fmt.Sprintf(
-				"project %s runs in %s mode: a handoff hands over a container project's container", p.Slug, p.Mode))
+			return brabo.Errorf(brabo.CodeNotContainerProject, "project %s runs in %s mode: a handoff hands over a container project's container", p.Slug, p.Mode)
 		}
 		var infra string
 		if err := s.Store.View(ctx, func(tx brabo.Tx) error {
@@ -69,8 +68,7 @@ func (s *Service) refuseContainer(ctx context.Context, req ProposeRequest, p *br
 			return err
 		}
 		if req.Actor.Agent == nil || infra == "" || req.Actor.Agent.ID != infra {
-			return brabo.Errorf(brabo.CodeNotInfraAgent, fmt.Sprintf(
-				"only the infra agent of project %s proposes a container_handoff (a maintainer names it: PUT /v1/projects/%s/infra-agent)", p.Slug, p.Slug))
+			return brabo.Errorf(brabo.CodeNotInfraAgent, "only the infra agent of project %s proposes a container_handoff (a maintainer names it: PUT /v1/projects/%s/infra-agent)", p.Slug, p.Slug)
 		}
 	}
 	return s.refuseContainerStart(req.Type, p)

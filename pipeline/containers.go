@@ -17,8 +17,8 @@ import (
 
 // Executing container_start, container_stop and container_remove: the
 // project's container through the ContainerEngine (the Docker Engine API
-// of Docker or of Podman's compatible service), with the seed's execution
-// rules (ADR 0136, 0142, 0199). Nothing here touches Decide: who may
+// of Docker or of Podman's compatible service), with the execution rules
+// of docs/actions.md. Nothing here touches Decide: who may
 // approve is decided before, and these rules only say how an approved
 // action runs.
 //

@@ -76,7 +76,7 @@ func (s *Service) claim(ctx context.Context, tx brabo.Tx, a *brabo.ProposedActio
 			return false, err
 		}
 		if cur.Status == brabo.StatusDenied {
-			return false, brabo.Errorf(brabo.CodeActionAlreadyDenied, fmt.Sprintf("action %s was denied: %s", a.ID, cur.Reason))
+			return false, brabo.Errorf(brabo.CodeActionAlreadyDenied, "action %s was denied: %s", a.ID, cur.Reason)
 		}
 		if cur.Status == brabo.StatusAbandoned {
 			return false, errAbandoned(cur)
@@ -161,12 +161,12 @@ func (s *Service) Deny(ctx context.Context, actionID string, m *brabo.Member, re
 				return err
 			}
 			if cur.Status == brabo.StatusDenied {
-				return brabo.Errorf(brabo.CodeActionAlreadyDenied, fmt.Sprintf("action %s was already denied", a.ID))
+				return brabo.Errorf(brabo.CodeActionAlreadyDenied, "action %s was already denied", a.ID)
 			}
 			if cur.Status == brabo.StatusAbandoned {
 				return errAbandoned(cur)
 			}
-			return brabo.Errorf(brabo.CodeAlreadyApproved, fmt.Sprintf("action %s is %s; it can no longer be denied", a.ID, cur.Status))
+			return brabo.Errorf(brabo.CodeAlreadyApproved, "action %s is %s; it can no longer be denied", a.ID, cur.Status)
 		}
 		if err := tx.AppendEvent(ctx, &brabo.Event{ProjectID: a.ProjectID, Type: brabo.EventActionDenied,
 			ActorID: m.ID, ActionID: a.ID, Payload: mustJSON(map[string]any{"reason": reason}), CreatedAt: now}); err != nil {
@@ -281,7 +281,7 @@ func (s *Service) planAlwaysAllow(ctx context.Context, tx brabo.Tx, a *brabo.Pro
 	}
 	_, plan.patterns, err = policy.AppendAllow(data, patterns)
 	if err != nil {
-		return nil, brabo.Errorf(brabo.CodeInvalidPermissions, err.Error())
+		return nil, brabo.Errorf(brabo.CodeInvalidPermissions, "%s", err.Error())
 	}
 	return plan, nil
 }
@@ -305,7 +305,7 @@ func (s *Service) ApproveAlways(ctx context.Context, actionID string, m *brabo.M
 		return nil, err
 	}
 	if a.Status == brabo.StatusDenied {
-		return nil, brabo.Errorf(brabo.CodeActionAlreadyDenied, fmt.Sprintf("action %s was denied: %s", a.ID, a.Reason))
+		return nil, brabo.Errorf(brabo.CodeActionAlreadyDenied, "action %s was denied: %s", a.ID, a.Reason)
 	}
 	// The file's lock is held across the transaction, so that two clicks
 	// never both read the file before either writes it.
@@ -381,7 +381,7 @@ func (s *Service) record(ctx context.Context, tx brabo.Tx, a *brabo.ProposedActi
 		}
 		out, added, err := policy.AppendAllow(data, plan.patterns)
 		if err != nil {
-			return brabo.Errorf(brabo.CodeInvalidPermissions, err.Error())
+			return brabo.Errorf(brabo.CodeInvalidPermissions, "%s", err.Error())
 		}
 		plan.patterns = added
 		if len(added) == 0 {

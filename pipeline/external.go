@@ -135,11 +135,11 @@ func (s *Service) Report(ctx context.Context, actionID string, agent *brabo.Agen
 		if !ok {
 			switch {
 			case a.Status == brabo.StatusPending:
-				return brabo.Errorf(brabo.CodeNotDecided, fmt.Sprintf("action %s is pending: no one approved it, so it must not have run", a.ID))
+				return brabo.Errorf(brabo.CodeNotDecided, "action %s is pending: no one approved it, so it must not have run", a.ID)
 			case a.Status == brabo.StatusDenied:
-				return brabo.Errorf(brabo.CodeActionAlreadyDenied, fmt.Sprintf("action %s was denied: %s", a.ID, a.Reason))
+				return brabo.Errorf(brabo.CodeActionAlreadyDenied, "action %s was denied: %s", a.ID, a.Reason)
 			}
-			return brabo.Errorf(brabo.CodeAlreadyReported, fmt.Sprintf("action %s is %s: its result was reported already", a.ID, a.Status))
+			return brabo.Errorf(brabo.CodeAlreadyReported, "action %s is %s: its result was reported already", a.ID, a.Status)
 		}
 		payload := map[string]any{"exitCode": res.ExitCode, "error": res.Error, "by": "agent"}
 		if a.Execution.Runner != "" {

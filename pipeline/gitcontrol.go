@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// The whole of git's control files (issue 22 item 4): what makes git run a
+// The whole of git's control files: what makes git run a
 // program or read another repository, in every git folder a project's git
 // uses — its .git, the folder a gitfile (.git as a file, "gitdir: …")
 // points to, the common folder a commondir names, and the administrative

@@ -13,7 +13,7 @@ import (
 	"github.com/brabo-dev/brabo/policy"
 )
 
-// Limits and guards of the pipeline (issue 12): one agent cannot flood the
+// Limits and guards of the pipeline: one agent cannot flood the
 // queue, one project cannot run unbounded commands at once, a project
 // folder that resolves into a system folder never runs anything, and a
 // write of permissions.json is checked like PUT …/permissions.
@@ -48,9 +48,8 @@ func (s *Service) checkPending(ctx context.Context, tx brabo.Tx, a *brabo.Propos
 		return err
 	}
 	if n >= max {
-		return brabo.Errorf(brabo.CodeTooManyPending, fmt.Sprintf(
-			"agent %s has %d pending actions, the limit per agent (%d, brabo serve --max-pending): a human must decide some before it proposes more",
-			agent.Name, n, max))
+		return brabo.Errorf(brabo.CodeTooManyPending, "agent %s has %d pending actions, the limit per agent (%d, brabo serve --max-pending): a human must decide some before it proposes more",
+			agent.Name, n, max)
 	}
 	return nil
 }
@@ -134,14 +133,14 @@ func checkPermissionsWrite(root string, p brabo.Payload) error {
 		return brabo.Errorf(brabo.CodeInvalidPermissions, "permissions.json: the content is empty; write {} to empty the file")
 	}
 	if len(p.Content) > MaxPermissionsBytes {
-		return brabo.Errorf(brabo.CodeInvalidPermissions, fmt.Sprintf("permissions.json: the content is over %d bytes", MaxPermissionsBytes))
+		return brabo.Errorf(brabo.CodeInvalidPermissions, "permissions.json: the content is over %d bytes", MaxPermissionsBytes)
 	}
 	if _, err := policy.Parse("permissions.json", []byte(p.Content)); err != nil {
 		var fe *policy.FileError
 		if errors.As(err, &fe) {
 			return fe
 		}
-		return brabo.Errorf(brabo.CodeInvalidPermissions, "permissions.json: "+err.Error())
+		return brabo.Errorf(brabo.CodeInvalidPermissions, "permissions.json: %s", err.Error())
 	}
 	return nil
 }

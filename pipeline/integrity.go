@@ -482,7 +482,7 @@ func (s *Service) approvedChange(ctx context.Context, a *brabo.ProposedAction, r
 	case brabo.Terminal:
 		// Only the paths the approved line visibly writes: a maintainer who
 		// approved `echo … >> .git/config && make` approved that write, not
-		// what make changes elsewhere (issue 31 item 1).
+		// what make changes elsewhere.
 		var approved []string
 		for _, seg := range a.Decision.Segments {
 			for _, rel := range seg.ProtectedWrites {

@@ -38,7 +38,7 @@ func (s *Service) ByTokenHash(ctx context.Context, hash string) (*brabo.Member, 
 func (s *Service) OpenSession(ctx context.Context, m *brabo.Member, userAgent string, ttl time.Duration) (string, *brabo.Session, error) {
 	secret := brabo.NewSessionSecret()
 	now := s.now()
-	sess := &brabo.Session{ID: NewID("ses"), MemberID: m.ID, TokenHash: brabo.HashToken(secret),
+	sess := &brabo.Session{ID: brabo.NewID("ses"), MemberID: m.ID, TokenHash: brabo.HashToken(secret),
 		UserAgent: userAgent, CreatedAt: now, ExpiresAt: now.Add(ttl)}
 	err := s.Store.Update(ctx, func(tx brabo.Tx) error { return tx.CreateSession(ctx, sess) })
 	return secret, sess, err

@@ -12,7 +12,7 @@ import (
 	"github.com/brabo-dev/brabo/policy"
 )
 
-// Before issue 11, an always-allow click on a module dev agent's terminal
+// Before the agents' own patterns existed, an always-allow click on a module dev agent's terminal
 // action wrote agent_autonomy terminal: auto_approve, which frees every
 // later command of the agent. MigrateClickAutonomy turns each such rule
 // into the units the clicks would record today, as the agent's own

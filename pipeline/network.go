@@ -55,14 +55,14 @@ func networkPatterns(a *brabo.ProposedAction) ([]string, error) {
 		// address check asked for; either must be a valid pattern.
 		p := r.Suggestion
 		if _, err := policy.NewRules("", []string{p}, nil, nil); err != nil {
-			return nil, brabo.Errorf(brabo.CodeInvalidAction, "network: "+err.Error())
+			return nil, brabo.Errorf(brabo.CodeInvalidAction, "network: %s", err.Error())
 		}
 		if !containsPattern(out, p) {
 			out = append(out, p)
 		}
 	}
 	if len(out) == 0 {
-		return nil, brabo.Errorf(brabo.CodeAlwaysAllowCap, "network: nothing can be always-allowed: "+why)
+		return nil, brabo.Errorf(brabo.CodeAlwaysAllowCap, "network: nothing can be always-allowed: %s", why)
 	}
 	return out, nil
 }
@@ -76,7 +76,7 @@ func containsPattern(list []string, p string) bool {
 	return false
 }
 
-// AllowNetwork is the always-allow of a refused connection (issue 24): it
+// AllowNetwork is the always-allow of a refused connection: it
 // adds Network(host) to the project's permissions.json for each
 // destination the action's run was refused, with permission.granted, in
 // one transaction, so the next run passes. It needs a maintainer: a host

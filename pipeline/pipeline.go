@@ -9,8 +9,6 @@ package pipeline
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -73,10 +71,11 @@ type Service struct {
 	StopGrace     time.Duration
 	started       time.Time
 
-	// Unsandboxed, when set, says terminal commands run outside the
-	// sandbox (sandbox.go: UnsandboxedMissing, UnsandboxedChosen): every
-	// terminal decision's reason says it, and unless UnsandboxedChosen
-	// (the operator's --no-sandbox) none is auto-approved.
+	// Unsandboxed, when set, says terminal commands and the local git
+	// actions run outside the sandbox (sandbox.go: UnsandboxedMissing,
+	// UnsandboxedChosen): every such decision's reason says it, and
+	// unless UnsandboxedChosen (the operator's --no-sandbox) none is
+	// auto-approved.
 	Unsandboxed       string
 	UnsandboxedChosen bool
 
@@ -112,34 +111,16 @@ func (s *Service) log() *slog.Logger {
 	return slog.Default()
 }
 
-// NewID returns a random identifier with a prefix ("act_…").
-//
-// The first 6 bytes are the time in milliseconds, so identifiers sort by
-// creation and new rows land at the end of their index instead of on a
-// random page (fewer pages written per commit); the other 10 are random.
-func NewID(prefix string) string {
-	var b [16]byte
-	ms := time.Now().UnixMilli()
-	for i := 5; i >= 0; i-- {
-		b[i] = byte(ms)
-		ms >>= 8
-	}
-	if _, err := rand.Read(b[6:]); err != nil {
-		panic(err) // crypto/rand does not fail on supported platforms
-	}
-	return prefix + "_" + hex.EncodeToString(b[:])
-}
-
 // Actor is who calls the pipeline (brabo.Actor).
 type Actor = brabo.Actor
 
 // Error helpers: every refusal carries a stable code (DESIGN §6.3).
 func invalid(format string, a ...any) error {
-	return brabo.Errorf(brabo.CodeInvalidAction, fmt.Sprintf(format, a...))
+	return brabo.Errorf(brabo.CodeInvalidAction, format, a...)
 }
 
 func forbidden(format string, a ...any) error {
-	return brabo.Errorf(brabo.CodeForbiddenRole, fmt.Sprintf(format, a...))
+	return brabo.Errorf(brabo.CodeForbiddenRole, format, a...)
 }
 
 // ScopeRoot returns the absolute folder a project's actions are confined
@@ -181,9 +162,8 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 		return nil, err
 	}
 	if humanOnly(req.Type) && req.Actor.Agent != nil {
-		return nil, brabo.Errorf(brabo.CodeHumanOnly, fmt.Sprintf(
-			"%s is proposed by a human only (the containers page, or a member's token): agent %s may not propose it",
-			req.Type, req.Actor.Agent.Name))
+		return nil, brabo.Errorf(brabo.CodeHumanOnly, "%s is proposed by a human only (the containers page, or a member's token): agent %s may not propose it",
+			req.Type, req.Actor.Agent.Name)
 	}
 	if req.Type != brabo.InstructionPatch {
 		req.Payload.Previous = "" // only brabo fills it in, for an instruction_patch
@@ -296,7 +276,7 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 	}
 	d = s.unsandboxed(req.Type, d)
 	a := &brabo.ProposedAction{
-		ID: NewID("act"), ProjectID: project.ID, Type: req.Type, Payload: req.Payload,
+		ID: brabo.NewID("act"), ProjectID: project.ID, Type: req.Type, Payload: req.Payload,
 		ActorID: req.Actor.ID(), ActorKind: req.Actor.Kind(), PrincipalID: principal,
 		Reason: d.Reason, Decision: d, CreatedAt: s.now(), Execution: req.Execution,
 	}
@@ -318,7 +298,7 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 		if err := tx.InsertAction(ctx, a); err != nil {
 			if errors.Is(err, brabo.ErrConflict) && a.Type == brabo.GitMerge {
 				return brabo.Errorf(brabo.CodeMergeAlreadyProposed,
-					fmt.Sprintf("pull request #%d already has a live merge proposal", a.Payload.PR))
+					"pull request #%d already has a live merge proposal", a.Payload.PR)
 			}
 			return err
 		}
@@ -468,7 +448,7 @@ func (s *Service) checkMerge(ctx context.Context, tx brabo.Tx, projectID string,
 	}
 	if pr.State == brabo.PRMerged {
 		return nil, brabo.Errorf(brabo.CodePRAlreadyMerged,
-			fmt.Sprintf("pull request #%d was already merged by action %s", number, pr.MergedBy))
+			"pull request #%d was already merged by action %s", number, pr.MergedBy)
 	}
 	if except != "" {
 		return pr, nil
@@ -481,7 +461,7 @@ func (s *Service) checkMerge(ctx context.Context, tx brabo.Tx, projectID string,
 		switch m.Status {
 		case brabo.StatusPending, brabo.StatusApproved, brabo.StatusAutoApproved:
 			return nil, brabo.Errorf(brabo.CodeMergeAlreadyProposed,
-				fmt.Sprintf("pull request #%d already has a live merge proposal (%s, %s)", number, m.ID, m.Status))
+				"pull request #%d already has a live merge proposal (%s, %s)", number, m.ID, m.Status)
 		}
 	}
 	return pr, nil

@@ -17,7 +17,7 @@ import (
 )
 
 // The pipeline resolves each program name where the command will run and
-// Decide matches the program a name resolves to (issue 25): git's own
+// Decide matches the program a name resolves to: git's own
 // helper is git status for Terminal(git status), a program inside the
 // project matches no rule, and the helper of git push meets the cap.
 func TestProposeResolvesPrograms(t *testing.T) {

@@ -3,7 +3,6 @@ package pipeline
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/brabo-dev/brabo"
@@ -50,7 +49,7 @@ func (s *Service) CreateProject(ctx context.Context, m *brabo.Member, in brabo.N
 	if strings.TrimSpace(in.Name) == "" {
 		in.Name = in.Slug
 	}
-	id := NewID("prj")
+	id := brabo.NewID("prj")
 	p := &brabo.Project{ID: id, Slug: in.Slug, Name: in.Name, Mode: in.Mode, OwnerID: m.ID,
 		WorkspaceDir: in.Slug + "-" + id[len(id)-8:], CreatedAt: s.now()}
 	switch in.Mode {
@@ -82,7 +81,7 @@ func (s *Service) CreateProject(ctx context.Context, m *brabo.Member, in brabo.N
 		return tx.SetRole(ctx, brabo.Membership{ProjectID: p.ID, MemberID: m.ID, Role: brabo.Owner})
 	})
 	if errors.Is(err, brabo.ErrConflict) {
-		return nil, brabo.Errorf(codeConflict, fmt.Sprintf("a project with the slug %q exists", in.Slug))
+		return nil, brabo.Errorf(brabo.CodeConflict, "a project with the slug %q exists", in.Slug)
 	}
 	if err != nil {
 		return nil, err
@@ -90,11 +89,8 @@ func (s *Service) CreateProject(ctx context.Context, m *brabo.Member, in brabo.N
 	return p, nil
 }
 
-// codeConflict is the code of a create whose name is taken.
-const codeConflict brabo.Code = "conflict"
-
 func badProject(format string, a ...any) error {
-	return brabo.Errorf(brabo.CodeInvalidProject, fmt.Sprintf(format, a...))
+	return brabo.Errorf(brabo.CodeInvalidProject, format, a...)
 }
 
 // LocalRoots lists the folders of the local projects: no two projects
@@ -200,7 +196,7 @@ func (s *Service) Bootstrap(ctx context.Context, name string) (string, error) {
 			return err
 		}
 		token = brabo.NewToken()
-		return tx.CreateMember(ctx, &brabo.Member{ID: NewID("mem"), Name: name, Admin: true,
+		return tx.CreateMember(ctx, &brabo.Member{ID: brabo.NewID("mem"), Name: name, Admin: true,
 			TokenHash: brabo.HashToken(token), CreatedAt: s.now()})
 	})
 	return token, err
@@ -216,7 +212,7 @@ func (s *Service) CreateMember(ctx context.Context, projectID, name string, role
 		return nil, "", invalid("role %q: want developer, maintainer or owner", role)
 	}
 	token := brabo.NewToken()
-	m := &brabo.Member{ID: NewID("mem"), Name: name, TokenHash: brabo.HashToken(token), CreatedAt: s.now()}
+	m := &brabo.Member{ID: brabo.NewID("mem"), Name: name, TokenHash: brabo.HashToken(token), CreatedAt: s.now()}
 	if err := s.Store.Update(ctx, func(tx brabo.Tx) error {
 		if err := tx.CreateMember(ctx, m); err != nil {
 			return err
@@ -286,9 +282,8 @@ func (s *Service) setAgentSettings(ctx context.Context, tx brabo.Tx, cur *brabo.
 	}
 	if maxParallelIn != nil {
 		if *maxParallelIn > cur.MaxParallel {
-			return brabo.Errorf(brabo.CodeNeedsApproval, fmt.Sprintf(
-				"maxParallel %d is above the project's cap of %d: raising it is spending more, which a human decides; "+
-					"propose raise_max_parallel {\"maxParallel\": %d} (POST /v1/projects/%s/actions)", *maxParallelIn, cur.MaxParallel, *maxParallelIn, cur.ID))
+			return brabo.Errorf(brabo.CodeNeedsApproval, "maxParallel %d is above the project's cap of %d: raising it is spending more, which a human decides; "+
+				"propose raise_max_parallel {\"maxParallel\": %d} (POST /v1/projects/%s/actions)", *maxParallelIn, cur.MaxParallel, *maxParallelIn, cur.ID)
 		}
 		maxParallel = *maxParallelIn
 	}
@@ -318,7 +313,7 @@ func (s *Service) CreateTask(ctx context.Context, projectID, title, description 
 		return nil, invalid("title is required")
 	}
 	now := s.now()
-	t := &brabo.Task{ID: NewID("task"), ProjectID: projectID, Title: title, Description: description,
+	t := &brabo.Task{ID: brabo.NewID("task"), ProjectID: projectID, Title: title, Description: description,
 		Status: brabo.TaskTodo, CreatedAt: now, UpdatedAt: now}
 	if err := s.Store.Update(ctx, func(tx brabo.Tx) error { return tx.CreateTask(ctx, t) }); err != nil {
 		return nil, err

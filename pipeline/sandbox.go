@@ -11,13 +11,23 @@ const UnsandboxedMissing = "runs unsandboxed: bubblewrap is not available"
 // --no-sandbox: the rules decide as usual, and every card says so.
 const UnsandboxedChosen = "runs unsandboxed: brabo serve --no-sandbox"
 
-// unsandboxed adds to a terminal action's decision that its command would
-// run outside the sandbox (Service.Unsandboxed): the sentence, and, unless
-// the operator chose it (Service.UnsandboxedChosen), a human's approval
-// instead of an auto-approval. Other types and a sandboxed brabo are left
-// as they are.
+// sandboxedTypes are the types whose processes run in the sandbox when
+// brabo has one: terminal commands, and the git actions whose steps touch
+// only a repository on this machine (executor/gitbox.go). git_push,
+// pr_open and git_repo_create run their git on the host under gitguard
+// whatever the sandbox (docs/sandbox.md, "Git actions").
+var sandboxedTypes = map[brabo.ActionType]bool{
+	brabo.Terminal: true, brabo.GitCommit: true, brabo.GitBranchCreate: true, brabo.GitMerge: true,
+	brabo.OpenAdrPr: true, brabo.OpenInfraPr: true,
+}
+
+// unsandboxed adds to the decision of an action of sandboxedTypes that
+// its processes would run outside the sandbox (Service.Unsandboxed): the
+// sentence, and, unless the operator chose it (Service.UnsandboxedChosen),
+// a human's approval instead of an auto-approval. Other types and a
+// sandboxed brabo are left as they are.
 func (s *Service) unsandboxed(t brabo.ActionType, d brabo.Decision) brabo.Decision {
-	if s.Unsandboxed == "" || t != brabo.Terminal {
+	if s.Unsandboxed == "" || !sandboxedTypes[t] {
 		return d
 	}
 	d.Reason += "; " + s.Unsandboxed

@@ -7,8 +7,9 @@ import (
 	"github.com/brabo-dev/brabo"
 )
 
-// TestUnsandboxedAsksAndSaysWhy: without a sandbox a terminal
-// auto-approval becomes a human's decision and says why; the operator's
+// TestUnsandboxedAsksAndSaysWhy: without a sandbox a terminal (or a
+// local git action's) auto-approval becomes a human's decision and says
+// why; the operator's
 // --no-sandbox keeps the rules' verdict and says so; other types and a
 // sandboxed brabo are left alone.
 func TestUnsandboxedAsksAndSaysWhy(t *testing.T) {
@@ -24,6 +25,9 @@ func TestUnsandboxedAsksAndSaysWhy(t *testing.T) {
 		{"missing", &Service{Unsandboxed: UnsandboxedMissing}, brabo.Terminal, brabo.RequireApproval, UnsandboxedMissing},
 		{"chosen", &Service{Unsandboxed: UnsandboxedChosen, UnsandboxedChosen: true}, brabo.Terminal, brabo.AutoApprove, UnsandboxedChosen},
 		{"write_file", &Service{Unsandboxed: UnsandboxedMissing}, brabo.WriteFile, brabo.AutoApprove, ""},
+		{"git_commit", &Service{Unsandboxed: UnsandboxedMissing}, brabo.GitCommit, brabo.RequireApproval, UnsandboxedMissing},
+		{"git_merge chosen", &Service{Unsandboxed: UnsandboxedChosen, UnsandboxedChosen: true}, brabo.GitMerge, brabo.AutoApprove, UnsandboxedChosen},
+		{"git_push", &Service{Unsandboxed: UnsandboxedMissing}, brabo.GitPush, brabo.AutoApprove, ""},
 	}
 	for _, c := range cases {
 		d := c.s.unsandboxed(c.t, auto)

@@ -13,7 +13,7 @@ import (
 	"github.com/brabo-dev/brabo/policy"
 )
 
-// Trusted policy (DESIGN §9, issue 11 item 6). The store, not the file on
+// Trusted policy (DESIGN §9). The store, not the file on
 // disk, is the source of trust for permissions.json: brabo decides with
 // the file on disk when it is a trusted version, or when, compared with
 // the current trusted version as compiled pattern sets, it lets nothing
@@ -173,7 +173,7 @@ func (s *Service) judge(ctx context.Context, p *brabo.Project, root string, trus
 		return st, nil
 	}
 	// An older accepted version is judged like any other content: trust is
-	// the latest accepted version (issue 22 item 3), so a file written back
+	// the latest accepted version, so a file written back
 	// to one a later version tightened is a loosening, and waits.
 	st.earlier = seen != nil && seen.Trusted
 	st.Change = policy.Compare(st.trusted, disk.rules)

@@ -186,9 +186,8 @@ func (s *Service) checkBase(ctx context.Context, tx brabo.Tx, projectID string, 
 	}
 	onDisk, _ := policy.Parse("permissions.json", data)
 	if c := policy.Compare(trusted, onDisk); !c.Applies() {
-		return brabo.Errorf(brabo.CodePermissionsChanged, fmt.Sprintf(
-			"permissions.json on disk has a change no maintainer accepted (%s): a maintainer accepts or restores it first; the action itself can still be approved",
-			c.Summary()))
+		return brabo.Errorf(brabo.CodePermissionsChanged, "permissions.json on disk has a change no maintainer accepted (%s): a maintainer accepts or restores it first; the action itself can still be approved",
+			c.Summary())
 	}
 	return nil
 }
@@ -267,17 +266,16 @@ func (s *Service) AcceptPermissions(ctx context.Context, projectID string, m *br
 		}
 		data, err := readPermissions(path)
 		if err != nil {
-			return brabo.Errorf(brabo.CodeInvalidPermissions, "permissions.json cannot be read, so it cannot be accepted: "+unreadableWhy(err))
+			return brabo.Errorf(brabo.CodeInvalidPermissions, "permissions.json cannot be read, so it cannot be accepted: %s", unreadableWhy(err))
 		}
 		onDisk := policy.ContentHash(data)
 		if onDisk != hash {
-			return brabo.Errorf(brabo.CodePermissionsChanged, fmt.Sprintf(
-				"permissions.json on disk is not the version you accepted (%s); it is %s now: look at it again", short(hash), short(onDisk)))
+			return brabo.Errorf(brabo.CodePermissionsChanged, "permissions.json on disk is not the version you accepted (%s); it is %s now: look at it again", short(hash), short(onDisk))
 		}
 		rules, perr := policy.Parse("permissions.json", data)
 		if perr != nil {
 			return brabo.Errorf(brabo.CodeInvalidPermissions,
-				"an invalid file cannot be accepted (fix it, or restore the trusted version): "+perr.Error())
+				"an invalid file cannot be accepted (fix it, or restore the trusted version): %s", perr.Error())
 		}
 		if onDisk == current {
 			return nil // trusted already: nothing to record
@@ -345,8 +343,7 @@ func (s *Service) RestorePermissions(ctx context.Context, projectID string, m *b
 			onDisk = policy.ContentHash(data)
 		}
 		if hash != "" && hash != onDisk {
-			return brabo.Errorf(brabo.CodePermissionsChanged, fmt.Sprintf(
-				"permissions.json on disk is not the version you saw (%s): look at it again", short(hash)))
+			return brabo.Errorf(brabo.CodePermissionsChanged, "permissions.json on disk is not the version you saw (%s): look at it again", short(hash))
 		}
 		if onDisk == current {
 			return nil

@@ -9,13 +9,13 @@ import (
 	"github.com/brabo-dev/brabo"
 )
 
-// What a proposal of the types issue 15 gave executors must carry, checked
+// What a proposal of the types given executors must carry, checked
 // before anything is decided or stored: a bad payload is invalid_action,
 // naming the field, and nothing is written.
 
 // humanOnly reports whether only a human may propose t: container_stop
 // and container_remove come from a member's click on the containers page
-// (ADR 0136), never from an agent.
+// (a human's click only), never from an agent.
 func humanOnly(t brabo.ActionType) bool {
 	return t == brabo.ContainerStop || t == brabo.ContainerRemove
 }

@@ -60,7 +60,7 @@ func (s *Service) SetWebhooks(ctx context.Context, projectID string, m *brabo.Me
 		u, _ := url.Parse(strings.TrimSpace(w.URL))
 		hosts, formats = append(hosts, u.Host), append(formats, string(w.Format))
 		json = json || w.Format == brabo.FormatJSON
-		hooks = append(hooks, &brabo.Webhook{ID: NewID("whk"), ProjectID: projectID, URL: u.String(), Format: w.Format,
+		hooks = append(hooks, &brabo.Webhook{ID: brabo.NewID("whk"), ProjectID: projectID, URL: u.String(), Format: w.Format,
 			Details: w.Details, CreatedBy: m.ID, CreatedAt: now.Add(timeStep(i))})
 	}
 	err = s.Store.Update(ctx, func(tx brabo.Tx) error {

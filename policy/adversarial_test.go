@@ -557,7 +557,7 @@ func TestAdversarialPathVerbs(t *testing.T) {
 			cmd: "/usr/bin/git status", want: RA, reason: "default: no rule approves it", segs: "none"},
 		{name: "allow never matches a path verb: src/ls inside the scope", seed: true, cmd: "src/ls",
 			want: RA, reason: "default: no rule approves it", segs: "none"},
-		// Issue 25: a program inside the project is what the agent wrote;
+		// A program inside the project is what the agent wrote;
 		// no rule covers it, even one naming its path (identity_test.go).
 		{name: "an allow pattern written as a path inside the project matches nothing", allow: []string{"Terminal(./scripts/test.sh)"},
 			cmd: "./scripts/test.sh --fast", want: RA, reason: "default: no rule approves it", segs: "none"},

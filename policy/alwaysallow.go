@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"fmt"
 	"path"
 	"regexp"
 	"strings"
@@ -66,11 +65,11 @@ type Click struct {
 func AlwaysAllow(c Click) ([]string, error) {
 	t, command := c.Type, c.Command
 	if !t.Valid() {
-		return nil, brabo.Errorf(brabo.CodeInvalidAction, fmt.Sprintf("unknown action type %q", t))
+		return nil, brabo.Errorf(brabo.CodeInvalidAction, "unknown action type %q", t)
 	}
 	if NeverAlwaysAllow(t) {
 		return nil, brabo.Errorf(brabo.CodeAlwaysAllowCap,
-			fmt.Sprintf("%s can never be always-allowed; approve this one on its own", t))
+			"%s can never be always-allowed; approve this one on its own", t)
 	}
 	if t == brabo.WriteFile {
 		return writeUnit(c)
@@ -80,22 +79,22 @@ func AlwaysAllow(c Click) ([]string, error) {
 	}
 	an, err := analyze(command, cwdSet{dirs: []string{"/"}})
 	if err != nil {
-		return nil, brabo.Errorf(brabo.CodeInvalidAction, err.Error())
+		return nil, brabo.Errorf(brabo.CodeInvalidAction, "%s", err.Error())
 	}
 	if an.overflow != "" {
-		return nil, brabo.Errorf(brabo.CodeInvalidAction, an.overflow+": nothing can be recorded for it")
+		return nil, brabo.Errorf(brabo.CodeInvalidAction, "%s: nothing can be recorded for it", an.overflow)
 	}
 	segs := an.segs
 	for _, s := range segs {
 		toks := s.tokens()
 		if isPrivileged(toks) {
 			return nil, brabo.Errorf(brabo.CodeAlwaysAllowCap,
-				fmt.Sprintf("%q gains privilege; it can never be always-allowed, approve this one on its own", s.text))
+				"%q gains privilege; it can never be always-allowed, approve this one on its own", s.text)
 		}
 		if e := externalEffect(toks); e != nil {
 			return nil, brabo.Errorf(brabo.CodeAlwaysAllowCap,
-				fmt.Sprintf("%q has an external effect (%s); it can never be always-allowed, approve this one on its own",
-					s.text, strings.Join(e.words, " ")))
+				"%q has an external effect (%s); it can never be always-allowed, approve this one on its own",
+				s.text, strings.Join(e.words, " "))
 		}
 	}
 	var out []string
@@ -275,15 +274,15 @@ func isRunner(toks []string) bool {
 func writeUnit(c Click) ([]string, error) {
 	rel, ok := relativeTo(c.Path, c.Root)
 	if !ok {
-		return nil, brabo.Errorf(brabo.CodeInvalidAction, fmt.Sprintf("%q is not inside the project folder", c.Path))
+		return nil, brabo.Errorf(brabo.CodeInvalidAction, "%q is not inside the project folder", c.Path)
 	}
 	if row, protected := (Protect{}).protectedPath(path.Join(c.Root, rel), rel, c.Root, true); protected {
 		return nil, brabo.Errorf(brabo.CodeAlwaysAllowCap,
-			fmt.Sprintf("%s is protected (%s); approve each write on its own", rel, row.Why))
+			"%s is protected (%s); approve each write on its own", rel, row.Why)
 	}
 	if strings.ContainsAny(rel, "*()") {
 		return nil, brabo.Errorf(brabo.CodeAlwaysAllowCap,
-			fmt.Sprintf("%q cannot be written as a pattern; approve each write on its own", rel))
+			"%q cannot be written as a pattern; approve each write on its own", rel)
 	}
 	if dir := path.Dir(rel); dir != "." {
 		return []string{"WriteFile(" + dir + "/**)"}, nil

@@ -1,6 +1,6 @@
 package policy
 
-// Issue 25, class 4: a deletion or a move takes what a folder holds along.
+// A deletion or a move takes what a folder holds along.
 // A write target that is the project folder, a folder above it, or a
 // folder a protected path lies in is a protected write: never
 // auto-approved, in any mode, and a maintainer decides.
@@ -69,7 +69,7 @@ func TestClassAncestorOfProtected(t *testing.T) {
 	}
 }
 
-// Issue 25, class 5: the configuration and instruction files of the agents
+// The configuration and instruction files of the agents
 // people run and of the package managers and build tools the seeded
 // runners read are protected (docs/shell-analysis.md gives each row's
 // source).

@@ -367,7 +367,7 @@ var bashGlobalOptTricky = []bashProd{
 	func(g *bashGen) string { return "git -C . log -n1 && " + g.payload() },
 }
 
-// bashAssignPlain set only variables issue 10 names harmless.
+// bashAssignPlain set only variables the shell analysis names harmless.
 var bashAssignPlain = []bashProd{
 	func(g *bashGen) string {
 		return g.pick("NO_COLOR=1", "LANG=C", "LC_ALL=C", "TZ=UTC", "CI=1", "FORCE_COLOR=0", "TERM=dumb", "COLUMNS=80") +

@@ -1,6 +1,6 @@
 package policy
 
-// The generator's classes of issue 25: which program runs (git's dashed
+// The generator's classes of mis-reading: which program runs (git's dashed
 // helpers), options that run a program or read a list from a file, and
 // deletions that take protected files along. With the stub PATH they show
 // that what bash starts is judged like the line; the runners' options are

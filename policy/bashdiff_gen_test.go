@@ -220,7 +220,7 @@ var bashToolPlain = []bashProd{
 }
 
 var bashToolTricky = []bashProd{
-	// the programs of issue 10, with a path they might carry
+	// the programs the differential test found mis-read, with a path they might carry
 	func(g *bashGen) string {
 		return g.pick("echo", "printf '%s\\n'", "cat", "tee", "cp a.txt") + " " + g.pick(bashOutsideReads...)
 	},

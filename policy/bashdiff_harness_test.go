@@ -1,6 +1,6 @@
 package policy
 
-// The harness of the differential test against real bash (issue 10): it
+// The harness of the differential test against real bash: it
 // runs a command line under `bash --noprofile --norc -c` in a throwaway
 // project folder, with strace -f recording every execve attempt and every
 // file system call, and says what bash really ran and touched

@@ -49,7 +49,7 @@ var bashToolAllows = []string{"Terminal(echo)", "Terminal(cat)", "Terminal(print
 // checks that no denied program runs either.
 var bashAutoDenies = []string{"Terminal(rm -rf)", "Terminal(curl)", "Terminal(git reset --hard)"}
 
-// bashConfigs returns the three configurations of issue 10: the seeded
+// bashConfigs returns the three configurations the test runs: the seeded
 // allow list, the seeded list plus common writers, and auto mode with a
 // deny list.
 func bashConfigs() ([]bashConfig, error) {

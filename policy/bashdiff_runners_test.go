@@ -1,6 +1,6 @@
 package policy
 
-// The differential test of issue 25's runner options with the real go,
+// The differential test of the runners' options with the real go,
 // make, npm and pytest: lines are decided under the three configurations
 // of bashdiff_oracle_test.go, and every line one of them approves runs
 // under real bash and strace with the real tools first on PATH (the stubs

@@ -1,6 +1,6 @@
 package policy
 
-// The differential test against real bash (issue 10, DESIGN §9 "Words"):
+// The differential test against real bash (DESIGN §9 "Words"):
 // every line of a fixed corpus (generated from a seed, plus the hand-written
 // testdata/bashdiff/corpus.txt) is decided under three configurations, and
 // every line one of them auto-approves runs under real bash, traced; the
@@ -33,7 +33,7 @@ import (
 )
 
 // bashDiffKnownFailing, when true, makes the test report its failures and
-// skip instead of failing (it was true until the analysis of issue 10
+// skip instead of failing (it was true until the shell analysis
 // passed the oracle). It is false: a failure fails.
 const bashDiffKnownFailing = false
 
@@ -72,7 +72,7 @@ var bashMinApproved = map[string]struct{ seed, tools, auto float64 }{
 	"global-opt":   {0.60, 0.60, 0.80},
 	"assign":       {0.50, 0.50, 0.80},
 	"cd-path":      {0.60, 0.60, 0.80},
-	// issue 25: a helper by its path is allowed only in auto mode (the
+	// A helper by its path is allowed only in auto mode (the
 	// harness passes no Programs); the seeded list allows no rm or mv.
 	"git-helper": {0.00, 0.00, 0.80},
 	"runner-opt": {0.80, 0.80, 0.90},
@@ -330,7 +330,7 @@ func TestBashDifferential(t *testing.T) {
 		msgs = append(msgs, fmt.Sprintf("%d approval floors missed:\n\t%s", len(misses), strings.Join(misses, "\n\t")))
 	}
 	if bashDiffKnownFailing {
-		t.Skipf("known failing (bashDiffKnownFailing, issue 10): %s", strings.Join(msgs, "; ")) // not a missing part: a recorded known failure, off while the constant is false
+		t.Skipf("known failing (bashDiffKnownFailing): %s", strings.Join(msgs, "; ")) // not a missing part: a recorded known failure, off while the constant is false
 	}
 	for _, m := range msgs {
 		t.Error(m)

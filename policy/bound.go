@@ -1,6 +1,6 @@
 package policy
 
-// A stored decision is bounded, whatever the line (issue 25; DESIGN §9,
+// A stored decision is bounded, whatever the line (DESIGN §9,
 // "Bounded analysis", §10 "A stored decision is bounded (< 64 KiB)"):
 // each segment keeps at most a few hundred bytes of text, tokens, rule
 // and notes, the segments past the first few keep less, and a decision

@@ -8,7 +8,7 @@ import (
 	"github.com/brabo-dev/brabo"
 )
 
-// Issue 25: a stored decision stays under 64 KiB whatever the input,
+// A stored decision stays under 64 KiB whatever the input,
 // while its policy and reason are what the whole line decides.
 func TestClassBoundedDecision(t *testing.T) {
 	root := newProject(t)

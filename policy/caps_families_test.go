@@ -2,7 +2,7 @@ package policy
 
 import "testing"
 
-// The families of external effect the cap list gained with issue 24:
+// The families of external effect the cap list gained with the egress proxy:
 // infrastructure, container registries, package publishing, release tools
 // and privilege tools. Each is capped in auto mode even when an allow
 // pattern names it; its reading siblings still pass.

@@ -1,6 +1,6 @@
 package policy
 
-// The five classes of mis-reading issue 10 found by running auto-approved
+// The five classes of mis-reading found by running auto-approved
 // lines under real bash (docs/shell-analysis.md has the table of
 // constructs, each with the test that shows its treatment): the parser and
 // bash disagreeing on the text, decoding that differs from bash, shell
@@ -242,7 +242,7 @@ func TestEnvironmentPrefixesByAllowList(t *testing.T) {
 	runRowsLoose(t, rows)
 }
 
-// The over-strict lines of issue 10, all plainly covered by an allow rule,
+// The over-strict lines the differential test found, all plainly covered by an allow rule,
 // are auto-approved, each by the rule that allows it.
 func TestNoNeedlessQuestions(t *testing.T) {
 	allow := []string{"Terminal(printf)", "Terminal(git commit)"}

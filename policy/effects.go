@@ -24,7 +24,7 @@ var toolGlobals = map[string]map[string]bool{
 	"yarn":  set("-w", "--workspace", "--cwd", "--prefix"),
 	"cargo": set("-Z", "--config", "--manifest-path", "-C", "--color"),
 	// Infrastructure, container registries, package publishing and
-	// release tools (issue 24).
+	// release tools.
 	"tofu":       set(),
 	"pulumi":     set("-C", "--cwd", "-s", "--stack", "--color", "-v", "--verbose"),
 	"podman":     set("--url", "--connection", "-c", "--root", "--runroot", "--storage-driver", "--log-level", "--identity", "--cgroup-manager"),

@@ -8,7 +8,7 @@ import (
 )
 
 // TestSegmentFlags: each segment's card says in plain words what it
-// touches, whatever its verdict (issue 14 item 1).
+// touches, whatever its verdict .
 func TestSegmentFlags(t *testing.T) {
 	home, root := "/home/u", "/home/u/proj"
 	f := func(k brabo.FlagKind, what string) brabo.Flag { return brabo.Flag{Kind: k, What: what} }

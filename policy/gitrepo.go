@@ -2,7 +2,7 @@ package policy
 
 import "strings"
 
-// git's repository operands (issue 25, class 6): a remote, a clone's
+// git's repository operands: a remote, a clone's
 // source, a fetch's repository or an option's repository can be a folder
 // on this machine, and git runs git-upload-pack in it (git remote show
 // ../outside/remote.git). In those places a local path is checked by the

@@ -2,7 +2,7 @@ package policy
 
 import "testing"
 
-// Issue 25, class 6: git's repository operands and options are paths when
+// Git's repository operands and options are paths when
 // they name a folder on this machine.
 func TestClassGitRepositoryOperands(t *testing.T) {
 	allow := []string{"Terminal(git)"}

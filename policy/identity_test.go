@@ -1,6 +1,6 @@
 package policy
 
-// Issue 25, class 1: program identity. A rule names a program; the line
+// Program identity. A rule names a program; the line
 // names a file. Each row gives Decide what the caller resolved the names
 // to (Input.Programs) or nothing (an old caller), and checks that a rule
 // or a cap matches the program that runs: git's helpers are git, a

@@ -1,6 +1,6 @@
 package policy
 
-// A for loop over a literal list (issue 25, over-strict): `for f in
+// A for loop over a literal list (once read over-strictly): `for f in
 // README.md package.json; do head -3 "$f"; done` reads two files the line
 // spells out. Inside the body, a word that is just the loop variable is
 // each of its items, checked as a path like any other, when every item is

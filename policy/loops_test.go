@@ -2,7 +2,7 @@ package policy
 
 import "testing"
 
-// Issue 25, over-strict: a loop variable over a literal list (or a glob
+// Over-strict lines: a loop variable over a literal list (or a glob
 // inside the project) is each of its paths; [ is the test builtin.
 func TestClassOverStrictLoopAndTest(t *testing.T) {
 	rows := []row{

@@ -1,6 +1,6 @@
 package policy
 
-// The Network(…) pattern of permissions.json (issue 24): which hosts a
+// The Network(…) pattern of permissions.json: which hosts a
 // sandboxed command may reach through brabo's egress proxy. It is not an
 // action type: brabo decides each connection the proxy is asked for, not
 // an action, so its patterns sit in the lists beside the others, under a
@@ -342,7 +342,7 @@ func netShown(host string, port int) string {
 func NetworkAlwaysAllow(host string, port int) (string, error) {
 	s := NetworkSuggestion(host, port)
 	if _, err := parseNetPattern(strings.TrimSuffix(strings.TrimPrefix(s, NetworkLabel+"("), ")")); err != nil {
-		return "", brabo.Errorf(brabo.CodeInvalidAction, "network: "+err.Error())
+		return "", brabo.Errorf(brabo.CodeInvalidAction, "network: %s", err.Error())
 	}
 	return s, nil
 }

@@ -1,6 +1,6 @@
 package policy
 
-// The option table (issue 25, classes 2 and 3; DESIGN §10), next to the
+// The option table (DESIGN §10), next to the
 // operand table: for the seeded runners and build tools, the options that
 // name a program, load a plugin, pick a configuration or an output
 // location, and the options that read a list of files or a script from a

@@ -2,7 +2,7 @@ package policy
 
 import "testing"
 
-// Issue 25, class 2: options of the seeded runners and build tools that
+// Options of the seeded runners and build tools that
 // name a program, load a plugin, pick a configuration or an output
 // location. The seeded rules do not name them, so the segment asks unless
 // the value is a literal path inside the project, not protected and not
@@ -77,7 +77,7 @@ func TestClassRunnerOptions(t *testing.T) {
 	runRowsLoose(t, rows)
 }
 
-// Issue 25, class 3: options that read a list of file names or a script
+// Options that read a list of file names or a script
 // from a file: the paths are checked, and the content is unknown, so the
 // segment asks.
 func TestClassListAndScriptFiles(t *testing.T) {

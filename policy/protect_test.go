@@ -225,7 +225,7 @@ func TestRequiredRole(t *testing.T) {
 		{"ls", brabo.Developer, brabo.AutoApprove, brabo.Developer},
 		{"git push origin main", brabo.Maintainer, brabo.RequireApproval, brabo.Maintainer},
 		// A developer's capped segment asks, and a maintainer approves
-		// (DESIGN §10; issue 25): terminal needs only a developer.
+		// (DESIGN §10): terminal needs only a developer.
 		{"git push --force origin main", brabo.Developer, brabo.RequireApproval, brabo.Maintainer},
 		{"ls && sudo ls", brabo.Developer, brabo.RequireApproval, brabo.Maintainer},
 		{"flock f git push origin main", brabo.Developer, brabo.RequireApproval, brabo.Maintainer},

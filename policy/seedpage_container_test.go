@@ -10,7 +10,7 @@ import (
 // (Input.ContainerRunning) is given only when the pipeline found the
 // project's container running with brabo's settings, and the command then
 // runs in it; Decide still sees host paths, so its path scope runs
-// unchanged on top of the floor. And container_handoff (ADR 0190): the
+// unchanged on top of the floor. And container_handoff (docs/actions.md): the
 // infra agent's handoff is maintainer and never auto-approved, by the
 // floor, the file, a specific autonomy rule or auto mode.
 func TestSeedPageContainerFloorInAContainer(t *testing.T) {

@@ -367,10 +367,10 @@ func TestSeedPageIAM(t *testing.T) {
 		brabo.RaiseMaxParallel: brabo.Maintainer, brabo.ProposeExecutionPlan: brabo.Maintainer,
 		brabo.AssessImplementability: brabo.Maintainer, brabo.ContainerStart: brabo.Maintainer,
 		brabo.ContainerStop: brabo.Maintainer, brabo.ContainerRemove: brabo.Maintainer, brabo.Spend: brabo.Owner,
-		brabo.ContainerHandoff: brabo.Maintainer, // ADR 0190: the infra agent's handoff
+		brabo.ContainerHandoff: brabo.Maintainer, // the infra agent's handoff (docs/actions.md)
 	}
 	if len(brabo.ActionTypes()) != 21 || len(want) != 21 {
-		t.Fatalf("%d action types, %d in the table; the page has 20, and ADR 0190 adds container_handoff", len(brabo.ActionTypes()), len(want))
+		t.Fatalf("%d action types, %d in the table; the page has 20, and the infra agent's handoff adds container_handoff", len(brabo.ActionTypes()), len(want))
 	}
 	var rows []row
 	for _, typ := range brabo.ActionTypes() {

@@ -3,7 +3,7 @@
 // (internal/sandbox), the Landlock launcher (internal/confine) and the
 // egress forwarder (internal/egress). brabo starts it instead of itself
 // when it lies beside brabo's binary and was built from the same version
-// (cmd/brabo's sandboxBinary); brabo's own binary, whose package
+// (cmd/brabo/internal/app's sandboxBinary); brabo's own binary, whose package
 // initialisation (the HTTP templates, the model SDKs, the database
 // drivers) costs tens of milliseconds on a busy machine, stays the
 // fallback. It links no more than those three packages

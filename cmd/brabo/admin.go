@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/cmd/brabo/internal/app"
 	brabohttp "github.com/brabo-dev/brabo/http"
 )
 
@@ -64,7 +65,7 @@ func adminToken(ctx context.Context, sf storeFlags) (string, *brabo.Member, erro
 	}
 	release, _, err := sf.lock()
 	defer release()
-	var inUse *dataInUse
+	var inUse *app.DataInUse
 	if errors.As(err, &inUse) {
 		return "", nil, fmt.Errorf("%w: stop the server first", err)
 	}

@@ -120,7 +120,7 @@ func noOverflow(t *testing.T, ctx context.Context, what string) {
 }
 
 // TestWebCards drives what a person sees before and after a decision, in
-// the real brabo serve and a real Chromium (issue 14): the diff of a write
+// the real brabo serve and a real Chromium: the diff of a write
 // on its card, nothing of what a symlink reaches, the cards of every git
 // type, a failure in red with its output, the history, the webhooks,
 // the keys, bulk decisions, auto mode's confirmation, no horizontal

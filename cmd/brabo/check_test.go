@@ -50,7 +50,7 @@ func buildAndRun(m *testing.M) int {
 	}
 	// The slim sandbox binary beside brabo, which brabo starts on every
 	// sandboxed command's path (sandboxBinary).
-	build = exec.Command("go", "build", "-o", filepath.Join(dir, slimSandbox), "../brabo-sandbox")
+	build = exec.Command("go", "build", "-o", filepath.Join(dir, "brabo-sandbox"), "../brabo-sandbox")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "brabo check tests: go build brabo-sandbox:", err)
@@ -161,7 +161,7 @@ func TestCheckExitCodeIsTheDecision(t *testing.T) {
 		// publish is asked, and a maintainer approves (DESIGN §10; the
 		// JSON rows of TestCheckCapsAskAMaintainer check requiredRole).
 		{"pnpm publish", 1, "permissions.json ask: Terminal(pnpm publish)"},
-		// Issue 25: git's helpers are git, for the denies too.
+		// Git's helpers are git, for the denies too.
 		{"/usr/lib/git-core/git-reset --hard HEAD~1", 2, "permissions.json deny: Terminal(git reset --hard)"},
 		{"git-reset --hard", 2, "permissions.json deny: Terminal(git reset --hard)"},
 		{"curl -fsSL https://example.com/x.sh", 2, "permissions.json deny: Terminal(curl)"},
@@ -653,7 +653,7 @@ func TestCheckWarnings(t *testing.T) {
 // TestCheckCapsAskAMaintainer: a developer's terminal git push, sudo, git
 // remote add and ask-listed pnpm publish are not denied (terminal needs
 // only a developer): they ask, and the approver must be a maintainer
-// (issue 25, DESIGN §10).
+// (DESIGN §10).
 func TestCheckCapsAskAMaintainer(t *testing.T) {
 	t.Parallel()
 	root := project(t, demoFile)

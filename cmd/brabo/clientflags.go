@@ -7,14 +7,17 @@ package main
 // machine can read it (/proc/<pid>/cmdline): BRABO_TOKEN or --token-file.
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net"
-	"net/url"
 	"os"
 	"strings"
+
+	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/client"
 )
 
 // defaultURL is where brabo serve listens unless --addr moved it.
@@ -66,7 +69,7 @@ func (c *clientFlags) base() string {
 
 // client is the API client of these flags, or the one line that says why
 // there is none (no token).
-func (c *clientFlags) client(stderr io.Writer) (*apiClient, error) {
+func (c *clientFlags) client(stderr io.Writer) (*client.Client, error) {
 	c.stderr = stderr
 	token := os.Getenv("BRABO_TOKEN")
 	if *c.tokenFile != "" {
@@ -82,59 +85,42 @@ func (c *clientFlags) client(stderr io.Writer) (*apiClient, error) {
 	if token == "" {
 		return nil, errors.New(noTokenLine)
 	}
-	return &apiClient{base: c.base(), token: token}, nil
-}
-
-// projectRef is a project as the API names it, and its slug.
-type projectRef struct {
-	ID   string `json:"id"`
-	Slug string `json:"slug"`
-	Root string `json:"root"`
+	return client.New(c.base(), token), nil
 }
 
 // resolveProject turns --project (a slug or an id) into the project; a
 // missing one is an error naming the flag.
-func (c *clientFlags) resolveProject(api *apiClient) (projectRef, error) {
+func (c *clientFlags) resolveProject(ctx context.Context, api *client.Client) (*brabo.Project, error) {
 	want := ""
 	if c.project != nil {
 		want = strings.TrimSpace(*c.project)
 	}
 	if want == "" {
-		return projectRef{}, errors.New("--project is required (the project's slug or id; BRABO_PROJECT)")
+		return nil, errors.New("--project is required (the project's slug or id; BRABO_PROJECT)")
 	}
-	ps, err := api.projects()
+	ps, err := api.Projects(ctx)
 	if err != nil {
-		return projectRef{}, err
+		return nil, err
 	}
 	for _, p := range ps {
 		if p.ID == want || p.Slug == want {
 			return p, nil
 		}
 	}
-	return projectRef{}, fmt.Errorf("no project %q among the %d you are a member of", want, len(ps))
-}
-
-// projects lists the projects the token's member belongs to.
-func (api *apiClient) projects() ([]projectRef, error) {
-	var ans struct {
-		Projects []projectRef `json:"projects"`
-	}
-	if err := api.do("GET", "/v1/projects", nil, &ans); err != nil {
-		return nil, err
-	}
-	return ans.Projects, nil
+	return nil, fmt.Errorf("no project %q among the %d you are a member of", want, len(ps))
 }
 
 // reachError rewrites a failure to reach the server as one line that
 // says what to check; any other error is returned as it is.
-func reachError(base string, err error) error {
-	var ue *url.Error
-	var oe *net.OpError
-	if errors.As(err, &ue) && errors.As(err, &oe) {
-		return fmt.Errorf("cannot reach brabo at %s (%v): is brabo serve running there? --url or BRABO_URL names another", base, oe.Err)
+func reachError(err error) error {
+	var ue *client.UnreachableError
+	if !errors.As(err, &ue) {
+		return err
 	}
-	return err
+	why := ue.Err
+	var oe *net.OpError
+	if errors.As(err, &oe) {
+		why = oe.Err
+	}
+	return fmt.Errorf("cannot reach brabo at %s (%v): is brabo serve running there? --url or BRABO_URL names another", ue.Base, why)
 }
-
-// pathEscape is url.PathEscape, shorter at the call sites.
-func pathEscape(s string) string { return url.PathEscape(s) }

@@ -2,11 +2,7 @@ package main
 
 import (
 	"flag"
-	"fmt"
 	"os"
-
-	"github.com/brabo-dev/brabo/docker"
-	"github.com/brabo-dev/brabo/pipeline"
 )
 
 // containerFlags are brabo serve's container engine settings: where the
@@ -22,19 +18,4 @@ func (f *containerFlags) register(fl *flag.FlagSet) {
 		"the Docker Engine API that runs the projects' containers: unix:///var/run/docker.sock, unix:///run/podman/podman.sock, tcp://host:port; empty fails container actions, saying so (env BRABO_CONTAINER_ENGINE)")
 	fl.StringVar(&f.image, "container-image", os.Getenv("BRABO_CONTAINER_IMAGE"),
 		"the image a container_start that names none runs (env BRABO_CONTAINER_IMAGE)")
-}
-
-// apply gives the pipeline its container engine. No connection is made:
-// an engine that does not answer fails the action that needs it.
-func (f *containerFlags) apply(svc *pipeline.Service) error {
-	svc.ContainerImage = f.image
-	if f.engine == "" {
-		return nil
-	}
-	e, err := docker.New(f.engine)
-	if err != nil {
-		return fmt.Errorf("--container-engine: %w", err)
-	}
-	svc.Containers = e
-	return nil
 }

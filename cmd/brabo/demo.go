@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -17,11 +16,11 @@ import (
 	"time"
 
 	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/cmd/brabo/internal/app"
 	brabohttp "github.com/brabo-dev/brabo/http"
 	"github.com/brabo-dev/brabo/internal/procenv"
 	"github.com/brabo-dev/brabo/model/scripted"
 	"github.com/brabo-dev/brabo/pipeline"
-	"github.com/brabo-dev/brabo/store/sqlite"
 )
 
 // demoScript is what the demo's dev agent does, in its worktree on the
@@ -112,32 +111,16 @@ func demo(ctx context.Context, addr string, autoApprove, keep bool, out io.Write
 	if err := os.WriteFile(f.script, []byte(demoScript), 0o644); err != nil {
 		return err
 	}
-	release, err := lockData(f.data)
+	m, err := scripted.ParseNamed("demo", []byte(demoScript))
 	if err != nil {
 		return err
 	}
-	defer release()
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	store, err := sqlite.Open(ctx, filepath.Join(f.data, "brabo.db"))
-	if err != nil {
-		return err
-	}
-	defer store.Close()
-	// The demo's commands are its own script's: sandboxed where bubblewrap
-	// runs, and said to be unsandboxed where it does not.
-	sb, unsandboxed := sandboxing(false, nil, quiet, io.Discard)
-	svc := &pipeline.Service{Store: store, Executor: newExecutor(procenv.Own(), f.data, store, sb, nil),
-		WorkspacesRoot: filepath.Join(f.data, "workspaces"), Log: quiet, Unsandboxed: unsandboxed, UnsandboxedChosen: true}
-	svc.Protect = protection(f.data, procenv.Own())
-	token, err := svc.Bootstrap(ctx, "you")
-	if err != nil {
-		return err
-	}
-	project, task, err := demoProject(ctx, svc, f.project, token)
-	if err != nil {
-		return err
-	}
-	ln, err := net.Listen("tcp", addr)
+	// The demo is wired as brabo serve is (app.Open): its cards read its
+	// own repository, its commands are sandboxed where bubblewrap runs and
+	// said to be unsandboxed where it does not (its own script's, so
+	// chosen all the same).
+	a, err := app.Open(ctx, app.Config{Name: "brabo demo", Data: f.data, Addr: addr, Env: procenv.Own(), Model: m,
+		UnsandboxedChosen: true, AdminName: "you", Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if errors.Is(err, syscall.EADDRINUSE) {
 		// The usual case: the walkthrough's brabo serve still holds 8080.
 		return fmt.Errorf("%s is taken (a brabo serve still running?): stop it, or give the demo another port with --addr 127.0.0.1:8081", addr)
@@ -145,25 +128,21 @@ func demo(ctx context.Context, addr string, autoApprove, keep bool, out io.Write
 	if err != nil {
 		return err
 	}
-	api := (&brabohttp.Server{Log: quiet, OwnPaths: []string{f.data}, DirProbe: probeDir}).Use(svc)
-	srv := api.HTTPServer()
-	go srv.Serve(ln)
-	defer srv.Close()
-	base := "http://" + ln.Addr().String()
+	defer a.Close()
+	store, svc, token := a.Store, a.Pipeline, a.AdminToken
+	project, task, err := demoProject(ctx, svc, f.project, token)
+	if err != nil {
+		return err
+	}
+	if err := a.Start(ctx); err != nil {
+		return err
+	}
+	defer a.Shutdown("brabo demo was stopped")
+	base := a.URL()
+	ln := a.Listener
 
 	events, cancel := store.Subscribe(project.ID)
 	defer cancel()
-	m, err := scripted.ParseNamed("demo", []byte(demoScript))
-	if err != nil {
-		return err
-	}
-	actx, stopAgents := context.WithCancel(ctx)
-	ag, err := startAgents(actx, store, svc, m, true, 0, quiet)
-	if err != nil {
-		stopAgents()
-		return err
-	}
-	defer func() { stopAgents(); ag.Wait() }()
 
 	fmt.Fprintf(out, "brabo demo: a dev agent works on %q in a throwaway git repository.\n", task.Title)
 	fmt.Fprintf(out, "The API and the web page are at %s (admin token %s).\n", base, token)

@@ -10,11 +10,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/brabo-dev/brabo"
 )
 
 // The demo, run as a person would with --approve: the agent works,
@@ -317,4 +320,69 @@ func TestDemoOnATakenPortNamesAddr(t *testing.T) {
 		strings.Count(r.stderr, "\n") != 1 {
 		t.Fatalf("demo on a taken port:\n%s", r)
 	}
+}
+
+// TestDemoPushCardShowsCommits: the demo is wired as brabo serve is, with
+// the repository reader, so the cards of its git_push and its pr_open
+// show the real preview of its own repository: the commit the agent made
+// ("Add a CHANGELOG"), and no note that the server reads no repository.
+func TestDemoPushCardShowsCommits(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		if os.Getenv("BRABO_REQUIRE_README_TOOLS") != "" {
+			t.Fatalf("the demo prints curl commands, and curl is not installed: %v", err)
+		}
+		t.Skip("the demo prints curl commands; curl is not installed (BRABO_REQUIRE_README_TOOLS fails this)")
+	}
+	d := startDemo(t)
+	card := func(approveLine string) *brabo.ProposedAction {
+		t.Helper()
+		m := regexp.MustCompile(`-XPOST (http://\S+)/v1/actions/(act_\w+)/approve -H '(Authorization: Bearer \S+)'`).FindStringSubmatch(approveLine)
+		if m == nil {
+			t.Fatalf("no approve command in %q", approveLine)
+		}
+		out, err := exec.Command("curl", "-sf", m[1]+"/v1/actions/"+m[2], "-H", m[3]).Output()
+		if err != nil {
+			t.Fatalf("GET the card of %s: %v", m[2], err)
+		}
+		var a brabo.ProposedAction
+		if err := json.Unmarshal(out, &a); err != nil {
+			t.Fatalf("the card of %s: %v: %s", m[2], err, out)
+		}
+		return &a
+	}
+	hasCommit := func(a *brabo.ProposedAction) {
+		t.Helper()
+		if a.Preview == nil {
+			t.Fatalf("the %s card has no preview", a.Type)
+		}
+		if strings.Contains(strings.Join(a.Preview.Notes, "; "), "reads no repository") {
+			t.Errorf("the %s card says: %v", a.Type, a.Preview.Notes)
+		}
+		for _, c := range a.Preview.Commits {
+			if c.Subject == "Add a CHANGELOG" && c.Hash != "" {
+				return
+			}
+		}
+		t.Errorf("the %s card lists the commits %+v (range %q, notes %v), not the agent's \"Add a CHANGELOG\"", a.Type, a.Preview.Commits, a.Preview.Range, a.Preview.Notes)
+	}
+	// The pending command first, then the push.
+	runPrinted(t, d.waitFor(t, "  Approve:        curl "))
+	d.waitFor(t, "→ the agent proposes: git_push")
+	pushLine := d.waitFor(t, "  Approve:        curl ")
+	push := card(pushLine)
+	if push.Type != brabo.GitPush {
+		t.Fatalf("the second approval is of a %s, want git_push", push.Type)
+	}
+	hasCommit(push)
+	if push.Preview.Push == nil || !push.Preview.Push.NewBranch {
+		t.Errorf("the push card does not say the push creates the branch: %+v", push.Preview.Push)
+	}
+	if got := runPrinted(t, pushLine); got["outcome"] != "approved" {
+		t.Fatalf("the printed approval of the push: %v", got)
+	}
+	pr := card(d.waitFor(t, "  Approve it:     curl "))
+	if pr.Type != brabo.PrOpen {
+		t.Fatalf("the pull request's approval is of a %s", pr.Type)
+	}
+	hasCommit(pr)
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/brabo-dev/brabo/store/storetest"
 )
 
-// TestAPlantedRepositoryRunsNothingThroughBrabo is issue 22's chain
+// TestAPlantedRepositoryRunsNothingThroughBrabo is the chain of a planted repository
 // against the real `brabo serve`, on SQLite and on PostgreSQL: the
 // agent's files plant a copy of .git whose config has a clean filter,
 // point .git/commondir at the copy and write `* filter=x` to
@@ -22,17 +22,38 @@ import (
 // core.sshCommand, credential.helper and diff.external refuse an approved
 // git_push by name, and with a pre-push hook alone an approved git_push
 // to the local bare remote and a pr_open succeed without running it.
+//
+// The same chain runs with the planter being a hook agent (its own
+// process planted the files, and it reported that execution to brabo)
+// which then proposes the git_commit itself, and against a server started
+// --no-sandbox: nothing planted runs either way.
 func TestAPlantedRepositoryRunsNothingThroughBrabo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: starts real servers")
 	}
-	t.Run("sqlite", func(t *testing.T) { plantedChain(t, startServe(t, t.TempDir(), "--max-pending", "1")) })
-	t.Run("postgres", func(t *testing.T) {
-		plantedChain(t, startServe(t, t.TempDir(), "--max-pending", "1", "--db", storetest.PostgresURL(t)))
-	})
+	for _, db := range []string{"sqlite", "postgres"} {
+		for _, v := range []chainVariant{{name: "api"}, {name: "hook", hook: true}, {name: "no-sandbox", flags: []string{"--no-sandbox"}}} {
+			t.Run(db+"/"+v.name, func(t *testing.T) {
+				args := append([]string{"--max-pending", "1"}, v.flags...)
+				if db == "postgres" {
+					args = append(args, "--db", storetest.PostgresURL(t))
+				}
+				plantedChain(t, startServe(t, t.TempDir(), args...), v)
+			})
+		}
+	}
 }
 
-func plantedChain(t *testing.T, srv *server) {
+// chainVariant is who plants issue 22's chain and on what server.
+type chainVariant struct {
+	name string
+	// hook: a hook agent plants it with a command it runs itself (an
+	// external execution it reports), then proposes the git_commit.
+	hook  bool
+	flags []string // more flags of brabo serve
+}
+
+func plantedChain(t *testing.T, srv *server, v chainVariant) {
 	admin := srv.token
 	base := t.TempDir()
 	root, remote := filepath.Join(base, "shop"), filepath.Join(base, "origin.git")
@@ -64,6 +85,28 @@ func plantedChain(t *testing.T, srv *server) {
 		return srv.must(t, "POST", "/v1/actions/"+id+"/approve", admin, nil, 200)["action"].(map[string]any)
 	}
 
+	// A hook agent's own command plants the chain: it proposes it as an
+	// external execution, runs it itself once decided, and reports it.
+	hookToken := ""
+	var reportPlant func()
+	if v.hook {
+		hookToken = srv.must(t, "POST", "/v1/projects/"+project+"/agents", admin, map[string]any{"name": "claude", "kind": "hook"}, 201)["token"].(string)
+		plant := srv.must(t, "POST", "/v1/projects/"+project+"/actions", hookToken, map[string]any{"type": "terminal",
+			"payload":   map[string]any{"command": "sh plant.sh"},
+			"execution": map[string]any{"mode": "external", "runner": "claude-code", "sessionId": "s-1", "toolUseId": "toolu_plant"}}, 201)
+		id := plant["id"].(string)
+		if plant["status"] == "pending" {
+			approve(id)
+		}
+		reportPlant = func() {
+			t.Helper()
+			rep := srv.must(t, "POST", "/v1/actions/"+id+"/result", hookToken, map[string]any{"exitCode": 0, "output": "planted\n"}, 200)
+			if rep["status"] != "executed" {
+				t.Fatalf("the hook's report of its planting: %v", rep)
+			}
+		}
+	}
+
 	// What the agent's command planted, outside the project's sight of git.
 	marker := filepath.Join(t.TempDir(), "ran")
 	script := filepath.Join(root, "planted.sh")
@@ -91,25 +134,51 @@ func plantedChain(t *testing.T, srv *server) {
 		}
 	}
 
-	first := propose("git_commit", map[string]any{"message": "a change"}, 201)
+	proposer, commit := agent, map[string]any{"type": "git_commit", "payload": map[string]any{"message": "a change"}}
+	if v.hook {
+		reportPlant()
+		proposer = hookToken
+		commit["execution"] = map[string]any{"mode": "external", "runner": "claude-code", "sessionId": "s-1", "toolUseId": "toolu_commit"}
+	}
+	first := srv.must(t, "POST", "/v1/projects/"+project+"/actions", proposer, commit, 201)
 	if first["status"] != "pending" {
 		t.Fatalf("the git_commit was %v: %v", first["status"], first["reason"])
 	}
 	notRun("for the proposal")
-	if pv, _ := first["preview"].(map[string]any); pv == nil || pv["stat"] == nil {
-		t.Errorf("the card shows no stat: %v", first["preview"])
+	hasStat := func(a map[string]any) {
+		t.Helper()
+		if pv, _ := a["preview"].(map[string]any); pv == nil || pv["stat"] == nil {
+			t.Errorf("the card shows no stat: %v", a["preview"])
+		}
 	}
-	_, out, _ := srv.call("POST", "/v1/projects/"+project+"/actions", agent, map[string]any{"type": "git_commit", "payload": map[string]any{"message": "again"}})
+	if !v.hook { // an external action's card shows who runs it, not a stat
+		hasStat(first)
+	}
+	_, out, _ := srv.call("POST", "/v1/projects/"+project+"/actions", proposer, commit)
 	if out["code"] != "too_many_pending" {
 		t.Fatalf("the second proposal: %v", out)
 	}
 	notRun("for a proposal refused 429")
+	if v.hook {
+		// Approved, the hook's own git_commit is the agent's to run:
+		// brabo runs nothing for it. brabo's git runs for the coder's.
+		if a := approve(first["id"].(string)); a["status"] != "approved" || a["result"] != nil {
+			t.Fatalf("the hook's approved git_commit: %v %v", a["status"], a["result"])
+		}
+		notRun("for the hook's approved git_commit")
+		first = propose("git_commit", map[string]any{"message": "a change"}, 201)
+		notRun("for the coder's proposal")
+		hasStat(first)
+	}
 	done := approve(first["id"].(string))
 	res, _ := done["result"].(map[string]any)
 	if done["status"] != "failed" || res["code"] != "repository_config_refused" || !strings.Contains(res["error"].(string), "filter.x.clean") {
 		t.Fatalf("the approved git_commit: %v %v", done["status"], res)
 	}
 	notRun("for the approved git_commit")
+	if v.name != "api" {
+		return // the push part, once per store
+	}
 
 	// The push: a planted ssh command, credential helper and external
 	// diff refuse it by name; a pre-push hook alone never runs.

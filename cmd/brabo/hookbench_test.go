@@ -1,9 +1,9 @@
 package main
 
-// The cost of a hook's process (issue 13, "Fast hooks"): every tool call
-// of Claude Code, Codex or Gemini CLI starts one. These benchmarks start
-// the real binaries, one process per iteration, and report the median
-// beside the mean:
+// The cost of a hook's process (docs/PERFORMANCE.md, "Performance of the
+// hooks"): every tool call of Claude Code, Codex or Gemini CLI starts one.
+// These benchmarks start the real binaries, one process per iteration,
+// and report the median beside the mean:
 //
 //	go test ./cmd/brabo -run '^$' -bench 'Start|Hook|Check' -benchtime 200x
 //

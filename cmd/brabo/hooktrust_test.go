@@ -13,7 +13,7 @@ import (
 )
 
 // The hook decides a read inside the project with the permissions brabo
-// decides with, not with the file on disk (issue 31 item 1): a branch
+// decides with, not with the file on disk: a branch
 // switch that drops a ReadFile deny leaves the read denied, through the
 // real `brabo hook` and the real `brabo serve`, until a maintainer accepts
 // the new file.

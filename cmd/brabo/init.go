@@ -16,7 +16,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/brabo-dev/brabo"
 	"github.com/brabo-dev/brabo/agenthook"
+	"github.com/brabo-dev/brabo/client"
 	"github.com/brabo-dev/brabo/policy"
 )
 
@@ -70,17 +72,18 @@ func runInit(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "init", "%v", err)
 	}
-	ps, err := api.projects()
+	ctx := context.Background()
+	ps, err := api.Projects(ctx)
 	if err != nil {
-		return fail(stderr, "init", "%v", reachError(api.base, err))
+		return fail(stderr, "init", "%v", reachError(err))
 	}
-	var p projectRef
+	var p *brabo.Project
 	for _, x := range ps {
 		if x.Root == root {
 			p = x
 		}
 	}
-	if p.ID != "" {
+	if p != nil {
 		fmt.Fprintf(stdout, "this folder is brabo project %s (%s) already: nothing changed\n", p.Slug, p.ID)
 	} else {
 		// The file first: the project's first trusted version is the file
@@ -92,28 +95,25 @@ func runInit(args []string, stdout, stderr io.Writer) int {
 			}
 			fmt.Fprintf(stdout, "wrote permissions.json: the agents' read-only commands (ls, cat, grep, git status, git diff, git log, …) run at once; everything else asks you\n")
 		}
-		var created struct {
-			ID   string `json:"id"`
-			Slug string `json:"slug"`
+		created, err := api.CreateProject(ctx, client.NewProject{Slug: *slug, Mode: brabo.ModeLocal, Root: root})
+		var ae *client.Error
+		if errors.As(err, &ae) && ae.Code == brabo.CodeInvalidProject && strings.HasPrefix(ae.Message, "root:") {
+			return fail(stderr, "init", "%v (a local project names a folder the server itself must reach: run brabo init on the server's machine)", err)
 		}
-		err := api.do("POST", "/v1/projects", map[string]string{"slug": *slug, "mode": "local", "root": root}, &created)
 		if err != nil {
-			if strings.Contains(err.Error(), "bad_project") && strings.Contains(err.Error(), "root") {
-				return fail(stderr, "init", "%v (a local project names a folder the server itself must reach: run brabo init on the server's machine)", err)
-			}
 			return fail(stderr, "init", "%v", err)
 		}
-		p = projectRef{ID: created.ID, Slug: created.Slug, Root: root}
+		p = &brabo.Project{ID: created.ID, Slug: created.Slug, Root: root}
 		fmt.Fprintf(stdout, "created project %s (%s) for %s\n", p.Slug, p.ID, root)
 	}
 	if *agent != "" {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 		defer cancel()
 		hookCmd, err := hookCommand()
 		if err != nil {
 			return fail(stderr, "init", "%v", err)
 		}
-		err = agenthook.Install(ctx, agenthook.InstallOptions{Agent: *agent, Server: api.base, Token: api.token,
+		err = agenthook.Install(ctx, agenthook.InstallOptions{Agent: *agent, Server: api.Base(), Token: api.Token(),
 			ProjectID: p.ID, Root: root, HookCommand: hookCmd, Wait: agenthook.DefaultWait, Out: stdout})
 		if err != nil {
 			return fail(stderr, "init", "installing %s's hook: %v", *agent, err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/cmd/brabo/internal/app"
 	brabohttp "github.com/brabo-dev/brabo/http"
 	"github.com/brabo-dev/brabo/pipeline"
 )
@@ -34,6 +35,23 @@ func (l *limits) register(fl *flag.FlagSet) {
 	fl.DurationVar(&l.sessionTTL, "session-ttl", l.envDuration("BRABO_SESSION_TTL", brabohttp.DefaultSessionTTL),
 		"how long a web login lasts (env BRABO_SESSION_TTL)")
 	l.registerWaitCap(fl)
+}
+
+// registerPipeline registers the limits the pipeline keeps (the pending
+// and running caps) and --wait-cap: what a process that runs agents but
+// serves no API (brabo agent) enforces as brabo serve does.
+func (l *limits) registerPipeline(fl *flag.FlagSet) {
+	fl.IntVar(&l.maxPending, "max-pending", l.envInt("BRABO_MAX_PENDING", pipeline.DefaultMaxPending),
+		"pending actions one agent may have; past it a proposal that would wait is refused (env BRABO_MAX_PENDING)")
+	fl.IntVar(&l.maxRunning, "max-running", l.envInt("BRABO_MAX_RUNNING", pipeline.DefaultMaxRunning),
+		"commands one project runs at once; the next ones wait their turn (env BRABO_MAX_RUNNING)")
+	l.registerWaitCap(fl)
+	l.maxStreams, l.sessionTTL = brabohttp.DefaultMaxStreams, brabohttp.DefaultSessionTTL
+}
+
+// apply puts the limits in the wiring's configuration.
+func (l *limits) apply(cfg *app.Config) {
+	cfg.MaxPending, cfg.MaxRunning, cfg.MaxStreams, cfg.SessionTTL, cfg.WaitCap = l.maxPending, l.maxRunning, l.maxStreams, l.sessionTTL, l.waitCap
 }
 
 // registerWaitCap registers --wait-cap alone (brabo agent runs agents but

@@ -30,7 +30,7 @@ func TestServeMigratesClickWrittenTerminalRules(t *testing.T) {
 	srv.cmd.Process.Signal(syscall.SIGTERM)
 	srv.cmd.Wait()
 
-	// What the click wrote before issue 11, written the old way.
+	// What the click wrote before the agents' own patterns existed, written the old way.
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(data, "brabo.db"))
 	if err != nil {

@@ -10,8 +10,8 @@ import (
 	"time"
 )
 
-// --pass-env never hands a command one of brabo's secrets (issue 31 item
-// 1): `brabo serve` refuses, at start, a name brabo holds a secret in or a
+// --pass-env never hands a command one of brabo's secrets:
+// `brabo serve` refuses, at start, a name brabo holds a secret in or a
 // variable holding the value of one; and with an ordinary name passed, an
 // approved `env` run through the real server shows none of the secrets the
 // server's environment holds.

@@ -1,17 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
-	"net/url"
 	"strings"
-	"time"
 
 	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/client"
 	"github.com/brabo-dev/brabo/policy"
 )
 
@@ -27,17 +24,6 @@ const permissionsMore = `  show      the trust state of the project's permission
 It is a client of a running brabo serve: the server is --url (BRABO_URL),
 the member's token BRABO_TOKEN or --token-file, the project its slug or id.
 It never writes the store itself.`
-
-// trustAnswer is the API's answer on a project's trust state.
-type trustAnswer struct {
-	TrustedHash    string        `json:"trustedHash"`
-	DiskHash       string        `json:"diskHash"`
-	Status         string        `json:"status"`
-	Change         policy.Change `json:"change"`
-	Unreadable     string        `json:"unreadable"`
-	DecidedWith    string        `json:"decidedWith"`
-	TrustedContent string        `json:"trustedContent"`
-}
 
 // runPermissions is `brabo permissions`: the maintainer's Accept and
 // Restore of a permissions.json changed on disk, through the API.
@@ -62,27 +48,26 @@ func runPermissions(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "permissions "+verb, "%v", err)
 	}
-	p, err := cf.resolveProject(c)
+	ctx := context.Background()
+	p, err := cf.resolveProject(ctx, c)
 	if err != nil {
-		return fail(stderr, "permissions "+verb, "%v", reachError(c.base, err))
+		return fail(stderr, "permissions "+verb, "%v", reachError(err))
 	}
-	project := &p.ID
-	path := "/v1/projects/" + url.PathEscape(p.ID) + "/permissions/"
-	var st trustAnswer
+	var st *client.Trust
 	switch {
 	case verb == "show", verb == "accept" && *hash == "":
-		if err = c.do("GET", path+"trust", nil, &st); err != nil {
+		if st, err = c.Trust(ctx, p.ID); err != nil {
 			break
 		}
 		printTrust(stdout, st)
 		if verb == "accept" {
-			return usageError(stderr, "permissions accept", "nothing accepted: to accept the file shown, run brabo permissions accept --project %s --hash %s", *project, st.DiskHash)
+			return usageError(stderr, "permissions accept", "nothing accepted: to accept the file shown, run brabo permissions accept --project %s --hash %s", p.ID, st.DiskHash)
 		}
 		return 0
 	case verb == "accept":
-		err = c.do("POST", path+"accept", map[string]string{"hash": *hash}, &st)
+		st, err = c.AcceptPermissions(ctx, p.ID, *hash)
 	case verb == "restore":
-		err = c.do("POST", path+"restore", map[string]string{"hash": *hash}, &st)
+		st, err = c.RestorePermissions(ctx, p.ID, *hash)
 	}
 	if err != nil {
 		return fail(stderr, "permissions "+verb, "%v", err)
@@ -93,13 +78,17 @@ func runPermissions(args []string, stdout, stderr io.Writer) int {
 
 // printTrust prints a trust state for people: one line that says which
 // version decides, the two hashes, then the difference.
-func printTrust(w io.Writer, st trustAnswer) {
+func printTrust(w io.Writer, st *client.Trust) {
+	var change policy.Change
+	if len(st.Change) > 0 {
+		json.Unmarshal(st.Change, &change)
+	}
 	switch st.Status {
 	case "held":
 		why := "lets more through than the trusted version"
 		if st.Unreadable != "" {
 			why = "cannot be read (" + brabo.Printable(st.Unreadable) + ")"
-		} else if st.Change.Kind == policy.ChangeInvalid {
+		} else if change.Kind == policy.ChangeInvalid {
 			why = "is invalid"
 		}
 		fmt.Fprintf(w, "held: the file on disk %s; brabo decides with the trusted version until a maintainer accepts or restores\n", why)
@@ -112,7 +101,7 @@ func printTrust(w io.Writer, st trustAnswer) {
 	for _, l := range []struct {
 		name string
 		d    policy.ListDiff
-	}{{"allow", st.Change.Allow}, {"deny", st.Change.Deny}, {"ask", st.Change.Ask}} {
+	}{{"allow", change.Allow}, {"deny", change.Deny}, {"ask", change.Ask}} {
 		for _, p := range l.d.Added {
 			fmt.Fprintf(w, "  %-5s + %s\n", l.name, brabo.Printable(p))
 		}
@@ -120,8 +109,8 @@ func printTrust(w io.Writer, st trustAnswer) {
 			fmt.Fprintf(w, "  %-5s - %s\n", l.name, brabo.Printable(p))
 		}
 	}
-	if st.Change.Invalid != "" {
-		fmt.Fprintf(w, "  invalid: %s\n", brabo.Printable(st.Change.Invalid))
+	if change.Invalid != "" {
+		fmt.Fprintf(w, "  invalid: %s\n", brabo.Printable(change.Invalid))
 	}
 }
 
@@ -141,47 +130,4 @@ func baseURL(addr string) string {
 		addr = "127.0.0.1" + addr
 	}
 	return "http://" + addr
-}
-
-// apiClient calls brabo's API with a bearer token.
-type apiClient struct {
-	base, token string
-}
-
-// do sends a JSON request and decodes a 2xx answer into out; an error
-// answer becomes an error carrying its code and message.
-func (c *apiClient) do(method, path string, body, out any) error {
-	var r io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		r = bytes.NewReader(b)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, r)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode/100 != 2 {
-		var e struct{ Code, Message string }
-		if json.Unmarshal(raw, &e) == nil && e.Code != "" {
-			return fmt.Errorf("%s: %s", e.Code, brabo.Printable(e.Message))
-		}
-		return fmt.Errorf("%s %s: %s", method, path, resp.Status)
-	}
-	return json.Unmarshal(raw, out)
 }

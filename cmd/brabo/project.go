@@ -1,9 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
-	"net/url"
 	"strings"
 )
 
@@ -14,15 +14,6 @@ const projectMore = `  activate  activate execution (maintainer): add the seeded
 
 It is a client of a running brabo serve: the server is --url (BRABO_URL),
 the member's token BRABO_TOKEN or --token-file, the project its slug or id.`
-
-// activation is the API's answer to POST …/activate.
-type activation struct {
-	Patterns        []string `json:"patterns"`
-	Agents          []string `json:"agents"`
-	Kept            []string `json:"kept"`
-	PermissionsHash string   `json:"permissionsHash"`
-	Changed         bool     `json:"changed"`
-}
 
 // runProject is `brabo project activate`.
 func runProject(args []string, stdout, stderr io.Writer) int {
@@ -44,12 +35,13 @@ func runProject(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "project activate", "%v", err)
 	}
-	p, err := cf.resolveProject(c)
+	ctx := context.Background()
+	p, err := cf.resolveProject(ctx, c)
 	if err != nil {
-		return fail(stderr, "project activate", "%v", reachError(c.base, err))
+		return fail(stderr, "project activate", "%v", reachError(err))
 	}
-	var act activation
-	if err := c.do("POST", "/v1/projects/"+url.PathEscape(p.ID)+"/activate", map[string]string{}, &act); err != nil {
+	act, err := c.Activate(ctx, p.ID)
+	if err != nil {
 		return fail(stderr, "project activate", "%v", err)
 	}
 	if !act.Changed {

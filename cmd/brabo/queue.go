@@ -5,6 +5,7 @@ package main
 // exactly what the web page's buttons do, through the same API.
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/brabo-dev/brabo"
+	"github.com/brabo-dev/brabo/client"
 )
 
 // runQueue is `brabo queue`: the pending actions of every project the
@@ -28,35 +30,30 @@ func runQueue(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "queue", "%v", err)
 	}
-	ps, err := api.projects()
+	ctx := context.Background()
+	ps, err := api.Projects(ctx)
 	if err != nil {
-		return fail(stderr, "queue", "%v", reachError(api.base, err))
+		return fail(stderr, "queue", "%v", reachError(err))
 	}
 	slugs := map[string]string{}
 	for _, p := range ps {
 		slugs[p.ID] = p.Slug
 	}
-	path := "/v1/queue?limit=1000"
+	var ans *client.ActionList
 	if *cf.project != "" {
-		p, err := cf.resolveProject(api)
+		p, err := cf.resolveProject(ctx, api)
 		if err != nil {
 			return fail(stderr, "queue", "%v", err)
 		}
-		path = "/v1/projects/" + pathEscape(p.ID) + "/actions?status=pending&limit=1000"
+		ans, err = api.ProjectActions(ctx, p.ID, brabo.StatusPending, 1000)
+	} else {
+		ans, err = api.Queue(ctx, 1000)
 	}
-	var raw json.RawMessage
-	if err := api.do("GET", path, nil, &raw); err != nil {
+	if err != nil {
 		return fail(stderr, "queue", "%v", err)
 	}
 	if *cf.json {
-		return printJSON(stdout, raw)
-	}
-	var ans struct {
-		Actions []*brabo.ProposedAction `json:"actions"`
-		Total   int                     `json:"total"`
-	}
-	if err := json.Unmarshal(raw, &ans); err != nil {
-		return fail(stderr, "queue", "the server's answer: %v", err)
+		return printJSON(stdout, ans.Raw)
 	}
 	if len(ans.Actions) == 0 {
 		fmt.Fprintln(stdout, "nothing waits for a decision")
@@ -113,18 +110,14 @@ func runShow(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "show", "%v", err)
 	}
-	var raw json.RawMessage
-	if err := api.do("GET", "/v1/actions/"+pathEscape(id), nil, &raw); err != nil {
-		return fail(stderr, "show", "%v", reachError(api.base, err))
+	a, raw, err := api.Action(context.Background(), id)
+	if err != nil {
+		return fail(stderr, "show", "%v", reachError(err))
 	}
 	if *cf.json {
 		return printJSON(stdout, raw)
 	}
-	var a brabo.ProposedAction
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return fail(stderr, "show", "the server's answer: %v", err)
-	}
-	printAction(stdout, &a)
+	printAction(stdout, a)
 	return 0
 }
 
@@ -173,24 +166,12 @@ func runApprove(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "approve", "%v", err)
 	}
-	path := "/v1/actions/" + pathEscape(id) + "/approve"
-	if *always {
-		path += "-always"
-	}
-	var raw json.RawMessage
-	if err := api.do("POST", path, map[string]string{}, &raw); err != nil {
-		return fail(stderr, "approve", "%v", reachError(api.base, err))
+	d, err := api.Approve(context.Background(), id, *always)
+	if err != nil {
+		return fail(stderr, "approve", "%v", reachError(err))
 	}
 	if *cf.json {
-		return printJSON(stdout, raw)
-	}
-	var d struct {
-		Action   *brabo.ProposedAction `json:"action"`
-		Outcome  string                `json:"outcome"`
-		Patterns []string              `json:"patterns"`
-	}
-	if err := json.Unmarshal(raw, &d); err != nil || d.Action == nil {
-		return fail(stderr, "approve", "the server's answer: %v", err)
+		return printJSON(stdout, d.Raw)
 	}
 	fmt.Fprintf(stdout, "approved %s: %s\n", id, d.Action.Status)
 	for _, p := range d.Patterns {
@@ -221,18 +202,12 @@ func runDeny(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "deny", "%v", err)
 	}
-	var raw json.RawMessage
-	if err := api.do("POST", "/v1/actions/"+pathEscape(id)+"/deny", map[string]string{"reason": *reason}, &raw); err != nil {
-		return fail(stderr, "deny", "%v", reachError(api.base, err))
+	d, err := api.Deny(context.Background(), id, *reason)
+	if err != nil {
+		return fail(stderr, "deny", "%v", reachError(err))
 	}
 	if *cf.json {
-		return printJSON(stdout, raw)
-	}
-	var d struct {
-		Action *brabo.ProposedAction `json:"action"`
-	}
-	if err := json.Unmarshal(raw, &d); err != nil || d.Action == nil {
-		return fail(stderr, "deny", "the server's answer: %v", err)
+		return printJSON(stdout, d.Raw)
 	}
 	fmt.Fprintf(stdout, "denied %s: the agent reads %q\n", id, *reason)
 	return 0
@@ -250,22 +225,17 @@ func runLog(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "log", "%v", err)
 	}
-	p, err := cf.resolveProject(api)
+	ctx := context.Background()
+	p, err := cf.resolveProject(ctx, api)
 	if err != nil {
-		return fail(stderr, "log", "%v", reachError(api.base, err))
+		return fail(stderr, "log", "%v", reachError(err))
 	}
-	var raw json.RawMessage
-	if err := api.do("GET", "/v1/projects/"+pathEscape(p.ID)+"/events?limit=1000", nil, &raw); err != nil {
+	ans, err := api.Events(ctx, p.ID, 1000)
+	if err != nil {
 		return fail(stderr, "log", "%v", err)
 	}
 	if *cf.json {
-		return printJSON(stdout, raw)
-	}
-	var ans struct {
-		Events []brabo.Event `json:"events"`
-	}
-	if err := json.Unmarshal(raw, &ans); err != nil {
-		return fail(stderr, "log", "the server's answer: %v", err)
+		return printJSON(stdout, ans.Raw)
 	}
 	for _, e := range ans.Events {
 		fmt.Fprintf(stdout, "%4d  %s  %-24s %s %s\n", e.Seq, e.CreatedAt.Local().Format(time.DateTime), e.Type, e.ActorID, e.ActionID)
@@ -293,29 +263,21 @@ func runAgents(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "agents create", "%v", err)
 	}
-	p, err := cf.resolveProject(api)
+	ctx := context.Background()
+	p, err := cf.resolveProject(ctx, api)
 	if err != nil {
-		return fail(stderr, "agents create", "%v", reachError(api.base, err))
+		return fail(stderr, "agents create", "%v", reachError(err))
 	}
-	body := map[string]string{"name": pos[0]}
+	kind := ""
 	if *hook {
-		body["kind"] = brabo.AgentKindHook
+		kind = brabo.AgentKindHook
 	}
-	var raw json.RawMessage
-	if err := api.do("POST", "/v1/projects/"+pathEscape(p.ID)+"/agents", body, &raw); err != nil {
+	a, err := api.CreateAgent(ctx, p.ID, pos[0], kind)
+	if err != nil {
 		return fail(stderr, "agents create", "%v", err)
 	}
 	if *cf.json {
-		return printJSON(stdout, raw)
-	}
-	var a struct {
-		Agent struct {
-			ID string `json:"id"`
-		} `json:"agent"`
-		Token string `json:"token"`
-	}
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return fail(stderr, "agents create", "the server's answer: %v", err)
+		return printJSON(stdout, a.Raw)
 	}
 	fmt.Fprintf(stdout, "agent %s created in %s (%s); its token, shown once:\n%s\n", pos[0], p.Slug, a.Agent.ID, a.Token)
 	return 0

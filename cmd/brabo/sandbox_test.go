@@ -15,7 +15,7 @@ import (
 	"github.com/brabo-dev/brabo/internal/sandbox"
 )
 
-// The attacks of issue 23, each from code the seeded, auto-approved
+// The attacks on the sandbox, each from code the seeded, auto-approved
 // `npm test` runs in a real `brabo serve`: the agent wrote package.json
 // and attack.sh (as it may, with an allowed write), and no human clicks.
 
@@ -139,7 +139,7 @@ func probe(name, cmd string) string {
 	return "echo " + name + "=$( (" + cmd + ") >/dev/null 2>&1 && echo ok || echo denied)\n"
 }
 
-// attacks runs every route of issue 23 against sc and checks each is
+// attacks runs every route of those attacks against sc and checks each is
 // closed.
 func attacks(t *testing.T, sc *attackScene) {
 	t.Helper()

@@ -14,17 +14,11 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/brabo-dev/brabo"
-	"github.com/brabo-dev/brabo/gitrepo"
-	brabohttp "github.com/brabo-dev/brabo/http"
+	"github.com/brabo-dev/brabo/cmd/brabo/internal/app"
 	"github.com/brabo-dev/brabo/internal/procenv"
 	"github.com/brabo-dev/brabo/model"
-	"github.com/brabo-dev/brabo/notify"
-	"github.com/brabo-dev/brabo/pipeline"
-	"github.com/brabo-dev/brabo/store/postgres"
-	"github.com/brabo-dev/brabo/store/sqlite"
 )
 
 // storeFlags are the flags every subcommand that opens the store shares.
@@ -112,16 +106,11 @@ func (f *storeFlags) isSQLite() (bool, error) {
 	if err := f.loadDBFile(); err != nil {
 		return false, err
 	}
-	if strings.HasPrefix(f.db, "postgres://") || strings.HasPrefix(f.db, "postgresql://") {
-		return false, nil
+	isSQLite, err := app.IsSQLite(f.db)
+	if err != nil && f.dbFile != "" {
+		return false, fmt.Errorf("--db-file %s: want a postgres:// URL on its first line", f.dbFile)
 	}
-	if f.db != "" {
-		if f.dbFile != "" {
-			return false, fmt.Errorf("--db-file %s: want a postgres:// URL on its first line", f.dbFile)
-		}
-		return false, fmt.Errorf("--db %q: want empty (SQLite in the data folder) or a postgres:// URL", f.db)
-	}
-	return true, nil
+	return isSQLite, err
 }
 
 // lock takes the data folder's lock when the store is SQLite: one process
@@ -135,7 +124,7 @@ func (f *storeFlags) lock() (release func(), isSQLite bool, err error) {
 	if _, err := f.dataDir(); err != nil {
 		return release, true, err
 	}
-	if release, err = lockData(f.data); err != nil {
+	if release, err = app.LockData(f.data); err != nil {
 		return func() {}, true, err
 	}
 	return release, true, nil
@@ -147,12 +136,8 @@ func (f *storeFlags) open(ctx context.Context) (s brabo.Store, isSQLite bool, er
 	if isSQLite, err = f.isSQLite(); err != nil {
 		return nil, false, err
 	}
-	if !isSQLite {
-		s, err := postgres.Open(ctx, f.db)
-		return s, false, err
-	}
-	st, err := sqlite.Open(ctx, filepath.Join(f.data, "brabo.db"))
-	return st, true, err
+	s, err = app.OpenStore(ctx, f.data, f.db)
+	return s, isSQLite, err
 }
 
 // noArgs refuses positional arguments: a subcommand that takes flags only
@@ -236,17 +221,24 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		return usageError(stderr, "serve", "%v", err)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	env := procenv.Filter(os.Environ(), strings.Split(*passEnv, ","))
 	var m model.Model
 	if *modelSpec != "" {
 		var err error
-		if m, err = openModel(*modelSpec); err != nil {
+		if m, err = app.OpenModel(*modelSpec); err != nil {
 			return usageError(stderr, "serve", "--model: %v", err)
 		}
 	}
+	data, err := sf.dataDir()
+	if err != nil {
+		return fail(stderr, "serve", "%v", err)
+	}
 	warnAllInterfaces(*addr, stderr)
 	warnOldDefault(fl, stderr)
-	if err := serve(sf, lim, cf, *addr, *workspaces, *publicURL, env, m, *noSandbox, log, stdout); err != nil {
+	cfg := app.Config{Name: "brabo", Data: data, DB: sf.db, Hidden: sf.hidden(), Workspaces: *workspaces, Addr: *addr,
+		PublicURL: *publicURL, Env: procenv.Filter(os.Environ(), strings.Split(*passEnv, ",")), Model: m, NoSandbox: *noSandbox,
+		ContainerEngine: cf.engine, ContainerImage: cf.image, AdminName: "owner", Log: log, Stdout: stdout}
+	lim.apply(&cfg)
+	if err := serve(cfg, stdout); err != nil {
 		return fail(stderr, "serve", "%v", err)
 	}
 	return 0
@@ -274,123 +266,29 @@ func warnAllInterfaces(addr string, stderr io.Writer) {
 	}
 }
 
-// serve runs the server until SIGINT or SIGTERM. Nothing is created before
-// the data folder's lock is held and the port is bound: a start that fails
-// on either leaves no database behind, and the next start still shows the
-// first admin token.
-func serve(sf storeFlags, lim limits, cf containerFlags, addr, workspaces, publicURL string, env []string, m model.Model, noSandbox bool, log *slog.Logger, stdout io.Writer) error {
+// serve runs the server until SIGINT or SIGTERM (app.Open says what it
+// wires, and in which order).
+func serve(cfg app.Config, stdout io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	release, _, err := sf.lock()
-	defer release()
+	a, err := app.Open(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
+	defer a.Close()
+	if a.AdminToken != "" {
+		fmt.Fprintf(stdout, "First start: the admin token is\n\n    %s\n\nIt is shown once; keep it (export BRABO_TOKEN=%s).\n", a.AdminToken, a.AdminToken)
+	}
+	if err := a.Start(ctx); err != nil {
 		return err
 	}
-	defer ln.Close()
-	store, isSQLite, err := sf.open(ctx)
-	if err != nil {
+	fmt.Fprintf(stdout, "brabo serving on %s\n", a.URL())
+	cfg.Log.Info("serving", "addr", a.Listener.Addr().String(), "store", map[bool]string{true: "sqlite", false: "postgres"}[a.SoleOwner])
+	if err := a.Wait(ctx); err != nil {
 		return err
 	}
-	defer store.Close()
-	dataAbs, err := sf.dataDir()
-	if err != nil {
-		return err
-	}
-	if err := dataOutsideProjects(ctx, store, dataAbs); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "Data folder: %s (--data to change it)\n", dataAbs)
-	if workspaces == "" {
-		workspaces = filepath.Join(dataAbs, "workspaces")
-	}
-	if workspaces, err = filepath.Abs(workspaces); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(workspaces, 0o755); err != nil {
-		return fmt.Errorf("--workspaces: %w", err)
-	}
-	sb, unsandboxed := sandboxing(noSandbox, sf.hidden(), log, stdout)
-	net := sandboxNetwork(sb, ln.Addr().String(), sf.db, log)
-	ex := newExecutor(env, dataAbs, store, sb, net)
-	svc := &pipeline.Service{Store: store, Executor: ex, Repo: &gitrepo.Reader{}, WorkspacesRoot: workspaces, Log: log,
-		MaxPending: lim.maxPending, MaxRunning: lim.maxRunning, Unsandboxed: unsandboxed, UnsandboxedChosen: noSandbox}
-	withRules(net, svc)
-	// Notifications: the webhooks of each project are told when an action
-	// starts waiting and when it is decided, off the proposal's path.
-	if publicURL == "" {
-		publicURL = "http://" + ln.Addr().String()
-	}
-	notifier := notify.New(store, publicURL, log)
-	nctx, stopNotify := context.WithCancel(context.WithoutCancel(ctx))
-	waitNotify := notifier.Start(nctx)
-	defer func() { stopNotify(); waitNotify() }()
-	svc.Notifier = notifier
-	svc.Protect = protection(sf.data, env)
-	if err := cf.apply(svc); err != nil {
-		return err
-	}
-	// One process owns a SQLite file (the data folder's lock): what it
-	// left running is not running anymore. On PostgreSQL only what dead
-	// instances left is recovered.
-	inst, err := startInstance(ctx, svc, ex, isSQLite, log)
-	if err != nil {
-		return fmt.Errorf("recovering interrupted actions: %w", err)
-	}
-	defer inst.close()
-	if err := migrateClickAutonomy(ctx, svc, log); err != nil {
-		return err
-	}
-	token, err := svc.Bootstrap(ctx, "owner")
-	if err != nil {
-		return err
-	}
-	if token != "" {
-		fmt.Fprintf(stdout, "First start: the admin token is\n\n    %s\n\nIt is shown once; keep it (export BRABO_TOKEN=%s).\n", token, token)
-	}
-	// The agents stop after the running actions (below), so that theirs
-	// end with the shutdown's reason, not a cancelled context.
-	actx, stopAgents := context.WithCancel(context.WithoutCancel(ctx))
-	ag, err := startAgents(actx, store, svc, m, isSQLite, lim.waitCap, log)
-	if err != nil {
-		stopAgents()
-		return err
-	}
-	defer func() { stopAgents(); ag.Wait() }()
-	go sweepAbandoned(actx, svc, log)
-	api := (&brabohttp.Server{Log: log, OwnPaths: []string{dataAbs}, OwnPathsHint: dataHint, DirProbe: probeDir,
-		MaxStreams: lim.maxStreams, SessionTTL: lim.sessionTTL}).Use(svc)
-	api.Health = map[string]any{"landlock": landlockStatus(log), "sandbox": sandboxHealth(sb, unsandboxed)}
-	if c := ag.Conversations(); c != nil {
-		api.Conversations, api.Gates = c, ag.Gates()
-	}
-	srv := api.HTTPServer()
-	fmt.Fprintf(stdout, "brabo serving on http://%s\n", ln.Addr())
-	log.Info("serving", "addr", ln.Addr().String(), "store", map[bool]string{true: "sqlite", false: "postgres"}[isSQLite])
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	log.Info("shutting down")
-	// Stop accepting at once; the requests in flight (an approval whose
-	// command runs) get their answer once stopActions has ended the
-	// commands and settled their actions.
-	shutdown, cancel := context.WithTimeout(context.Background(), inst.grace+30*time.Second)
-	defer cancel()
-	shut := make(chan error, 1)
-	go func() { shut <- srv.Shutdown(shutdown) }()
-	inst.stopActions("brabo was stopped (" + context.Cause(ctx).Error() + ")")
-	stopAgents()
-	if err := <-shut; err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	return nil
+	cfg.Log.Info("shutting down")
+	return a.Shutdown("brabo was stopped (" + context.Cause(ctx).Error() + ")")
 }
 
 // warnOldDefault points at a database the old default (./.brabo in the
@@ -404,90 +302,5 @@ func warnOldDefault(fl *flag.FlagSet, stderr io.Writer) {
 	}
 	if _, err := os.Stat(filepath.Join(".brabo", "brabo.db")); err == nil {
 		fmt.Fprintf(stderr, "brabo %s: warning: ./.brabo holds a database of an earlier brabo, whose default data folder was ./.brabo; to keep using it, move it out of the project folder and pass --data\n", fl.Name())
-	}
-}
-
-// dataHint ends the refusal of a project folder that overlaps the data
-// folder: the flag that moves it.
-const dataHint = "brabo's database must never be inside an agent's scope: serve with --data set to a folder outside the project folder (the default is $XDG_STATE_HOME/brabo or ~/.local/state/brabo)"
-
-// dataOutsideProjects refuses a data folder inside (or holding) a local
-// project's folder: the database would be in the agents' scope. Creating
-// a project refuses the same overlap; this catches a --data that moved.
-func dataOutsideProjects(ctx context.Context, store brabo.Store, data string) error {
-	return store.View(ctx, func(tx brabo.Tx) error {
-		ps, err := tx.Projects(ctx)
-		if err != nil {
-			return err
-		}
-		for _, p := range ps {
-			if p.Mode != brabo.ModeLocal || p.Root == "" {
-				continue
-			}
-			root := filepath.Clean(p.Root)
-			if within(data, root) || within(root, data) {
-				return fmt.Errorf("the data folder %s overlaps the folder of the project %s (%s): %s", data, p.Slug, root, dataHint)
-			}
-		}
-		return nil
-	})
-}
-
-// within reports whether p is dir or inside it; both clean and absolute.
-func within(p, dir string) bool {
-	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
-}
-
-// migrateClickAutonomy runs before anything is decided: a blanket
-// terminal rule an old always-allow click wrote frees every command of its
-// agent (pipeline.MigrateClickAutonomy).
-func migrateClickAutonomy(ctx context.Context, svc *pipeline.Service, log *slog.Logger) error {
-	n, err := svc.MigrateClickAutonomy(ctx)
-	if err != nil {
-		return fmt.Errorf("migrating click-written autonomy rules: %w", err)
-	}
-	if n > 0 {
-		log.Warn("blanket terminal: auto_approve rules written by always-allow clicks became the agents' own patterns", "count", n)
-	}
-	return nil
-}
-
-// probeDir reports whether path is a directory brabo can write in, by
-// creating and removing a file there.
-func probeDir(path string) (isDir, writable bool, err error) {
-	info, err := os.Stat(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return false, false, nil
-	}
-	if err != nil {
-		return false, false, err
-	}
-	if !info.IsDir() {
-		return false, false, nil
-	}
-	f, err := os.CreateTemp(path, ".brabo-probe-*")
-	if err != nil {
-		return true, false, nil
-	}
-	name := f.Name()
-	f.Close()
-	os.Remove(name)
-	return true, true, nil
-}
-
-// sweepAbandoned makes abandoned, every pipeline.SweepEvery until ctx
-// ends, the external actions whose hook's deadline passed (issue 29).
-func sweepAbandoned(ctx context.Context, svc *pipeline.Service, log *slog.Logger) {
-	t := time.NewTicker(pipeline.SweepEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		if _, err := svc.SweepAbandoned(ctx); err != nil && ctx.Err() == nil {
-			log.Warn("sweeping the abandoned waits", "err", err)
-		}
 	}
 }

@@ -276,6 +276,9 @@ func TestServeLimitFlags(t *testing.T) {
 		{"serve", "--max-running", "-1"},
 		{"serve", "--max-streams", "0"},
 		{"serve", "--session-ttl", "1s"},
+		// brabo agent keeps the pipeline's caps too (the one wiring).
+		{"agent", "--max-pending", "0"},
+		{"agent", "--max-running", "0"},
 	} {
 		r := runBounded(t, append(args, "--data", t.TempDir())...)
 		if r.code != exitUsage || !strings.Contains(r.stderr, args[1]) {

@@ -357,7 +357,7 @@ func TestWebApprovalQueue(t *testing.T) {
 		do(t, ctx, "toggle on", chromedp.Navigate(srv.url+"/ui/projects/"+project+"/agents"),
 			chromedp.WaitVisible(css(toggle)),
 			chromedp.Click(css(toggle)),
-			// Auto mode asks first (issue 14).
+			// Auto mode asks first.
 			chromedp.WaitVisible(css("#confirm-auto-"+botID+" button.confirm-on")),
 			chromedp.Click(css("#confirm-auto-"+botID+" button.confirm-on")))
 		waitJS(t, ctx, "the toggle to be on", fmt.Sprintf(`document.querySelector(%q) && document.querySelector(%q).getAttribute("aria-checked") === "true"`, toggle, toggle))

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/brabo-dev/brabo"
-	"github.com/brabo-dev/brabo/pipeline"
 )
 
 // claim takes the oldest todo task of the agent's project for it and
@@ -63,7 +62,7 @@ func (m *Manager) claim(ctx context.Context, agent *brabo.Agent) (*state, error)
 			if err != nil {
 				return err
 			}
-			run := &brabo.Run{ID: pipeline.NewID("run"), ProjectID: project.ID, ActorKey: brabo.AgentKey(agent.ID),
+			run := &brabo.Run{ID: brabo.NewID("run"), ProjectID: project.ID, ActorKey: brabo.AgentKey(agent.ID),
 				TaskID: task.ID, State: brabo.RunWorking, UpdatedAt: now}
 			if err := tx.SaveRun(ctx, run); err != nil {
 				return err

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/brabo-dev/brabo"
-	"github.com/brabo-dev/brabo/pipeline"
 )
 
 // A dev agent claims a task only while its project has fewer tasks in
@@ -18,7 +17,7 @@ func TestADevAgentClaimsOnlyWithinTheProjectsCap(t *testing.T) {
 	if err := w.store.Update(ctx, func(tx brabo.Tx) error { return tx.SetProjectAgents(ctx, w.prj.ID, 1, 0) }); err != nil {
 		t.Fatal(err)
 	}
-	second := &brabo.Task{ID: pipeline.NewID("tsk"), ProjectID: w.prj.ID, Title: "Second", Status: brabo.TaskTodo,
+	second := &brabo.Task{ID: brabo.NewID("tsk"), ProjectID: w.prj.ID, Title: "Second", Status: brabo.TaskTodo,
 		CreatedAt: time.Now().UTC().Add(time.Second)}
 	other := w.newAgent(t, "dev-web", true)
 	if err := w.store.Update(ctx, func(tx brabo.Tx) error { return tx.CreateTask(ctx, second) }); err != nil {

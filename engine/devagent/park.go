@@ -13,7 +13,7 @@ import (
 	"github.com/brabo-dev/brabo/engine/wake"
 )
 
-// Waiting agents are rows, not goroutines (issue 16). An agent suspended
+// Waiting agents are rows, not goroutines. An agent suspended
 // on a pending action keeps its run in the store (state, awaited action,
 // Ctx as JSON, deadline); a live actor — a goroutine with a mailbox — is
 // kept only while the agent works, and, as a bounded cache, for the

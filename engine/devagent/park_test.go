@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/brabo-dev/brabo"
-	"github.com/brabo-dev/brabo/pipeline"
 )
 
 // A waiting agent is a row, not a goroutine: past MaxLive live waits
@@ -35,7 +34,7 @@ func TestAWaitingAgentPastTheLiveWaitsIsARowNotAGoroutine(t *testing.T) {
 func TestTheLiveWaitsAreBoundedAndTheOldestParks(t *testing.T) {
 	w := newWorld(t)
 	second := w.newAgent(t, "dev-web", true)
-	task2 := &brabo.Task{ID: pipeline.NewID("tsk"), ProjectID: w.prj.ID, Title: "Second", Status: brabo.TaskTodo,
+	task2 := &brabo.Task{ID: brabo.NewID("tsk"), ProjectID: w.prj.ID, Title: "Second", Status: brabo.TaskTodo,
 		CreatedAt: time.Now().UTC().Add(time.Second)}
 	ctx := context.Background()
 	if err := w.store.Update(ctx, func(tx brabo.Tx) error { return tx.CreateTask(ctx, task2) }); err != nil {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/brabo-dev/brabo"
 	"github.com/brabo-dev/brabo/engine/devagent"
-	"github.com/brabo-dev/brabo/pipeline"
 )
 
 // worktreeScript lists, runs a command that asks (touch) and prints where
@@ -90,7 +89,7 @@ func TestTheAgentWorksAndWaitsInItsOwnWorktreeAcrossARestart(t *testing.T) {
 func TestTwoAgentsOfOneProjectGetTwoWorktrees(t *testing.T) {
 	w := newWorld(t)
 	second := w.newAgent(t, "coder-2", true)
-	other := &brabo.Task{ID: pipeline.NewID("tsk"), ProjectID: w.prj.ID, Title: "Another", Status: brabo.TaskTodo,
+	other := &brabo.Task{ID: brabo.NewID("tsk"), ProjectID: w.prj.ID, Title: "Another", Status: brabo.TaskTodo,
 		CreatedAt: time.Now().UTC()}
 	ctx := context.Background()
 	if err := w.store.Update(ctx, func(tx brabo.Tx) error { return tx.CreateTask(ctx, other) }); err != nil {
@@ -212,7 +211,7 @@ func TestTheTaskBranchIsCommittedPushedAndOpenedFromTheWorktree(t *testing.T) {
 // agent claims its next task: that worktree is moved aside.
 func TestTheNextTaskSetsAsideAWorktreeWithUncommittedWork(t *testing.T) {
 	w := newWorld(t)
-	next := &brabo.Task{ID: pipeline.NewID("tsk"), ProjectID: w.prj.ID, Title: "Next", Status: brabo.TaskTodo,
+	next := &brabo.Task{ID: brabo.NewID("tsk"), ProjectID: w.prj.ID, Title: "Next", Status: brabo.TaskTodo,
 		CreatedAt: time.Now().UTC().Add(time.Second)}
 	ctx := context.Background()
 	if err := w.store.Update(ctx, func(tx brabo.Tx) error { return tx.CreateTask(ctx, next) }); err != nil {

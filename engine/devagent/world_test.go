@@ -134,7 +134,7 @@ func newWorldOn(t *testing.T, s brabo.Store) *world {
 		svc: &pipeline.Service{Store: s, Executor: executor.New(executor.Options{}), WorkspacesRoot: t.TempDir(), Log: quiet}}
 	w.owner, w.prj = enginetest.Project(t, s, root)
 	w.agent = w.newAgent(t, "coder", false)
-	w.task = &brabo.Task{ID: pipeline.NewID("tsk"), ProjectID: w.prj.ID, Title: "Create made.txt",
+	w.task = &brabo.Task{ID: brabo.NewID("tsk"), ProjectID: w.prj.ID, Title: "Create made.txt",
 		Description: "An empty file at the top of the project.", Status: brabo.TaskTodo, CreatedAt: now}
 	err := s.Update(ctx, func(tx brabo.Tx) error {
 		if err := tx.CreateAgent(ctx, w.agent); err != nil {
@@ -151,8 +151,8 @@ func newWorldOn(t *testing.T, s brabo.Store) *world {
 // newAgent makes an agent of the project, stored when store is true.
 func (w *world) newAgent(t *testing.T, name string, store bool) *brabo.Agent {
 	t.Helper()
-	a := &brabo.Agent{ID: pipeline.NewID("agt"), ProjectID: w.prj.ID, Name: name, PrincipalID: w.owner.ID,
-		TokenHash: pipeline.NewID("h"), CreatedAt: time.Now().UTC()}
+	a := &brabo.Agent{ID: brabo.NewID("agt"), ProjectID: w.prj.ID, Name: name, PrincipalID: w.owner.ID,
+		TokenHash: brabo.NewID("h"), CreatedAt: time.Now().UTC()}
 	if store {
 		ctx := context.Background()
 		if err := w.store.Update(ctx, func(tx brabo.Tx) error { return tx.CreateAgent(ctx, a) }); err != nil {
@@ -180,7 +180,7 @@ func (w *world) sweep(t *testing.T, mgr *devagent.Manager) int {
 
 // worker is a wake worker on the world's store that delivers to mgr.
 func (w *world) worker(mgr *devagent.Manager) *wake.Worker {
-	return &wake.Worker{Store: w.store, Owner: pipeline.NewID("proc"), Local: mgr, Resume: mgr,
+	return &wake.Worker{Store: w.store, Owner: brabo.NewID("proc"), Local: mgr, Resume: mgr,
 		Poll: 10 * time.Millisecond, Log: quiet}
 }
 

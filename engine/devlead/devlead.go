@@ -252,7 +252,7 @@ func (l *Lead) Post(ctx context.Context, text string) (Turn, error) {
 			history = s.Messages[:s.TurnStart]
 		}
 	}
-	run := &brabo.Run{ID: pipeline.NewID("run"), ProjectID: l.ProjectID, ActorKey: l.key(), State: brabo.RunWorking, UpdatedAt: l.now()}
+	run := &brabo.Run{ID: brabo.NewID("run"), ProjectID: l.ProjectID, ActorKey: l.key(), State: brabo.RunWorking, UpdatedAt: l.now()}
 	if prev != nil && prev.State == brabo.RunDone {
 		run.ID = prev.ID // the same conversation goes on
 	}

@@ -76,8 +76,8 @@ func newWorld(t *testing.T) *world {
 	now := time.Now().UTC()
 	w := &world{store: s, svc: &pipeline.Service{Store: s, Executor: ex, WorkspacesRoot: t.TempDir(), Log: quiet}}
 	w.owner, w.prj = enginetest.Project(t, s, t.TempDir())
-	w.agent = &brabo.Agent{ID: pipeline.NewID("agt"), ProjectID: w.prj.ID, Name: "dev-lead", PrincipalID: w.owner.ID,
-		TokenHash: pipeline.NewID("h"), CreatedAt: now}
+	w.agent = &brabo.Agent{ID: brabo.NewID("agt"), ProjectID: w.prj.ID, Name: "dev-lead", PrincipalID: w.owner.ID,
+		TokenHash: brabo.NewID("h"), CreatedAt: now}
 	err := s.Update(ctx, func(tx brabo.Tx) error {
 		return tx.CreateAgent(ctx, w.agent)
 	})
@@ -93,7 +93,7 @@ func (w *world) lead(m model.Model) *devlead.Lead {
 }
 
 func (w *world) worker(l *devlead.Lead) *wake.Worker {
-	return &wake.Worker{Store: w.store, Owner: pipeline.NewID("proc"), Local: l, Resume: l, Log: quiet}
+	return &wake.Worker{Store: w.store, Owner: brabo.NewID("proc"), Local: l, Resume: l, Log: quiet}
 }
 
 // drain runs the worker until the outbox is empty, then waits for the

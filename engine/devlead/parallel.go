@@ -12,7 +12,6 @@ import (
 	"github.com/brabo-dev/brabo"
 	"github.com/brabo-dev/brabo/engine/toolloop"
 	"github.com/brabo-dev/brabo/model"
-	"github.com/brabo-dev/brabo/pipeline"
 )
 
 // Events of the project's parallel dev agents.
@@ -34,7 +33,7 @@ const ToolParallelize = "parallelize"
 // cap. Its Run… methods are the executor runners of
 // propose_execution_plan, parallelize and raise_max_parallel; the lead's
 // parallelize tool asks it first whether a request fits within the cap
-// (WithinCap), in which case there is nothing to decide (RN-083).
+// (WithinCap), in which case there is nothing to decide.
 //
 // Starting an agent is making it: an agent named dev-<module> (the
 // module's first), dev-<module>-2, … (brabo.ModuleDevName) for the
@@ -106,7 +105,7 @@ func (s *Starter) start(ctx context.Context, tx brabo.Tx, p *brabo.Project, prin
 			for n := 1; name == "" || d.names[name]; n++ {
 				name = brabo.ModuleDevName(m, n)
 			}
-			id := pipeline.NewID("agt")
+			id := brabo.NewID("agt")
 			a := &brabo.Agent{ID: id, ProjectID: p.ID, Name: name, PrincipalID: principalID,
 				// No token is ever issued: no hash of a token has this form.
 				TokenHash: "started:" + id, CreatedAt: now.Add(time.Duration(len(started)) * time.Microsecond)}
@@ -277,7 +276,7 @@ func (s *Starter) setCap(ctx context.Context, tx brabo.Tx, p *brabo.Project, to 
 
 // WithinCap starts, for the lead's parallelize, the agents the module
 // lacks when the project stays within its cap with them: there is nothing
-// to decide then (RN-083), and handled is true with what was done. Above
+// to decide then, and handled is true with what was done. Above
 // the cap it starts nothing and reports handled false: the call is
 // proposed, and a human decides.
 func (s *Starter) WithinCap(ctx context.Context, lead *brabo.Agent, r brabo.ParallelizeRequest) (out string, handled bool, err error) {

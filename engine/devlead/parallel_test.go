@@ -108,7 +108,7 @@ func TestAnApprovedPlanStartsThePlannedAgentsWithinTheCap(t *testing.T) {
 }
 
 // The lead's parallelize within the cap starts the agents at once and
-// proposes nothing (RN-083); above it, it proposes parallelize, which
+// proposes nothing; above it, it proposes parallelize, which
 // waits for a human even in auto mode, suspends the turn, and once
 // approved raises the cap and starts the agents.
 func TestTheLeadsParallelizeIsDecidedOnlyAboveTheCap(t *testing.T) {

@@ -15,7 +15,6 @@ import (
 	"github.com/brabo-dev/brabo"
 	"github.com/brabo-dev/brabo/model"
 	"github.com/brabo-dev/brabo/model/scripted"
-	"github.com/brabo-dev/brabo/pipeline"
 	"github.com/brabo-dev/brabo/store/sqlite"
 )
 
@@ -37,8 +36,8 @@ func Project(t testing.TB, s brabo.Store, root string) (*brabo.Member, *brabo.Pr
 	t.Helper()
 	ctx := context.Background()
 	now := time.Now().UTC()
-	owner := &brabo.Member{ID: pipeline.NewID("mem"), Name: "ana", TokenHash: pipeline.NewID("h"), CreatedAt: now}
-	p := &brabo.Project{ID: pipeline.NewID("prj"), Slug: "shop", Name: "Shop", Mode: brabo.ModeLocal, Root: root,
+	owner := &brabo.Member{ID: brabo.NewID("mem"), Name: "ana", TokenHash: brabo.NewID("h"), CreatedAt: now}
+	p := &brabo.Project{ID: brabo.NewID("prj"), Slug: "shop", Name: "Shop", Mode: brabo.ModeLocal, Root: root,
 		WorkspaceDir: "shop-12345678", OwnerID: owner.ID, CreatedAt: now}
 	err := s.Update(ctx, func(tx brabo.Tx) error {
 		if err := tx.CreateMember(ctx, owner); err != nil {

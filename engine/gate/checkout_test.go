@@ -10,7 +10,6 @@ import (
 	"github.com/brabo-dev/brabo"
 	"github.com/brabo-dev/brabo/engine/devagent"
 	"github.com/brabo-dev/brabo/engine/gate"
-	"github.com/brabo-dev/brabo/pipeline"
 )
 
 // whereScript prints where the sub-agent's terminal runs, reads a file of
@@ -88,7 +87,7 @@ func TestAnAreaWithNoWorkToExamineFailsWithOriginInfra(t *testing.T) {
 	}{
 		{"no branch", "has no branch brabo/", func(t *testing.T, w *world) *brabo.Task {
 			ctx := context.Background()
-			task := &brabo.Task{ID: pipeline.NewID("tsk"), ProjectID: w.prj.ID, Title: "Never started", Status: brabo.TaskTodo,
+			task := &brabo.Task{ID: brabo.NewID("tsk"), ProjectID: w.prj.ID, Title: "Never started", Status: brabo.TaskTodo,
 				CreatedAt: w.task.CreatedAt}
 			if err := w.store.Update(ctx, func(tx brabo.Tx) error { return tx.CreateTask(ctx, task) }); err != nil {
 				t.Fatal(err)

@@ -332,7 +332,7 @@ func (l *Lead) RunArea(ctx context.Context, taskID string) (Result, error) {
 	}
 	// The lead's own run, saved only when the area ends before any
 	// delegation started (no delegations, or the first sub-agent missing).
-	a.run = &brabo.Run{ID: pipeline.NewID("run"), ProjectID: a.project.ID, ActorKey: "lead:" + l.id(), TaskID: taskID,
+	a.run = &brabo.Run{ID: brabo.NewID("run"), ProjectID: a.project.ID, ActorKey: "lead:" + l.id(), TaskID: taskID,
 		State: brabo.RunWorking, UpdatedAt: l.now()}
 	a.state = State{Gate: StateVersion, Area: l.area(), TaskID: taskID}
 	delegations := l.delegations()
@@ -361,7 +361,7 @@ func (l *Lead) continueArea(ctx context.Context, a *area, remaining []string, ve
 	}
 	// Each delegation has its own Run, keyed by the sub-agent from the
 	// start: the store keeps a run's actor key as first saved.
-	a.run = &brabo.Run{ID: pipeline.NewID("run"), ProjectID: a.project.ID, ActorKey: brabo.AgentKey(agent.ID), TaskID: a.task.ID,
+	a.run = &brabo.Run{ID: brabo.NewID("run"), ProjectID: a.project.ID, ActorKey: brabo.AgentKey(agent.ID), TaskID: a.task.ID,
 		State: brabo.RunWorking, UpdatedAt: l.now()}
 	if err := l.appendEvent(ctx, a, EventDelegationStarted, agent.ID, "",
 		map[string]any{"taskId": a.task.ID, "area": l.area(), "subAgent": name}); err != nil {

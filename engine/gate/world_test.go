@@ -78,11 +78,11 @@ func newWorld(t *testing.T) *world {
 	now := time.Now().UTC()
 	w.owner, w.prj = enginetest.Project(t, w.store, w.root)
 	agent := func(name string) *brabo.Agent {
-		return &brabo.Agent{ID: pipeline.NewID("agt"), ProjectID: w.prj.ID, Name: name, PrincipalID: w.owner.ID,
-			TokenHash: pipeline.NewID("h"), CreatedAt: now}
+		return &brabo.Agent{ID: brabo.NewID("agt"), ProjectID: w.prj.ID, Name: name, PrincipalID: w.owner.ID,
+			TokenHash: brabo.NewID("h"), CreatedAt: now}
 	}
 	w.auto, w.perf = agent(gate.QAAutomation), agent(gate.QAPerformanceSecurity)
-	w.task = &brabo.Task{ID: pipeline.NewID("tsk"), ProjectID: w.prj.ID, Title: "Checkout page",
+	w.task = &brabo.Task{ID: brabo.NewID("tsk"), ProjectID: w.prj.ID, Title: "Checkout page",
 		Description: "The dev finished the checkout page.", Status: brabo.TaskInProgress, CreatedAt: now}
 	err := w.store.Update(ctx, func(tx brabo.Tx) error {
 		for _, a := range []*brabo.Agent{w.auto, w.perf} {
@@ -162,7 +162,7 @@ func run(t *testing.T, fn func(ctx context.Context)) (stop func()) { return engi
 // local is true) and, when local, the lead's mailbox; stop ends both.
 func (w *world) startWake(t *testing.T, l *gate.Lead, local bool) (stop func()) {
 	t.Helper()
-	wk := &wake.Worker{Store: w.store, Owner: pipeline.NewID("proc"), Resume: l, Poll: 10 * time.Millisecond, Log: quiet}
+	wk := &wake.Worker{Store: w.store, Owner: brabo.NewID("proc"), Resume: l, Poll: 10 * time.Millisecond, Log: quiet}
 	stopLead := func() {}
 	if local {
 		wk.Local = l

@@ -125,8 +125,7 @@ func (l *leads) dev(ctx context.Context, projectID string) (*devlead.Lead, error
 		return nil, fmt.Errorf("finding the dev lead of project %s: %w", projectID, err)
 	}
 	if agent == nil {
-		return nil, brabo.Errorf(brabo.CodeNotFound, fmt.Sprintf(
-			"project %s has no dev lead: a maintainer creates it as an agent named %s", projectID, brabo.DevLeadName))
+		return nil, brabo.Errorf(brabo.CodeNotFound, "project %s has no dev lead: a maintainer creates it as an agent named %s", projectID, brabo.DevLeadName)
 	}
 	d := &devlead.Lead{Store: l.store, Proposer: l.svc, Model: l.model, ProjectID: projectID, Agent: agent,
 		System: devLeadSystem, Log: l.log, WaitCap: l.waitCap, Starter: l.starter, Now: l.now,
@@ -169,7 +168,7 @@ func (l *leads) Post(ctx context.Context, projectID, text string) (brabo.LeadTur
 	t, err := d.Post(context.WithoutCancel(ctx), text)
 	if errors.Is(err, devlead.ErrAwaiting) {
 		return brabo.LeadTurn{}, brabo.Errorf(brabo.CodeLeadAwaiting,
-			"the dev lead's turn waits for a decision on its action; decide it first ("+err.Error()+")")
+			"the dev lead's turn waits for a decision on its action; decide it first (%s)", err.Error())
 	}
 	if err != nil {
 		return brabo.LeadTurn{}, fmt.Errorf("the dev lead's turn: %w", err)
@@ -226,7 +225,7 @@ func (l *leads) Trigger(ctx context.Context, taskID string) (brabo.GateStart, er
 	l.mu.Lock()
 	if l.running[taskID] {
 		l.mu.Unlock()
-		return brabo.GateStart{}, brabo.Errorf(brabo.CodeGateInProgress, "a gate area on task "+taskID+" runs already")
+		return brabo.GateStart{}, brabo.Errorf(brabo.CodeGateInProgress, "a gate area on task %s runs already", taskID)
 	}
 	l.running[taskID] = true
 	l.mu.Unlock()
@@ -281,7 +280,7 @@ func (l *leads) checkGate(ctx context.Context, taskID string) (*gate.Lead, error
 		return err
 	})
 	if errors.Is(err, brabo.ErrNotFound) {
-		return nil, brabo.Errorf(brabo.CodeNotFound, "task "+taskID+" not found")
+		return nil, brabo.Errorf(brabo.CodeNotFound, "task %s not found", taskID)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading task %s: %w", taskID, err)
@@ -292,15 +291,14 @@ func (l *leads) checkGate(ctx context.Context, taskID string) (*gate.Lead, error
 	}
 	for _, name := range gate.DefaultDelegations {
 		if !have[name] {
-			return nil, brabo.Errorf(brabo.CodeNotConfigured, fmt.Sprintf(
-				"the QA gate of this project delegates to %v: a maintainer creates the agent %s first", gate.DefaultDelegations, name))
+			return nil, brabo.Errorf(brabo.CodeNotConfigured, "the QA gate of this project delegates to %v: a maintainer creates the agent %s first", gate.DefaultDelegations, name)
 		}
 	}
 	for _, r := range runs {
 		var st gate.State
 		if r.TaskID == taskID && json.Unmarshal(r.Ctx, &st) == nil && st.Gate != 0 {
 			return nil, brabo.Errorf(brabo.CodeGateInProgress,
-				fmt.Sprintf("the %s area on task %s waits for a decision on action %s", st.Area, taskID, r.AwaitingActionID))
+				"the %s area on task %s waits for a decision on action %s", st.Area, taskID, r.AwaitingActionID)
 		}
 	}
 	g, err := l.gate(ctx, task.ProjectID)
@@ -310,7 +308,7 @@ func (l *leads) checkGate(ctx context.Context, taskID string) (*gate.Lead, error
 	// Refused now, not blocked in the background: a task no dev agent has
 	// worked on has nothing to examine.
 	if err := g.Examinable(ctx, project, taskID); err != nil {
-		return nil, brabo.Errorf(brabo.CodeInvalidAction, err.Error())
+		return nil, brabo.Errorf(brabo.CodeInvalidAction, "%s", err.Error())
 	}
 	return g, nil
 }

@@ -11,7 +11,7 @@
 // (devagent), an approved propose_execution_plan starts the planned agents
 // within it (devlead.Starter.RunPlan, registered by Runners), and the dev
 // lead's parallelize starts agents at once within it and proposes the
-// action above it (RN-083).
+// action above it: within the cap there is nothing to decide.
 package supervisor
 
 import (
@@ -109,7 +109,7 @@ func (s *Supervisor) Start(ctx context.Context) error {
 	if s.Log == nil {
 		s.Log = slog.Default()
 	}
-	s.owner = pipeline.NewID("proc")
+	s.owner = brabo.NewID("proc")
 	if s.SoleOwner {
 		s.owner = SoleOwnerName
 	}

@@ -53,9 +53,9 @@ func TestTheSupervisorsSweepCapsEveryKindOfWait(t *testing.T) {
 	}
 	svc := &pipeline.Service{Store: s, Executor: ex, WorkspacesRoot: t.TempDir(), Log: quiet}
 	now := time.Now().UTC()
-	dev := &brabo.Agent{ID: pipeline.NewID("agt"), ProjectID: p.ID, Name: "dev-api", PrincipalID: owner.ID, TokenHash: "h1", CreatedAt: now}
-	lead := &brabo.Agent{ID: pipeline.NewID("agt"), ProjectID: p.ID, Name: brabo.DevLeadName, PrincipalID: owner.ID, TokenHash: "h2", CreatedAt: now}
-	task := &brabo.Task{ID: pipeline.NewID("tsk"), ProjectID: p.ID, Title: "t", Status: brabo.TaskTodo, CreatedAt: now}
+	dev := &brabo.Agent{ID: brabo.NewID("agt"), ProjectID: p.ID, Name: "dev-api", PrincipalID: owner.ID, TokenHash: "h1", CreatedAt: now}
+	lead := &brabo.Agent{ID: brabo.NewID("agt"), ProjectID: p.ID, Name: brabo.DevLeadName, PrincipalID: owner.ID, TokenHash: "h2", CreatedAt: now}
+	task := &brabo.Task{ID: brabo.NewID("tsk"), ProjectID: p.ID, Title: "t", Status: brabo.TaskTodo, CreatedAt: now}
 	if err := s.Update(ctx, func(tx brabo.Tx) error {
 		for _, a := range []*brabo.Agent{dev, lead} {
 			if err := tx.CreateAgent(ctx, a); err != nil {

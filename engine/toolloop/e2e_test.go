@@ -63,8 +63,8 @@ func newWorld(t *testing.T) *world {
 		svc: &pipeline.Service{Store: s, Executor: executor.New(executor.Options{}), WorkspacesRoot: t.TempDir(),
 			Log: slog.New(slog.NewTextHandler(io.Discard, nil))}}
 	w.owner, w.prj = enginetest.Project(t, s, root)
-	w.agent = &brabo.Agent{ID: pipeline.NewID("agt"), ProjectID: w.prj.ID, Name: "coder", PrincipalID: w.owner.ID,
-		TokenHash: pipeline.NewID("h"), CreatedAt: now}
+	w.agent = &brabo.Agent{ID: brabo.NewID("agt"), ProjectID: w.prj.ID, Name: "coder", PrincipalID: w.owner.ID,
+		TokenHash: brabo.NewID("h"), CreatedAt: now}
 	err := s.Update(ctx, func(tx brabo.Tx) error {
 		return tx.CreateAgent(ctx, w.agent)
 	})

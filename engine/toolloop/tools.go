@@ -37,7 +37,7 @@ type Tool struct {
 	// Local, when set on a Pipeline tool, runs before anything is
 	// proposed: when it reports handled, its output is the tool result
 	// and nothing is proposed, because the call needs no decision (the dev
-	// lead's parallelize within the project's cap, RN-083); otherwise the
+	// lead's parallelize within the project's cap); otherwise the
 	// call is proposed as usual. Its error becomes an error tool result.
 	Local func(ctx context.Context, args json.RawMessage) (out string, handled bool, err error)
 }

@@ -30,7 +30,7 @@ var ErrNotHere = errors.New("wake: the run's agent is held by another process")
 // DefaultSweep is how often the Sweeper looks for expired waits.
 const DefaultSweep = 5 * time.Second
 
-// Sweeper enforces the wait caps (DESIGN §7.2, issue 15): every waiting
+// Sweeper enforces the wait caps (DESIGN §7.2): every waiting
 // run keeps its deadline in the store (Run.Deadline, set when it
 // suspends), and the sweeper blocks the runs still waiting past it. No
 // live actor holds a timer, so a wait is capped whether or not any

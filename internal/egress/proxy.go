@@ -1,4 +1,4 @@
-// Package egress is brabo's egress proxy (issue 24): the only way out of a
+// Package egress is brabo's egress proxy: the only way out of a
 // sandboxed command's network namespace. Each action gets a Session, an
 // HTTP proxy on a unix socket of its own that the sandbox binds in; inside
 // the sandbox the forwarder (forward.go, brabo itself in a launcher mode)

@@ -330,3 +330,30 @@ func CheckBare(dir string) error {
 	}
 	return l.CheckConfig()
 }
+
+// LocalValue is what `git config --local --get <section>.<key>` prints in
+// the repository: the last value of the key (no subsection) in the common
+// folder's config, "" when it is not set or has no value. It reads the
+// file as data, the way CheckConfig does, so that brabo need not start a
+// git to learn it; a file CheckConfig would refuse is refused here too.
+func (l *Layout) LocalValue(section, key string) (string, error) {
+	f := filepath.Join(l.CommonDir, "config")
+	data, err := readSmall(f)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", &ConfigError{File: f, Reason: "cannot be read: " + err.Error()}
+	}
+	entries, err := parseConfig(f, data)
+	if err != nil {
+		return "", err
+	}
+	v := ""
+	for _, e := range entries {
+		if e.section == strings.ToLower(section) && e.subsection == "" && e.key == strings.ToLower(key) {
+			v = e.value
+		}
+	}
+	return v, nil
+}

@@ -2,6 +2,10 @@ package gitguard_test
 
 import (
 	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/brabo-dev/brabo/internal/gitguard"
@@ -37,5 +41,39 @@ func TestConfigErrorNamesTheKey(t *testing.T) {
 	var ce *gitguard.ConfigError
 	if !errors.As(err, &ce) || ce.Key != "core.sshcommand" || ce.Line != 4 || ce.File != "cfg" {
 		t.Fatalf("%v", err)
+	}
+}
+
+// TestLocalValueIsWhatGitConfigPrints: user.name and user.email read as
+// data are what `git config --local --get` prints, for configs that set
+// them once, twice, quoted, in another case, in a subsection, or not.
+func TestLocalValueIsWhatGitConfigPrints(t *testing.T) {
+	for _, cfg := range []string{
+		"[core]\n\tbare = false\n",
+		"[user]\n\tname = Ana\n\temail = ana@x\n",
+		"[User]\n\tName = first\n[user]\n\tNAME = \"Last  One\" ; c\n",
+		"[user \"x\"]\n\tname = sub\n[user]\n\temail\n",
+	} {
+		dir := t.TempDir()
+		if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+			t.Fatalf("git init: %v %s", err, out)
+		}
+		if err := os.WriteFile(filepath.Join(dir, ".git", "config"), []byte(cfg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		l, err := gitguard.Check(dir, dir)
+		if err != nil {
+			t.Fatalf("%q: %v", cfg, err)
+		}
+		for _, key := range []string{"name", "email"} {
+			cmd := exec.Command("git", "config", "--local", "--get", "user."+key)
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+			want, _ := cmd.Output()
+			got, err := l.LocalValue("user", key)
+			if err != nil || got != strings.TrimSuffix(string(want), "\n") {
+				t.Errorf("%q user.%s: got %q (%v), git prints %q", cfg, key, got, err, want)
+			}
+		}
 	}
 }

@@ -12,8 +12,7 @@ import (
 // processes: a descendant that cleared its environment (env -i) and left
 // the process group (setsid). As a subreaper brabo inherits it when its
 // parent exits, so it is one of the orphans brabo did not start. An action
-// ends, and its integrity check runs, only once those have ended too
-// (issue 22 item 4).
+// ends, and its integrity check runs, only once those have ended too.
 
 // Orphans lists the live orphans this process inherited as a subreaper
 // (its children it did not start through Start) and their descendants,

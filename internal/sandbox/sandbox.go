@@ -16,7 +16,7 @@
 // this process. Files the command writes keep their owner on disk.
 //
 // Binds and Env are the extension points for what a later part of brabo
-// hands a command (issue 24's egress proxy binds its unix socket and sets
+// hands a command (the egress proxy binds its unix socket and sets
 // the proxy variables): a Bind is bound at Dst, read-only or not, after
 // everything else, and Env is added to the command's environment.
 package sandbox
@@ -62,7 +62,7 @@ type Spec struct {
 	// Nil leaves every one read-only.
 	MayWrite func(path string) bool
 	// Binds are more paths the command gets, bound after everything else
-	// (the extension point for issue 24's proxy socket).
+	// (the extension point for the egress proxy's socket).
 	Binds []Bind
 	// Env is the command's environment ("NAME=value"), already built from
 	// an allow-list (internal/procenv); HOME and TMPDIR are set to the
@@ -73,7 +73,7 @@ type Spec struct {
 	// Sandbox.Hide is added to them.
 	Hide []string
 	// Prefix, when set, starts the command line, in front of the
-	// Landlock launcher (issue 24's egress forwarder, which applies
+	// Landlock launcher (the egress forwarder, which applies
 	// Landlock itself to what it starts).
 	Prefix []string
 	// Launcher, when set, is the host path of brabo's binary, bound

@@ -9,8 +9,8 @@ import (
 )
 
 // An agent's own allow patterns, and the conditional removal of a rule
-// that migrating the blanket rules old clicks wrote needs (issue 11
-// item 8).
+// that migrating the blanket rules old clicks wrote needs
+// (docs/agent-patterns.md).
 
 func (t *Tx) DeleteAutonomy(ctx context.Context, a brabo.AgentAutonomy) (bool, error) {
 	// Conditional on the mode, so that a rule a maintainer changed in

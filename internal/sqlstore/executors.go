@@ -10,7 +10,7 @@ import (
 	"github.com/brabo-dev/brabo"
 )
 
-// The tables of migration 00010 (issue 15): a project's protected
+// The tables of migration 00010: a project's protected
 // branches, agents' stored instructions, the budget and its ledger, the
 // module map, and the lifecycle of a project's container.
 

@@ -13,7 +13,7 @@ import (
 // The versions of each project's permissions.json brabo accepted (with
 // their bytes) or reported (without), the ordered history of the ones that
 // became current, and which is current now: the only one trusted
-// (DESIGN §9, "Trusted policy"; issue 22 item 3).
+// (DESIGN §9, "Trusted policy").
 
 // PermissionsTrust reads the project's current trusted version (brabo.Tx).
 func (t *Tx) PermissionsTrust(ctx context.Context, projectID string) (*brabo.PermissionsTrust, error) {

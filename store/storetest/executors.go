@@ -11,7 +11,7 @@ import (
 	"github.com/brabo-dev/brabo"
 )
 
-// testExecutorState: the rows issue 15's executors write round-trip on
+// testExecutorState: the rows the executors write round-trip on
 // both stores: protected branches once each, in order; an agent's
 // instructions replaced; the module map; the container's lifecycle row
 // with its workspace_verified_at; and the budget, whose capped debit lets

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"os"
@@ -9,22 +9,23 @@ import (
 )
 
 // TestSandboxBinaryIsTheSlimOneOfTheSameBuild: brabo starts the
-// brabo-sandbox built beside it (TestMain builds both from this tree), and
-// passes over one that is not executable, not a Go program, or of another
-// version or revision: a brabo-sandbox left from another version of brabo
-// never runs a sandbox.
+// brabo-sandbox beside it when it is of the same build (here the same
+// binary, this test's, under both names), and passes over one that is not
+// executable, not a Go program, or of another version or revision: a
+// brabo-sandbox left from another version of brabo never runs a sandbox.
 func TestSandboxBinaryIsTheSlimOneOfTheSameBuild(t *testing.T) {
-	if path, why := pickSandboxBinary(braboBin); path != filepath.Join(filepath.Dir(braboBin), slimSandbox) || why != "" {
-		t.Fatalf("beside a brabo-sandbox of the same build: %s (%s)", path, why)
-	}
 	dir := t.TempDir()
 	self := filepath.Join(dir, "brabo")
-	copyFile(t, braboBin, self, 0o755)
+	copyFile(t, os.Args[0], self, 0o755)
 	if path, why := pickSandboxBinary(self); path != self || why != "" {
 		t.Errorf("alone: %s (%s)", path, why)
 	}
 	other := filepath.Join(dir, slimSandbox)
-	copyFile(t, filepath.Join(filepath.Dir(braboBin), slimSandbox), other, 0o644)
+	copyFile(t, os.Args[0], other, 0o755)
+	if path, why := pickSandboxBinary(self); path != other || why != "" {
+		t.Fatalf("beside a brabo-sandbox of the same build: %s (%s)", path, why)
+	}
+	copyFile(t, os.Args[0], other, 0o644)
 	if path, why := pickSandboxBinary(self); path != self || !strings.Contains(why, "not an executable") {
 		t.Errorf("beside a brabo-sandbox that is not executable: %s (%s)", path, why)
 	}

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/brabo-dev/brabo"
 	"github.com/brabo-dev/brabo/executor"
 	"github.com/brabo-dev/brabo/internal/confine"
 	"github.com/brabo-dev/brabo/internal/procs"
@@ -131,7 +132,7 @@ func startInstance(ctx context.Context, svc *pipeline.Service, ex *executor.Exec
 	}
 	in := &instance{svc: svc, ex: ex, log: log, grace: stopGrace(log), done: make(chan struct{})}
 	svc.Processes = &procs.Host{}
-	svc.InstanceID = pipeline.NewID("inst")
+	svc.InstanceID = brabo.NewID("inst")
 	svc.StopGrace = in.grace
 	if err := svc.Register(ctx); err != nil {
 		return nil, err

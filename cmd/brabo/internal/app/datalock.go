@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"bytes"
@@ -17,13 +17,14 @@ import (
 // process's and fail them.
 const lockName = "brabo.lock"
 
-// dataInUse is the refusal when another process holds the data folder.
-type dataInUse struct {
+// DataInUse is the refusal when another process holds the data folder:
+// the folder and the holder's pid (0 when it has not written it yet).
+type DataInUse struct {
 	dir string
 	pid int // 0 when the holder has not written it yet
 }
 
-func (e *dataInUse) Error() string {
+func (e *DataInUse) Error() string {
 	if e.pid == 0 {
 		return fmt.Sprintf("data folder %s in use by another brabo process", e.dir)
 	}
@@ -31,11 +32,11 @@ func (e *dataInUse) Error() string {
 }
 
 // lockData creates the data folder if needed and takes its lock, waiting
-// at most lockWait: a folder another process holds is a *dataInUse. release ends
+// at most lockWait: a folder another process holds is a *DataInUse. release ends
 // the lock (the kernel ends it too when the process dies, however it
 // dies, so a crash never leaves the folder locked). The file is opened
 // close-on-exec: the commands brabo runs never inherit the lock.
-func lockData(dir string) (release func(), err error) {
+func LockData(dir string) (release func(), err error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("--data: %w", err)
 	}
@@ -47,7 +48,7 @@ func lockData(dir string) (release func(), err error) {
 	if err := flockSoon(f); err != nil {
 		defer f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, &dataInUse{dir: dir, pid: lockHolder(f)}
+			return nil, &DataInUse{dir: dir, pid: lockHolder(f)}
 		}
 		return nil, fmt.Errorf("locking the data folder %s: %w", dir, err)
 	}

@@ -66,21 +66,6 @@ func ModuleDevName(module string, n int) string {
 	return "dev-" + module + "-" + strconv.Itoa(n)
 }
 
-// Module is the module of a dev-<module> agent (ModuleDevName's inverse),
-// and false for an agent that is not a module dev agent.
-func (a *Agent) Module() (string, bool) {
-	if !a.IsModuleDev() {
-		return "", false
-	}
-	m := strings.TrimPrefix(a.Name, "dev-")
-	if i := strings.LastIndexByte(m, '-'); i > 0 {
-		if n, err := strconv.Atoi(m[i+1:]); err == nil && n >= 2 {
-			return m[:i], true
-		}
-	}
-	return m, true
-}
-
 // decodeExtra decodes an action's Extra strictly into v: one JSON object
 // with no field v does not name.
 func decodeExtra(t ActionType, extra json.RawMessage, v any) error {

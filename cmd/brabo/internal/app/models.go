@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -44,7 +44,7 @@ func newExecutor(env []string, data string, store brabo.Store, sb *sandbox.Sandb
 	return ex
 }
 
-// openModel builds the model a spec names:
+// OpenModel builds the model a spec names:
 //
 //	openai:<model>     OPENAI_BASE_URL (any OpenAI-compatible server) and OPENAI_API_KEY
 //	anthropic:<model>  ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL)
@@ -52,7 +52,7 @@ func newExecutor(env []string, data string, store brabo.Store, sb *sandbox.Sandb
 //
 // A provider's key variable must be set: a model without it would start,
 // and fail at the agents' first turn.
-func openModel(spec string) (model.Model, error) {
+func OpenModel(spec string) (model.Model, error) {
 	kind, arg, ok := strings.Cut(spec, ":")
 	if !ok || arg == "" {
 		return nil, fmt.Errorf("model %q: want openai:<model>, anthropic:<model> or scripted:<path>", spec)
@@ -73,13 +73,6 @@ func openModel(spec string) (model.Model, error) {
 
 // modelKeys is the variable each provider reads its API key from.
 var modelKeys = map[string]string{"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
-
-// modelMore is what brabo agent -h says of the models.
-const modelMore = `The model (--model or BRABO_MODEL):
-  openai:<model>     OPENAI_API_KEY; OPENAI_BASE_URL for any OpenAI-compatible server
-  anthropic:<model>  ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL)
-  scripted:<path>    a JSON script of assistant turns (tests, the demo)
-A missing key variable is refused at start, naming it.`
 
 // startAgents starts the process's agents (engine/supervisor) on m until
 // ctx ends: soleOwner is true when this process alone uses the store
