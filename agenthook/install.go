@@ -71,10 +71,10 @@ func Install(ctx context.Context, o InstallOptions) error {
 		return uninstall(ctx, o, cfgPath)
 	}
 	if o.ProjectID == "" || o.Server == "" {
-		return errors.New("brabo install needs the brabo project (--project-id or BRABO_PROJECT) and server (--server or BRABO_URL)")
+		return errors.New("brabo install needs the brabo project (--project or BRABO_PROJECT) and server (--url or BRABO_URL)")
 	}
 	if o.Token == "" {
-		return errors.New("brabo install needs a maintainer's token (--token or BRABO_TOKEN): it creates the hook agent, or gives it a new token")
+		return errors.New("brabo install needs a maintainer's token (BRABO_TOKEN or --token-file): it creates the hook agent, or gives it a new token")
 	}
 	// The files are read before brabo is asked anything: a settings file
 	// brabo cannot rewrite fails here, with nothing changed anywhere.
@@ -257,7 +257,7 @@ func uninstall(ctx context.Context, o InstallOptions, cfgPath string) error {
 	}
 	if entry != nil && !o.KeepAgent {
 		if o.Token == "" {
-			return fmt.Errorf("brabo install --uninstall needs a maintainer's token (--token or BRABO_TOKEN) to revoke the hook agent's token; nothing was removed (--keep-agent removes the files and leaves the token live)")
+			return fmt.Errorf("brabo install --uninstall needs a maintainer's token (BRABO_TOKEN or --token-file) to revoke the hook agent's token; nothing was removed (--keep-agent removes the files and leaves the token live)")
 		}
 		ag := &installedAgent{id: entry.AgentID, token: entry.Token}
 		if err := ag.revoke(ctx, InstallOptions{Server: firstOf(o.Server, cfg.Server), Token: o.Token, ProjectID: entry.ID}); err != nil {

@@ -18,20 +18,22 @@ import (
 // one scope: whether brabo's hook is installed in the agent's settings,
 // whether what the hook needs is on disk, and whether it reaches brabo.
 type InstallStatus struct {
-	Agent, Scope string // claude|codex|gemini, project|user
+	Agent string `json:"agent"` // claude|codex|gemini
+	Scope string `json:"scope"` // project|user
 	// Settings is the agent's settings file read.
-	Settings string
+	Settings string `json:"settings"`
 	// Installed: the settings run brabo's hook before each tool call.
-	Installed bool
+	Installed bool `json:"installed"`
 	// Program and Config are what the hook's command names.
-	Program, Config string
+	Program string `json:"program"`
+	Config  string `json:"config"`
 	// OnDisk: the program is an executable file and the configuration is
 	// readable and guards the folder.
-	OnDisk bool
+	OnDisk bool `json:"onDisk"`
 	// Reaches: brabo answered the configuration's token as a hook agent's.
-	Reaches bool
+	Reaches bool `json:"reaches"`
 	// Detail says what is wrong, or who the hook is in brabo.
-	Detail string
+	Detail string `json:"detail"`
 }
 
 // OK reports whether the hook is installed and works, or is not installed

@@ -188,7 +188,7 @@ func TestCodexAsksBrabo(t *testing.T) {
 	t.Run("uninstall removes brabo's blocks and keeps the rest", func(t *testing.T) {
 		// brabo is stopped: --keep-agent removes the files without revoking
 		// the hook agent's token there.
-		cmd := []string{"install", "codex", "--project", "--uninstall", "--keep-agent", "--project-id", ap.project, "--root", ap.root}
+		cmd := []string{"install", "codex", "--uninstall", "--keep-agent", "--project", ap.project, "--root", ap.root}
 		if r := runBraboEnv(t, ap.root, ap.env("CODEX_HOME="+home), cmd...); r.code != 0 {
 			t.Fatalf("uninstall: %s", r)
 		}

@@ -41,10 +41,10 @@ func (ap *agentProject) hookToken(t *testing.T, agent string) (token, agentID st
 
 // installCmd is brabo install's command for the project, unstarted.
 func (ap *agentProject) installCmd(agent string, extra []string, env ...string) *exec.Cmd {
-	args := append([]string{"install", agent, "--project", "--server", ap.srv.url, "--token", ap.admin,
-		"--project-id", ap.project, "--root", ap.root, "--wait", "8s"}, extra...)
+	args := append([]string{"install", agent, "--url", ap.srv.url, "--project", ap.project, "--root", ap.root,
+		"--wait", "8s"}, extra...)
 	cmd := exec.Command(braboBin, args...)
-	cmd.Env = ap.env(env...)
+	cmd.Env = append(ap.env(env...), "BRABO_TOKEN="+ap.admin)
 	return cmd
 }
 
@@ -157,16 +157,16 @@ func TestInstallIsIdempotentAndAtomic(t *testing.T) {
 
 	t.Run("--uninstall revokes the hook agent's token", func(t *testing.T) {
 		token, _ := ap.hookToken(t, "claude")
-		r := runBraboEnv(t, ap.root, ap.env(), "install", "claude", "--uninstall", "--server", ap.srv.url,
-			"--project-id", ap.project, "--root", ap.root)
+		r := runBraboEnv(t, ap.root, ap.env(), "install", "claude", "--uninstall", "--url", ap.srv.url,
+			"--project", ap.project, "--root", ap.root)
 		if r.code == 0 || !strings.Contains(r.stderr, "needs a maintainer's token") {
 			t.Fatalf("uninstall without a token: %s", r)
 		}
 		if _, err := os.Stat(filepath.Join(ap.xdg, "brabo", "hooks", "claude-"+ap.project+".json")); err != nil {
 			t.Fatal("an uninstall that failed removed the configuration")
 		}
-		r = runBraboEnv(t, ap.root, ap.env(), "install", "claude", "--uninstall", "--server", ap.srv.url, "--token", ap.admin,
-			"--project-id", ap.project, "--root", ap.root)
+		r = runBraboEnv(t, ap.root, ap.env("BRABO_TOKEN="+ap.admin), "install", "claude", "--uninstall", "--url", ap.srv.url,
+			"--project", ap.project, "--root", ap.root)
 		if r.code != 0 {
 			t.Fatalf("uninstall: %s", r)
 		}

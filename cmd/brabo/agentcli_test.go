@@ -61,10 +61,11 @@ func (ap *agentProject) env(extra ...string) []string {
 // install runs brabo install for the agent, with the hook's wait short.
 func (ap *agentProject) install(t *testing.T, agent string, wait time.Duration, extra []string, env ...string) string {
 	t.Helper()
-	args := append([]string{"install", agent, "--project", "--server", ap.srv.url, "--token", ap.admin,
-		"--project-id", ap.project, "--root", ap.root, "--wait", wait.String()}, extra...)
+	// The project by its slug: install finds its id.
+	args := append([]string{"install", agent, "--url", ap.srv.url, "--project", "agents", "--root", ap.root,
+		"--wait", wait.String()}, extra...)
 	cmd := exec.Command(braboBin, args...)
-	cmd.Env = ap.env(env...)
+	cmd.Env = append(ap.env(env...), "BRABO_TOKEN="+ap.admin)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("brabo install %s: %v\n%s", agent, err, out)

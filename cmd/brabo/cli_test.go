@@ -158,6 +158,8 @@ func TestCLIErrors(t *testing.T) {
 		{[]string{"permissions", "show", "--project", "prj_x", "--url", closed}, []string{"BRABO_TOKEN=brb_x"}, exitFailure, "brabo permissions show: cannot reach brabo at"},
 		{[]string{"install"}, nil, exitUsage, "brabo install: which agent?"},
 		{[]string{"install", "claude", "--project", "--user"}, nil, exitUsage, "brabo install claude: --project or --user, not both"},
+		{[]string{"install", "claude", "--scope", "team"}, nil, exitUsage, `brabo install claude: --scope "team": want project or user`},
+		{[]string{"install", "claude", "--url", "http://a", "--server", "http://b"}, nil, exitUsage, "brabo install claude: --url http://a and --server http://b (its old spelling) disagree"},
 		{[]string{"install", "claude", "extra"}, nil, exitUsage, "brabo install claude: unexpected argument"},
 		{[]string{"mcp"}, nil, exitUsage, "brabo mcp: --config FILE is required"},
 		{[]string{"mcp", "--config", filepath.Join(dir, "none.json")}, nil, exitFailure, "brabo mcp: "},

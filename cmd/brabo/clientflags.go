@@ -1,7 +1,7 @@
 package main
 
 // The flags every client command of brabo serve shares (queue, show,
-// approve, deny, log, agents, init, permissions, project): where the server
+// approve, deny, log, agents, init, install, permissions, project): where the server
 // is, whose token, which project, and --json for the API's own answer. The
 // token never comes from the command line, where every process of the
 // machine can read it (/proc/<pid>/cmdline): BRABO_TOKEN or --token-file.
@@ -71,21 +71,31 @@ func (c *clientFlags) base() string {
 // there is none (no token).
 func (c *clientFlags) client(stderr io.Writer) (*client.Client, error) {
 	c.stderr = stderr
-	token := os.Getenv("BRABO_TOKEN")
-	if *c.tokenFile != "" {
-		b, err := os.ReadFile(*c.tokenFile)
-		if err != nil {
-			return nil, fmt.Errorf("--token-file: %w", err)
-		}
-		token = strings.TrimSpace(string(b))
-		if token == "" {
-			return nil, fmt.Errorf("--token-file %s is empty", *c.tokenFile)
-		}
+	token, err := c.token()
+	if err != nil {
+		return nil, err
 	}
 	if token == "" {
 		return nil, errors.New(noTokenLine)
 	}
 	return client.New(c.base(), token), nil
+}
+
+// token is the member's token: --token-file's content, else BRABO_TOKEN,
+// else "" (a command that can do without one decides what that means).
+func (c *clientFlags) token() (string, error) {
+	if *c.tokenFile == "" {
+		return os.Getenv("BRABO_TOKEN"), nil
+	}
+	b, err := os.ReadFile(*c.tokenFile)
+	if err != nil {
+		return "", fmt.Errorf("--token-file: %w", err)
+	}
+	token := strings.TrimSpace(string(b))
+	if token == "" {
+		return "", fmt.Errorf("--token-file %s is empty", *c.tokenFile)
+	}
+	return token, nil
 }
 
 // resolveProject turns --project (a slug or an id) into the project; a

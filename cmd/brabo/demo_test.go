@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -65,11 +67,14 @@ func TestDemoSuspendsAndResumes(t *testing.T) {
 
 // demoRun is a running `brabo demo`, read line by line.
 type demoRun struct {
-	cmd    *exec.Cmd
-	stderr *logBuffer
-	lines  chan string
-	mu     sync.Mutex
-	seen   []string
+	// beforeApprove, when set, sees each approve line approveUntilPR runs,
+	// before it runs it.
+	beforeApprove func(line string)
+	cmd           *exec.Cmd
+	stderr        *logBuffer
+	lines         chan string
+	mu            sync.Mutex
+	seen          []string
 }
 
 func startDemo(t *testing.T, args ...string) *demoRun {
@@ -127,6 +132,9 @@ func (d *demoRun) approveUntilPR(t *testing.T) string {
 		case strings.HasPrefix(l, "  Approve it:     curl "):
 			return l
 		case strings.HasPrefix(l, "  Approve:        curl "):
+			if d.beforeApprove != nil {
+				d.beforeApprove(l)
+			}
 			if got := runPrinted(t, l); got["outcome"] != "approved" {
 				t.Fatalf("the printed approve: %v", got)
 			}
@@ -187,6 +195,28 @@ func runPrinted(t *testing.T, line string) map[string]any {
 	return v
 }
 
+// demoAction reads, through the API, the action an approve line the demo
+// printed names (its URL and token are in the line).
+func demoAction(t *testing.T, line string) map[string]any {
+	t.Helper()
+	m := regexp.MustCompile(`(http://\S+/v1/actions/act_\w+)/approve.*Bearer (brb_\w+)`).FindStringSubmatch(line)
+	if m == nil {
+		t.Fatalf("no action URL and token in %q", line)
+	}
+	req, _ := http.NewRequest("GET", m[1], nil)
+	req.Header.Set("Authorization", "Bearer "+m[2])
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var a map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&a); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %d %v", m[1], resp.StatusCode, err)
+	}
+	return a
+}
+
 // TestDemoPrintedCommandsWork: without --approve the demo serves until
 // Ctrl-C, so the commands it prints work: its approve commands wake the
 // agent, the pull request is opened, the page still answers after the
@@ -199,9 +229,25 @@ func TestDemoPrintedCommandsWork(t *testing.T) {
 		t.Skip("the demo prints curl commands; curl is not installed (BRABO_REQUIRE_README_TOOLS fails this)")
 	}
 	d := startDemo(t)
+	// The push card and the pull request's show the demo repository's
+	// commits (the preview reads the repository, as brabo serve's does).
+	cards := map[string]map[string]any{}
+	d.beforeApprove = func(l string) {
+		a := demoAction(t, l)
+		cards[a["type"].(string)] = a
+	}
 	pr := d.approveUntilPR(t)
 	if !strings.Contains(d.output(), "changelog created") {
 		t.Errorf("the approved command's output did not reach the agent:\n%s", d.output())
+	}
+	cards["pr_open"] = demoAction(t, pr)
+	for _, typ := range []string{"git_push", "pr_open"} {
+		a := cards[typ]
+		pv, _ := a["preview"].(map[string]any)
+		commits, _ := pv["commits"].([]any)
+		if len(commits) == 0 || !strings.Contains(strings.ToLower(fmt.Sprint(commits)), "changelog") || strings.Contains(fmt.Sprint(pv["notes"]), "could not be read") {
+			t.Errorf("the %s card shows no commit of the demo repository: %v", typ, pv)
+		}
 	}
 	if got := runPrinted(t, pr); got["outcome"] != "approved" || got["action"].(map[string]any)["status"] != "executed" {
 		t.Fatalf("the printed approval of the pull request: %v", got)

@@ -77,6 +77,13 @@ func runInit(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "init", "%v", reachError(err))
 	}
+	// --json: the lines for people are left out, and what init found or
+	// made is printed once, at the end.
+	out := stdout
+	if *cf.json {
+		out = io.Discard
+	}
+	created, wrote := false, false
 	var p *brabo.Project
 	for _, x := range ps {
 		if x.Root == root {
@@ -84,7 +91,7 @@ func runInit(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if p != nil {
-		fmt.Fprintf(stdout, "this folder is brabo project %s (%s) already: nothing changed\n", p.Slug, p.ID)
+		fmt.Fprintf(out, "this folder is brabo project %s (%s) already: nothing changed\n", p.Slug, p.ID)
 	} else {
 		// The file first: the project's first trusted version is the file
 		// as it is when the project is created.
@@ -93,9 +100,10 @@ func runInit(args []string, stdout, stderr io.Writer) int {
 			if err := os.WriteFile(perm, startingPermissions(), 0o644); err != nil {
 				return fail(stderr, "init", "%v", err)
 			}
-			fmt.Fprintf(stdout, "wrote permissions.json: the agents' read-only commands (ls, cat, grep, git status, git diff, git log, …) run at once; everything else asks you\n")
+			wrote = true
+			fmt.Fprintf(out, "wrote permissions.json: the agents' read-only commands (ls, cat, grep, git status, git diff, git log, …) run at once; everything else asks you\n")
 		}
-		created, err := api.CreateProject(ctx, client.NewProject{Slug: *slug, Mode: brabo.ModeLocal, Root: root})
+		made, err := api.CreateProject(ctx, client.NewProject{Slug: *slug, Mode: brabo.ModeLocal, Root: root})
 		var ae *client.Error
 		if errors.As(err, &ae) && ae.Code == brabo.CodeInvalidProject && strings.HasPrefix(ae.Message, "root:") {
 			return fail(stderr, "init", "%v (a local project names a folder the server itself must reach: run brabo init on the server's machine)", err)
@@ -103,8 +111,9 @@ func runInit(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(stderr, "init", "%v", err)
 		}
-		p = &brabo.Project{ID: created.ID, Slug: created.Slug, Root: root}
-		fmt.Fprintf(stdout, "created project %s (%s) for %s\n", p.Slug, p.ID, root)
+		p = &brabo.Project{ID: made.ID, Slug: made.Slug, Root: root}
+		created = true
+		fmt.Fprintf(out, "created project %s (%s) for %s\n", p.Slug, p.ID, root)
 	}
 	if *agent != "" {
 		ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
@@ -114,11 +123,25 @@ func runInit(args []string, stdout, stderr io.Writer) int {
 			return fail(stderr, "init", "%v", err)
 		}
 		err = agenthook.Install(ctx, agenthook.InstallOptions{Agent: *agent, Server: api.Base(), Token: api.Token(),
-			ProjectID: p.ID, Root: root, HookCommand: hookCmd, Wait: agenthook.DefaultWait, Out: stdout})
+			ProjectID: p.ID, Root: root, HookCommand: hookCmd, Wait: agenthook.DefaultWait, Out: out})
 		if err != nil {
 			return fail(stderr, "init", "installing %s's hook: %v", *agent, err)
 		}
 	}
-	fmt.Fprintf(stdout, "next: start your agent here; brabo queue lists what waits for you (export BRABO_PROJECT=%s)\n", p.Slug)
+	fmt.Fprintf(out, "next: start your agent here; brabo queue lists what waits for you (export BRABO_PROJECT=%s)\n", p.Slug)
+	if *cf.json {
+		ans := map[string]any{"project": map[string]string{"id": p.ID, "slug": p.Slug, "root": p.Root},
+			"created": created, "permissionsWritten": wrote, "hook": nil}
+		if *agent != "" {
+			ctx, cancel := context.WithTimeout(ctx, time.Minute)
+			defer cancel()
+			for _, s := range agenthook.Status(ctx, agenthook.InstallOptions{Agent: *agent, Root: root}) {
+				if s.Scope == "project" {
+					ans["hook"] = s
+				}
+			}
+		}
+		printValue(stdout, ans)
+	}
 	return 0
 }

@@ -59,6 +59,10 @@ func runPermissions(args []string, stdout, stderr io.Writer) int {
 		if st, err = c.Trust(ctx, p.ID); err != nil {
 			break
 		}
+		if *cf.json && verb == "show" {
+			printValue(stdout, st)
+			return 0
+		}
 		printTrust(stdout, st)
 		if verb == "accept" {
 			return usageError(stderr, "permissions accept", "nothing accepted: to accept the file shown, run brabo permissions accept --project %s --hash %s", p.ID, st.DiskHash)
@@ -71,6 +75,10 @@ func runPermissions(args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		return fail(stderr, "permissions "+verb, "%v", err)
+	}
+	if *cf.json {
+		printValue(stdout, st)
+		return 0
 	}
 	printTrust(stdout, st)
 	return 0

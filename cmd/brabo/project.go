@@ -44,6 +44,10 @@ func runProject(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "project activate", "%v", err)
 	}
+	if *cf.json {
+		printValue(stdout, act)
+		return 0
+	}
 	if !act.Changed {
 		fmt.Fprintln(stdout, "execution was active already: nothing changed")
 	} else {

@@ -33,7 +33,8 @@ package main
 // anything: the README shows real answers.
 //
 // The README is the newcomer's path; docs/api.md (with docs/hooks.md after
-// it) is run the same way, in a session of its own.
+// it) is run the same way, in a session of its own, and so is
+// docs/check.md, whose transcripts are brabo check's examples.
 
 import (
 	"bufio"
@@ -352,6 +353,8 @@ var readmeSessions = []readmeSession{
 			t.Errorf("the database is not in the default data folder ~/.local/state/brabo: %v", err)
 		}
 	}},
+	// brabo check's examples: transcripts only, no server.
+	{docs: []string{"docs/check.md"}},
 }
 
 func TestREADME(t *testing.T) {
