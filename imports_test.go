@@ -131,6 +131,11 @@ var coreRules = []struct {
 	// The one /v1 client: the root package and the standard library, so
 	// that the hook linking it stays light (client_test.go's rule).
 	{rel: "client", mayImport: []string{""}, forbidden: []string{"database/sql"}},
+	// brabo-sandbox starts on every sandboxed command's path (the root
+	// helper, the Landlock launcher, the egress forwarder): it links
+	// those alone, so that it starts fast.
+	{rel: "cmd/brabo-sandbox", mayImport: []string{"", "policy", "internal/confine", "internal/sandbox", "internal/egress", "internal/procs"},
+		forbidden: []string{"database/sql"}},
 }
 
 // wiring is the only package that may depend on several adapters: the one

@@ -8,9 +8,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/brabo-dev/brabo/executor"
 	brabohttp "github.com/brabo-dev/brabo/http"
@@ -39,20 +42,69 @@ func TestMain(m *testing.M) {
 // BenchmarkSandboxedTerminal measures an auto-approved `true` over HTTP,
 // one proposal at a time, run by the real executor: in the sandbox
 // (bubblewrap, the root helper under root, Landlock inside) and without
-// it (Landlock only). The difference is what the sandbox adds to every
-// command (docs/PERFORMANCE.md, "Issue 23").
+// it (Landlock only), each with brabo-sandbox as the helper and launcher,
+// as brabo serve runs them (sandbox, nosandbox), and with a big binary,
+// this test binary, as brabo did before brabo-sandbox (sandbox-big,
+// nosandbox-big). The difference is what the sandbox adds to every
+// command. Beside them, the like-for-like floor of the same run: bwrap
+// alone, with the sandbox's namespaces and root, running `true` (bwrap),
+// and `true` alone (host) (docs/PERFORMANCE.md, "The sandbox's cost per
+// command").
 func BenchmarkSandboxedTerminal(b *testing.B) {
 	self, _ := os.Executable()
-	b.Run("sandbox", func(b *testing.B) {
+	slim := filepath.Join(b.TempDir(), "brabo-sandbox")
+	if out, err := exec.Command("go", "build", "-o", slim, "github.com/brabo-dev/brabo/cmd/brabo-sandbox").CombinedOutput(); err != nil {
+		b.Fatalf("go build brabo-sandbox: %v\n%s", err, out)
+	}
+	need := func(b *testing.B) {
 		if err := sandbox.Available(); err != nil {
 			if os.Getenv("BRABO_REQUIRE_SANDBOX") != "" {
 				b.Fatal(err)
 			}
 			b.Skip("the sandbox is missing (BRABO_REQUIRE_SANDBOX makes this a failure):", err)
 		}
-		benchTrue(b, &sandbox.Sandbox{Helper: self}, self)
+	}
+	b.Run("sandbox", func(b *testing.B) { need(b); benchTrue(b, &sandbox.Sandbox{Helper: slim}, slim) })
+	b.Run("nosandbox", func(b *testing.B) { benchTrue(b, nil, slim) })
+	b.Run("sandbox-big", func(b *testing.B) { need(b); benchTrue(b, &sandbox.Sandbox{Helper: self}, self) })
+	b.Run("nosandbox-big", func(b *testing.B) { benchTrue(b, nil, self) })
+	b.Run("bwrap", func(b *testing.B) {
+		need(b)
+		args, err := sandbox.Spec{Root: b.TempDir()}.Args("true")
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchExec(b, "bwrap", args...)
 	})
-	b.Run("nosandbox", func(b *testing.B) { benchTrue(b, nil, self) })
+	b.Run("host", func(b *testing.B) { benchExec(b, "true") })
+}
+
+// benchExec runs name args b.N times, one at a time.
+func benchExec(b *testing.B, name string, args ...string) {
+	defer cpuPerOp(b)()
+	for i := 0; i < b.N; i++ {
+		if out, err := exec.Command(name, args...).CombinedOutput(); err != nil {
+			b.Fatalf("%s: %v\n%s", name, err, out)
+		}
+	}
+}
+
+// cpuPerOp reports, when the returned function is called, the CPU time
+// (user and system) this process and its waited-for children spent per
+// operation since cpuPerOp: on a machine shared with other work the wall
+// time swings with the load, the work done much less.
+func cpuPerOp(b *testing.B) func() {
+	cpu := func() time.Duration {
+		var self, kids syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &self)
+		syscall.Getrusage(syscall.RUSAGE_CHILDREN, &kids)
+		d := func(t syscall.Timeval) time.Duration { return time.Duration(t.Nano()) }
+		return d(self.Utime) + d(self.Stime) + d(kids.Utime) + d(kids.Stime)
+	}
+	start := cpu()
+	return func() {
+		b.ReportMetric(float64((cpu()-start).Microseconds())/1000/float64(b.N), "cpu-ms/op")
+	}
 }
 
 func benchTrue(b *testing.B, sb *sandbox.Sandbox, launcher string) {
@@ -97,6 +149,7 @@ func benchTrue(b *testing.B, sb *sandbox.Sandbox, launcher string) {
 		b.Fatalf("true: %v", a)
 	}
 	b.ResetTimer()
+	defer cpuPerOp(b)()
 	for i := 0; i < b.N; i++ {
 		if a := call("/v1/projects/"+project+"/actions", agent, body, 201); a["status"] != "executed" {
 			b.Fatalf("true: %v", a)

@@ -6,11 +6,24 @@ import (
 )
 
 // BenchmarkTrue is one sandboxed `true`, Landlock inside, as the executor
-// runs it; BenchmarkTrueNoLandlock without the launcher inside, and
-// BenchmarkBwrapOnly bwrap with the same arguments and no helper: what
-// each layer costs.
+// runs it (Prepared.Start); BenchmarkTrueHelper the same through the root
+// helper process (Apply alone); BenchmarkTrueNoLandlock without the
+// launcher inside, and BenchmarkBwrapOnly bwrap with the same arguments
+// and no helper: what each layer costs. The helper and the launcher are
+// this test binary, which links little more than brabo-sandbox.
 func BenchmarkTrue(b *testing.B) {
-	sb := &Sandbox{Helper: testArgs0}
+	benchTrue(b, &Sandbox{Helper: testArgs0}, true)
+}
+
+func BenchmarkTrueHelper(b *testing.B) {
+	benchTrue(b, &Sandbox{Helper: testArgs0}, false)
+}
+
+func BenchmarkTrueNoLandlock(b *testing.B) {
+	benchTrue(b, &Sandbox{Helper: testArgs0, NoLandlock: true}, true)
+}
+
+func benchTrue(b *testing.B, sb *Sandbox, start bool) {
 	root := b.TempDir()
 	for i := 0; i < b.N; i++ {
 		p, err := sb.Prepare(Spec{Root: root, Env: []string{"PATH=/usr/bin:/bin"}}, []string{"true"})
@@ -19,23 +32,13 @@ func BenchmarkTrue(b *testing.B) {
 		}
 		cmd := &exec.Cmd{}
 		p.Apply(cmd)
-		out, err := procsOutput(cmd)
-		p.Started()
-		if err != nil {
-			b.Fatal(err, string(out))
+		var out []byte
+		if start {
+			out, err = p.output(cmd)
+		} else {
+			out, err = procsOutput(cmd)
+			p.Started()
 		}
-	}
-}
-
-func BenchmarkTrueNoLandlock(b *testing.B) {
-	sb := &Sandbox{Helper: testArgs0, NoLandlock: true}
-	root := b.TempDir()
-	for i := 0; i < b.N; i++ {
-		p, _ := sb.Prepare(Spec{Root: root, Env: []string{"PATH=/usr/bin:/bin"}}, []string{"true"})
-		cmd := &exec.Cmd{}
-		p.Apply(cmd)
-		out, err := procsOutput(cmd)
-		p.Started()
 		if err != nil {
 			b.Fatal(err, string(out))
 		}

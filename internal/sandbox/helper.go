@@ -140,7 +140,7 @@ func idmap(path string, usernsFD int) error {
 
 // arity is how many operands each option Spec.Args writes takes.
 var arity = map[string]int{"--info-fd": 1, "--bind": 2, "--ro-bind": 2, "--tmpfs": 1, "--symlink": 2, "--dev": 1, "--proc": 1,
-	"--dir": 1, "--chdir": 1, "--hostname": 1, "--setenv": 2}
+	"--dir": 1, "--chdir": 1, "--hostname": 1, "--setenv": 2, "--perms": 1, "--ro-bind-data": 2}
 
 // stageDir is where the helper puts the sources bwrap binds, in its own
 // mount namespace: a tmpfs over /tmp (which exists everywhere and which

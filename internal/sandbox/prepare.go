@@ -63,6 +63,9 @@ type Prepared struct {
 	info *os.File
 	pid  chan int
 	kept []*os.File // the Sandbox's user namespaces among ExtraFiles
+	// direct is, under root, how Start runs the command without the
+	// helper process (direct.go).
+	direct *direct
 }
 
 // Apply sets cmd up to run the prepared command: its path, arguments,
@@ -108,7 +111,8 @@ func (s *Sandbox) bwrap() (string, error) {
 // Prepare builds the command that runs argv under spec. Under root it is
 // the helper, in a mount namespace of its own, which maps the writable
 // folders to the sandbox's uid and starts bwrap as that uid; otherwise
-// bwrap itself, as this process's user.
+// bwrap itself, as this process's user. Prepared.Start does the helper's
+// work in this process instead, and starts bwrap directly.
 func (s *Sandbox) Prepare(spec Spec, argv []string) (*Prepared, error) {
 	if len(argv) == 0 {
 		return nil, &Error{Reason: "no command"}
@@ -140,20 +144,41 @@ func (s *Sandbox) Prepare(spec Spec, argv []string) (*Prepared, error) {
 	}
 	out.info = r
 	out.ExtraFiles = append(out.ExtraFiles, w) // fd 3 in the first process
+	// The command's account (passwd.go): its own /etc/passwd and
+	// /etc/group over the host's, read-only, on descriptors 4 and 5.
+	u, g := s.uid()
+	if os.Geteuid() != 0 {
+		u, g = os.Getuid(), os.Getgid()
+	}
+	passwd, group := identity(u, g)
+	for i, f := range []struct {
+		b   []byte
+		dst string
+	}{{passwd, "/etc/passwd"}, {group, "/etc/group"}} {
+		df, err := dataFile(f.b)
+		if err != nil {
+			out.close()
+			return nil, &Error{Reason: "the sandbox's " + f.dst, Err: err}
+		}
+		out.ExtraFiles = append(out.ExtraFiles, df)
+		pl.ops = append(pl.ops, op{"--perms", []string{"0644"}}, op{"--ro-bind-data", []string{strconv.Itoa(4 + i), f.dst}})
+	}
 	bargs := append([]string{"--info-fd", "3"}, pl.render(argv)...)
 	if os.Geteuid() != 0 {
 		out.Path, out.Args = bw, append([]string{bw}, bargs...)
 		return out, nil
 	}
 	if s.Helper == "" {
+		out.close()
 		return nil, &Error{Reason: "no helper binary to drop root with"}
 	}
-	u, g := s.uid()
 	args := []string{s.Helper, HelperSubcommand, "-u", strconv.Itoa(u), "-g", strconv.Itoa(g)}
+	out.direct = &direct{bwrap: bw, bargs: bargs, uid: u, gid: g, files: len(out.ExtraFiles)}
 	fds := map[[2]int]int{}
 	for _, m := range pl.mapped {
 		var st syscall.Stat_t
 		if err := syscall.Stat(m, &st); err != nil {
+			out.close()
 			return nil, &Error{Reason: "reading the owner of " + m, Err: err}
 		}
 		owner := [2]int{int(st.Uid), int(st.Gid)}
@@ -161,6 +186,7 @@ func (s *Sandbox) Prepare(spec Spec, argv []string) (*Prepared, error) {
 		if !ok {
 			f, err := s.usernsFor(owner)
 			if err != nil {
+				out.close()
 				return nil, err
 			}
 			fd = 3 + len(out.ExtraFiles)
@@ -169,6 +195,7 @@ func (s *Sandbox) Prepare(spec Spec, argv []string) (*Prepared, error) {
 			out.kept = append(out.kept, f)
 		}
 		args = append(args, "-m", m, strconv.Itoa(fd))
+		out.direct.maps = append(out.direct.maps, mapping{m, out.ExtraFiles[fd-3]})
 	}
 	out.Path = s.Helper
 	out.Args = append(append(args, "--", bw), bargs...)
@@ -212,7 +239,8 @@ func (s *Sandbox) usernsFor(owner [2]int) (*os.File, error) {
 	return f, nil
 }
 
-// Check runs a trivial command (`true`) the way Prepare runs every one,
+// Check runs a trivial command (`true`) the way the executor runs every one
+// (Prepare, Apply, and the root helper under root),
 // once per Sandbox, and returns why it failed (wrapping ErrUnavailable):
 // bubblewrap is missing, user namespaces are refused, the helper cannot
 // map a folder.

@@ -7,12 +7,13 @@
 // its sockets, other projects, the user's home — at all (docs/sandbox.md).
 //
 // Spec says what one command gets; Sandbox turns it into a process to
-// start (Prepare). Under root, the command never runs as root: bwrap is
-// started as an unprivileged uid (Sandbox.UID), through a helper (brabo's
-// own binary with the hidden subcommand HelperSubcommand) that, in a
-// private mount namespace, maps the owner of each writable folder to that
-// uid with an idmapped mount before it drops its privileges. Files the
-// command writes keep their owner on disk.
+// start (Prepare). Under root, the command never
+// runs as root: bwrap is started as an unprivileged uid (Sandbox.UID),
+// after, in a private mount namespace, the owner of each writable folder
+// was mapped to that uid with an idmapped mount: by a helper process
+// (brabo-sandbox or brabo's own binary with the hidden subcommand
+// HelperSubcommand), the command Apply leaves, or by Start in a thread of
+// this process. Files the command writes keep their owner on disk.
 //
 // Binds and Env are the extension points for what a later part of brabo
 // hands a command (the egress proxy binds its unix socket and sets

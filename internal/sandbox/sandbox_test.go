@@ -46,8 +46,27 @@ func need(t *testing.T) *Sandbox {
 	return sb
 }
 
-// run runs script under spec and returns its combined output.
+// run runs script under spec, started as the executor starts it
+// (Prepared.Start: under root, without the helper process), and returns
+// its combined output.
 func run(t *testing.T, sb *Sandbox, spec Spec, script string) string {
+	t.Helper()
+	p, cmd := prepare(t, sb, spec, script)
+	out, _ := p.output(cmd)
+	return string(out)
+}
+
+// runHelper is run through the root helper process: the command Apply
+// leaves, started as it is.
+func runHelper(t *testing.T, sb *Sandbox, spec Spec, script string) string {
+	t.Helper()
+	p, cmd := prepare(t, sb, spec, script)
+	out, _ := procsOutput(cmd)
+	p.Started()
+	return string(out)
+}
+
+func prepare(t *testing.T, sb *Sandbox, spec Spec, script string) (*Prepared, *exec.Cmd) {
 	t.Helper()
 	if spec.Env == nil {
 		spec.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
@@ -58,9 +77,7 @@ func run(t *testing.T, sb *Sandbox, spec Spec, script string) string {
 	}
 	cmd := &exec.Cmd{}
 	p.Apply(cmd)
-	out, _ := procsOutput(cmd)
-	p.Started()
-	return string(out)
+	return p, cmd
 }
 
 // project makes a scope root with a git repository, permissions.json and
@@ -102,7 +119,14 @@ func expect(t *testing.T, out string, want map[string]string) {
 // /etc/shadow, see a sibling folder of the root, signal or see this
 // process, reach the host's loopback; under root it runs as an
 // unprivileged uid and what it writes keeps the root's owner on disk.
+// Both ways of starting it hold it: Prepared.Start (the executor's) and
+// the root helper process Apply leaves.
 func TestSandboxedCommandSeesOnlyItsScope(t *testing.T) {
+	t.Run("start", func(t *testing.T) { seesOnlyItsScope(t, run) })
+	t.Run("helper", func(t *testing.T) { seesOnlyItsScope(t, runHelper) })
+}
+
+func seesOnlyItsScope(t *testing.T, run func(*testing.T, *Sandbox, Spec, string) string) {
 	sb := need(t)
 	root := project(t)
 	sibling := filepath.Join(filepath.Dir(root), "sibling")

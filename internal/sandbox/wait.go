@@ -67,6 +67,20 @@ func (p *Prepared) Wait(limit time.Duration) bool {
 	}
 }
 
+// close releases a prepared command that will not start: the
+// descriptors it would have handed over (but the Sandbox's user
+// namespaces, which it keeps) and the read end of the info pipe.
+func (p *Prepared) close() {
+	for _, f := range p.ExtraFiles {
+		if f != p.userns(f) {
+			f.Close()
+		}
+	}
+	if p.info != nil {
+		p.info.Close()
+	}
+}
+
 // userns reports f when it is one of the user namespaces the Sandbox
 // keeps for every command (they stay open), nil otherwise.
 func (p *Prepared) userns(f *os.File) *os.File {

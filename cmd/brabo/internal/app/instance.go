@@ -19,22 +19,23 @@ import (
 
 // confinement is how the terminal commands of a process whose data folder
 // is data are confined (docs/processes.md): by brabo itself as the
-// launcher, out of reach of the data folder, with a cache folder per
-// project under <data>/caches. Nil (unconfined) when data is "" or the
+// launcher (brabo-sandbox beside it when there is one, sandboxBinary),
+// out of reach of the data folder, with a cache folder per project under
+// <data>/caches. Nil (unconfined) when data is "" or the
 // binary cannot be found.
 func confinement(data string) *executor.Confinement {
 	if data == "" {
 		return nil
 	}
-	self, err := os.Executable()
-	if err != nil {
+	bin := sandboxBinary()
+	if bin.err != nil {
 		return nil
 	}
 	abs, err := filepath.Abs(data)
 	if err != nil {
 		return nil
 	}
-	return &executor.Confinement{Launcher: self, Hide: []string{abs}, CacheRoot: filepath.Join(abs, "caches")}
+	return &executor.Confinement{Launcher: bin.path, Hide: []string{abs}, CacheRoot: filepath.Join(abs, "caches")}
 }
 
 // landlockStatus logs whether terminal commands are confined and returns
@@ -62,12 +63,15 @@ func sandboxing(noSandbox bool, hide []string, log *slog.Logger, stdout io.Write
 		log.Warn("--no-sandbox: the agents' commands run unsandboxed")
 		return nil, pipeline.UnsandboxedChosen
 	}
-	self, err := os.Executable()
-	if err != nil {
-		log.Error("the sandbox needs brabo's own binary", "err", err)
+	bin := sandboxBinary()
+	if bin.err != nil {
+		log.Error("the sandbox needs brabo's own binary", "err", bin.err)
 		return nil, pipeline.UnsandboxedMissing
 	}
-	sb := &sandbox.Sandbox{Helper: self, Hide: hide}
+	if bin.why != "" {
+		log.Warn("brabo-sandbox is passed over: sandboxed commands start brabo's own binary, which is slower", "why", bin.why)
+	}
+	sb := &sandbox.Sandbox{Helper: bin.path, Hide: hide}
 	if err := sb.Check(); err != nil {
 		fmt.Fprintf(stdout, "Sandbox: unavailable (%v): every terminal action asks a human, and its card says it runs unsandboxed\n", err)
 		log.Warn("bubblewrap cannot run a sandbox here: terminal actions are never auto-approved", "err", err)

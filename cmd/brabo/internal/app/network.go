@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"net"
-	"os"
 	"strings"
 
 	"github.com/brabo-dev/brabo"
@@ -18,11 +17,12 @@ import (
 // egressNetwork is the way out of the sandbox for brabo serve's terminal
 // commands (docs/network.md): brabo's egress proxy, which refuses brabo's
 // own listening addresses (the API at apiAddr, the database of db), with
-// brabo itself as the forwarder. The rules are svc's effective rules, set once svc exists
-// (withRules). Nil when brabo's binary cannot be found.
+// brabo-sandbox or brabo itself as the forwarder (sandboxBinary). The
+// rules are svc's effective rules, set once svc exists (withRules). Nil
+// when brabo's binary cannot be found.
 func egressNetwork(apiAddr, db string, log *slog.Logger) *executor.Network {
-	self, err := os.Executable()
-	if err != nil {
+	bin := sandboxBinary()
+	if bin.err != nil {
 		return nil
 	}
 	// The sessions' folders are in the temp folder, not the data folder:
@@ -30,7 +30,7 @@ func egressNetwork(apiAddr, db string, log *slog.Logger) *executor.Network {
 	// socket to bind it (the socket is that user's alone, 0600).
 	return &executor.Network{
 		Proxy:     &egress.Proxy{Own: ownAddrs(apiAddr, db), Log: log},
-		Forwarder: self,
+		Forwarder: bin.path,
 	}
 }
 
