@@ -115,13 +115,17 @@ func (e *Executor) runTerminal(ctx context.Context, req brabo.ExecRequest) (*bra
 	}
 	defer nr.close()
 	var prep *sandbox.Prepared
-	if sb := e.opts.Sandbox; sb != nil {
+	var spec sandbox.Spec
+	var argv []string
+	sb := e.opts.Sandbox
+	if sb != nil {
 		// The sandbox's own /tmp is the command's private temp folder,
 		// gone with its mount namespace.
-		spec := sandbox.Spec{Root: sc.resolved, Dir: dir, Cache: cache, MayWrite: req.MayWriteProtected,
+		spec = sandbox.Spec{Root: sc.resolved, Dir: dir, Cache: cache, MayWrite: req.MayWriteProtected,
 			Env: procenv.Child(e.baseEnv(), set)}
 		nr.sandbox(&spec)
-		prep, err = sb.Prepare(spec, []string{name, "-c", p.Command})
+		argv = []string{name, "-c", p.Command}
+		prep, err = sb.Prepare(spec, argv)
 		if err != nil {
 			return sandboxFailed(&SandboxError{Err: err}), nil
 		}
@@ -154,6 +158,13 @@ func (e *Executor) runTerminal(ctx context.Context, req brabo.ExecRequest) (*bra
 	defer cancel()
 	out := newCapBuf(e.opts.MaxOutputBytes)
 	oc, err := e.runIn(runCtx, prep, dir, env, out, name, args...)
+	for try := 1; prep != nil && err == nil && try < setupTries && rebindRace(oc, out.String()) && runCtx.Err() == nil; try++ {
+		if prep, err = sb.Prepare(spec, argv); err != nil {
+			return sandboxFailed(&SandboxError{Err: err}), nil
+		}
+		out = newCapBuf(e.opts.MaxOutputBytes)
+		oc, err = e.runIn(runCtx, prep, dir, env, out, name, args...)
+	}
 	if err != nil {
 		if prep != nil {
 			return sandboxFailed(&SandboxError{Err: err}), nil
@@ -194,6 +205,23 @@ func (e *Executor) runTerminal(ctx context.Context, req brabo.ExecRequest) (*bra
 		}
 	}
 	return res, nil
+}
+
+// setupTries is how many times a sandbox whose set-up lost the race of
+// rebindRace is set up before the action fails.
+const setupTries = 3
+
+// rebindRace reports whether bwrap failed, before the command started, to
+// bind a protected file of the scope root read-only because the file was
+// replaced by a rename in that moment (the mount point's old entry is gone:
+// ENOENT). brabo itself does that (Always allow, a trust restore), and so
+// does an editor or a hook agent on the host. The set-up is then tried
+// again with a fresh plan. A command that prints this line and exits 1
+// itself would run again: that gives it nothing it could not do by
+// looping, and it still runs only in the sandbox.
+func rebindRace(oc procOutcome, out string) bool {
+	return oc.ExitCode == 1 && strings.HasPrefix(out, "bwrap: Can't bind mount ") &&
+		strings.HasSuffix(strings.TrimSpace(out), "No such file or directory") && strings.Count(strings.TrimSpace(out), "\n") == 0
 }
 
 // envValue is the value of name in env ("" when it is not set).
