@@ -236,7 +236,7 @@ func (g *gitSession) query(args ...string) (string, int) {
 	var stdout bytes.Buffer
 	var stderr headBuf
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err = g.e.start(ctx, cmd)
+	err = g.e.start(ctx, cmd, prep)
 	if prep != nil {
 		prep.Started()
 	}

@@ -68,7 +68,7 @@ func (e *Executor) runIn(ctx context.Context, prep *sandbox.Prepared, dir string
 	}
 	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
 	cmd.WaitDelay = e.opts.WaitDelay
-	err = e.start(ctx, cmd)
+	err = e.start(ctx, cmd, prep)
 	if prep != nil {
 		prep.Started()
 	}

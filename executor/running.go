@@ -10,6 +10,7 @@ import (
 
 	"github.com/brabo-dev/brabo"
 	"github.com/brabo-dev/brabo/internal/procs"
+	"github.com/brabo-dev/brabo/internal/sandbox"
 )
 
 // ErrStopping refuses an action that arrives while the executor stops.
@@ -94,9 +95,16 @@ func (e *Executor) end(r *run) {
 
 // start starts cmd for the action of ctx (through procs.Start, so that a
 // subreaper's reaper leaves it alone) and records its process group: cmd
-// runs in a session of its own, so its group id is its pid.
-func (e *Executor) start(ctx context.Context, cmd *exec.Cmd) error {
-	if err := procs.Start(cmd); err != nil {
+// runs in a session of its own, so its group id is its pid. A sandboxed
+// command (prep, applied to cmd) starts through prep.Start, which under
+// root does the root helper's work in a thread of this process instead of
+// starting the helper: one process start less per command.
+func (e *Executor) start(ctx context.Context, cmd *exec.Cmd, prep *sandbox.Prepared) error {
+	start := procs.Start
+	if prep != nil {
+		start = prep.Start
+	}
+	if err := start(cmd); err != nil {
 		return err
 	}
 	r := runOf(ctx)
