@@ -102,14 +102,14 @@ var (
 func (w worktree) hold(ctx context.Context) error {
 	defer gitwork.Lock(w.root)()
 
-	top, err := git(ctx, w.root, "rev-parse", "--show-toplevel")
+	top, err := git(ctx, w.root, w.root, "rev-parse", "--show-toplevel")
 	if err != nil {
 		return fmt.Errorf("the project folder is not a git repository (the dev agent works in a git worktree of it): %w", err)
 	}
 	if !samePath(top, w.root) {
 		return fmt.Errorf("the project folder %s is inside the git repository %s, not its top: the dev agent's worktree would hold the whole repository", w.root, top)
 	}
-	if _, err := git(ctx, w.root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}"); err != nil {
+	if _, err := git(ctx, w.root, w.root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}"); err != nil {
 		return errors.New("the project's git repository has no commit yet: there is nothing to branch the task from")
 	}
 	if err := excludeBrabo(ctx, w.root); err != nil {
@@ -117,7 +117,7 @@ func (w worktree) hold(ctx context.Context) error {
 	}
 	// A worktree whose folder was deleted by hand is still registered (and
 	// its branch still counts as checked out) until pruned.
-	if _, err := git(ctx, w.root, "worktree", "prune"); err != nil {
+	if _, err := git(ctx, w.root, w.root, "worktree", "prune"); err != nil {
 		return err
 	}
 	trees, err := gitwork.List(ctx, w.root)
@@ -137,7 +137,7 @@ func (w worktree) hold(ctx context.Context) error {
 		return fmt.Errorf("%s exists but is not a worktree of the project's repository: move it away", dir)
 	}
 	if t, ok := trees.OnBranch(w.branch); ok && within(filepath.Join(w.root, filepath.FromSlash(WorktreesDir)), t.Path) {
-		if _, err := git(ctx, w.root, "worktree", "move", t.Path, dir); err != nil {
+		if _, err := git(ctx, w.root, w.root, "worktree", "move", t.Path, dir); err != nil {
 			return fmt.Errorf("taking over the task's worktree %s: %w", t.Path, err)
 		}
 		return nil
@@ -145,17 +145,17 @@ func (w worktree) hold(ctx context.Context) error {
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return fmt.Errorf("making the worktrees folder: %w", err)
 	}
-	if _, err := git(ctx, w.root, "rev-parse", "--verify", "--quiet", "refs/heads/"+w.branch); err == nil {
-		if _, err := git(ctx, w.root, "worktree", "add", "--quiet", dir, w.branch); err != nil {
+	if _, err := git(ctx, w.root, w.root, "rev-parse", "--verify", "--quiet", "refs/heads/"+w.branch); err == nil {
+		if _, err := git(ctx, w.root, w.root, "worktree", "add", "--quiet", dir, w.branch); err != nil {
 			return fmt.Errorf("checking out the task's branch: %w", err)
 		}
 		return nil
 	}
 	start := "HEAD"
-	if _, err := git(ctx, w.root, "rev-parse", "--verify", "--quiet", "refs/heads/"+BaseBranch); err == nil {
+	if _, err := git(ctx, w.root, w.root, "rev-parse", "--verify", "--quiet", "refs/heads/"+BaseBranch); err == nil {
 		start = BaseBranch
 	}
-	if _, err := git(ctx, w.root, "worktree", "add", "--quiet", "-b", w.branch, dir, start); err != nil {
+	if _, err := git(ctx, w.root, w.root, "worktree", "add", "--quiet", "-b", w.branch, dir, start); err != nil {
 		return fmt.Errorf("creating the task's branch and worktree: %w", err)
 	}
 	return nil
@@ -164,12 +164,12 @@ func (w worktree) hold(ctx context.Context) error {
 // setAside clears the agent's worktree path of a worktree on another
 // branch: removed when clean, moved aside when it holds uncommitted work.
 func (w worktree) setAside(ctx context.Context, t gitwork.Worktree) error {
-	status, err := git(ctx, t.Path, "status", "--porcelain")
+	status, err := git(ctx, w.root, t.Path, "status", "--porcelain")
 	if err != nil {
 		return fmt.Errorf("reading the agent's earlier worktree: %w", err)
 	}
 	if status == "" {
-		if _, err := git(ctx, w.root, "worktree", "remove", t.Path); err != nil {
+		if _, err := git(ctx, w.root, w.root, "worktree", "remove", t.Path); err != nil {
 			return fmt.Errorf("removing the agent's earlier worktree: %w", err)
 		}
 		return nil
@@ -178,7 +178,7 @@ func (w worktree) setAside(ctx context.Context, t gitwork.Worktree) error {
 	if t.Branch == "" {
 		aside = t.Path + "-detached"
 	}
-	if _, err := git(ctx, w.root, "worktree", "move", t.Path, aside); err != nil {
+	if _, err := git(ctx, w.root, w.root, "worktree", "move", t.Path, aside); err != nil {
 		return fmt.Errorf("moving aside the agent's earlier worktree (it holds uncommitted work): %w", err)
 	}
 	return nil
@@ -197,7 +197,7 @@ func (w worktree) release(ctx context.Context) error {
 	if !ok || t.Branch != w.branch {
 		return nil // not this task's any more
 	}
-	if _, err := git(ctx, w.root, "worktree", "remove", "--force", t.Path); err != nil {
+	if _, err := git(ctx, w.root, w.root, "worktree", "remove", "--force", t.Path); err != nil {
 		return fmt.Errorf("removing the worktree of a done task: %w", err)
 	}
 	return nil

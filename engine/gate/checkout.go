@@ -72,7 +72,7 @@ func (l *Lead) openCheckout(ctx context.Context, p *brabo.Project, taskID, store
 	if err := gitwork.ExcludeBrabo(ctx, root); err != nil {
 		return checkout{}, err
 	}
-	if _, err := gitwork.Git(ctx, root, "worktree", "prune"); err != nil {
+	if _, err := gitwork.Git(ctx, root, root, "worktree", "prune"); err != nil {
 		return checkout{}, err
 	}
 	trees, err := gitwork.List(ctx, root)
@@ -97,7 +97,7 @@ func (l *Lead) openCheckout(ctx context.Context, p *brabo.Project, taskID, store
 		if !refresh {
 			return gateCheckout(root, own, branch), nil
 		}
-		status, err := gitwork.Git(ctx, dir, "status", "--porcelain")
+		status, err := gitwork.Git(ctx, root, dir, "status", "--porcelain")
 		if err != nil {
 			return checkout{}, fmt.Errorf("reading the gate's worktree %s: %w", own, err)
 		}
@@ -106,7 +106,7 @@ func (l *Lead) openCheckout(ctx context.Context, p *brabo.Project, taskID, store
 				"look at them, then remove it (git worktree remove --force %s) and run the gate again", own, firstLine(status), own)
 		}
 		if gateTree.Head != tip {
-			if _, err := gitwork.Git(ctx, dir, "checkout", "--quiet", "--detach", tip); err != nil {
+			if _, err := gitwork.Git(ctx, root, dir, "checkout", "--quiet", "--detach", tip); err != nil {
 				return checkout{}, fmt.Errorf("moving the gate's worktree %s to the tip of %s: %w", own, branch, err)
 			}
 		}
@@ -118,7 +118,7 @@ func (l *Lead) openCheckout(ctx context.Context, p *brabo.Project, taskID, store
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return checkout{}, fmt.Errorf("making the worktrees folder: %w", err)
 	}
-	if _, err := gitwork.Git(ctx, root, "worktree", "add", "--quiet", "--detach", dir, branch); err != nil {
+	if _, err := gitwork.Git(ctx, root, root, "worktree", "add", "--quiet", "--detach", dir, branch); err != nil {
 		return checkout{}, fmt.Errorf("checking out task %s's branch for the gate: %w", taskID, err)
 	}
 	return gateCheckout(root, own, branch), nil
@@ -140,17 +140,17 @@ func (l *Lead) taskTip(ctx context.Context, p *brabo.Project, taskID string) (ro
 		return "", "", err
 	}
 	branch := devagent.TaskBranch(taskID)
-	top, err := gitwork.Git(ctx, root, "rev-parse", "--show-toplevel")
+	top, err := gitwork.Git(ctx, root, root, "rev-parse", "--show-toplevel")
 	if err != nil {
 		return "", "", fmt.Errorf("the project folder is not a git repository, so there is no checkout of task %s's work to examine: %w", taskID, err)
 	}
 	if !gitwork.SamePath(top, root) {
 		return "", "", fmt.Errorf("the project folder %s is inside the git repository %s, not its top", root, top)
 	}
-	if _, err := gitwork.Git(ctx, root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}"); err != nil {
+	if _, err := gitwork.Git(ctx, root, root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}"); err != nil {
 		return "", "", errors.New("the project's git repository has no commit yet: there is no task branch to examine")
 	}
-	if tip, err = gitwork.Git(ctx, root, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch+"^{commit}"); err != nil {
+	if tip, err = gitwork.Git(ctx, root, root, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch+"^{commit}"); err != nil {
 		return "", "", fmt.Errorf("task %s has no branch %s: no dev agent has worked on it, so there is no work to examine", taskID, branch)
 	}
 	return root, tip, nil
@@ -177,7 +177,7 @@ func (c checkout) close(ctx context.Context) error {
 	if !ok {
 		return nil
 	}
-	if _, err := gitwork.Git(ctx, c.Root, "worktree", "remove", "--force", t.Path); err != nil {
+	if _, err := gitwork.Git(ctx, c.Root, c.Root, "worktree", "remove", "--force", t.Path); err != nil {
 		return fmt.Errorf("removing the gate's worktree %s: %w", c.Rel, err)
 	}
 	return nil

@@ -39,7 +39,7 @@ func Lock(root string) (unlock func()) {
 	return mu.(*sync.Mutex).Unlock
 }
 
-// Git runs git in dir and returns its trimmed standard output; the error
+// Git runs git in dir (root, the scope root, or a folder inside it) and returns its trimmed standard output; the error
 // wraps the process's and carries git's standard error. These are brabo's
 // own bookkeeping, not an approved action, so they obey nothing an agent
 // could have written in the repository: its configuration is read as
@@ -50,8 +50,10 @@ func Lock(root string) (unlock func()) {
 // hook (whatever the project's hooks setting: nobody approved a worktree
 // add), no user or system configuration, no inherited GIT_* variable and
 // the filtered environment every child of brabo gets (procenv.OwnGit).
-func Git(ctx context.Context, dir string, args ...string) (string, error) {
-	if _, err := gitguard.Check("", dir); err != nil && !errors.Is(err, gitguard.ErrNoRepository) {
+func Git(ctx context.Context, root, dir string, args ...string) (string, error) {
+	// Bound by root: a commondir, gitfile or alternates the agent pointed
+	// outside the scope root is refused, not followed.
+	if _, err := gitguard.Check(root, dir); err != nil && !errors.Is(err, gitguard.ErrNoRepository) {
 		return "", fmt.Errorf("git %s: brabo does not run git in this repository: %w", strings.Join(args, " "), err)
 	}
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
@@ -71,7 +73,7 @@ func Git(ctx context.Context, dir string, args ...string) (string, error) {
 // the main checkout does not list the worktrees brabo keeps there and a
 // git add -A never stages them as embedded repositories.
 func ExcludeBrabo(ctx context.Context, root string) error {
-	common, err := Git(ctx, root, "rev-parse", "--git-common-dir")
+	common, err := Git(ctx, root, root, "rev-parse", "--git-common-dir")
 	if err != nil {
 		return err
 	}
@@ -122,7 +124,7 @@ type Worktrees []Worktree
 // List lists the worktrees of the repository at root, as git knows them
 // (a folder deleted by hand stays listed until pruned).
 func List(ctx context.Context, root string) (Worktrees, error) {
-	out, err := Git(ctx, root, "worktree", "list", "--porcelain")
+	out, err := Git(ctx, root, root, "worktree", "list", "--porcelain")
 	if err != nil {
 		return nil, err
 	}

@@ -16,7 +16,7 @@ import (
 // an error.
 func git(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	out, err := gitwork.Git(context.Background(), dir, append([]string{"-c", "user.name=t", "-c", "user.email=t@x"}, args...)...)
+	out, err := gitwork.Git(context.Background(), dir, dir, append([]string{"-c", "user.name=t", "-c", "user.email=t@x"}, args...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,12 +94,34 @@ func TestGitRefusesARepositoryThatNamesAProgram(t *testing.T) {
 		t.Fatal("the plant does not work with plain git, so the test proves nothing")
 	}
 	os.Remove(marker)
-	_, err := gitwork.Git(context.Background(), root, "worktree", "add", "--quiet", "--detach", filepath.Join(root, ".brabo", "w"), "main")
+	_, err := gitwork.Git(context.Background(), root, root, "worktree", "add", "--quiet", "--detach", filepath.Join(root, ".brabo", "w"), "main")
 	var ce *gitguard.ConfigError
 	if !errors.As(err, &ce) || ce.Key != "filter.x.smudge" {
 		t.Fatalf("worktree add: %v", err)
 	}
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatal("the planted filter ran")
+	}
+}
+
+// Git is bound by the scope root: a project whose .git is a gitfile, or
+// whose commondir or alternates, points outside the root is refused with
+// gitguard's named error, and git never runs there (a worktree add into
+// the outside repository would write its bookkeeping and obey its config).
+func TestGitRefusesARepositoryLeavingTheRoot(t *testing.T) {
+	outside := t.TempDir()
+	git(t, outside, "init", "--quiet", "--initial-branch=main", ".")
+	git(t, outside, "commit", "--quiet", "--allow-empty", "-m", "a")
+	root := t.TempDir()
+	os.WriteFile(filepath.Join(root, ".git"), []byte("gitdir: "+filepath.Join(outside, ".git")+"\n"), 0o644)
+	if out, err := exec.Command("git", "-C", root, "rev-parse", "--git-dir").CombinedOutput(); err != nil {
+		t.Fatalf("plain git does not follow the gitfile, so the test proves nothing: %v %s", err, out)
+	}
+	_, err := gitwork.Git(context.Background(), root, root, "worktree", "add", "--quiet", "--detach", filepath.Join(root, ".brabo", "w"), "main")
+	if !errors.Is(err, gitguard.ErrGitfileOutside) {
+		t.Fatalf("worktree add through a gitfile leaving the root: %v, want %v", err, gitguard.ErrGitfileOutside)
+	}
+	if _, err := os.Stat(filepath.Join(outside, ".git", "worktrees")); err == nil {
+		t.Fatal("git wrote the outside repository's worktree bookkeeping")
 	}
 }
