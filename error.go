@@ -122,6 +122,11 @@ const (
 	// CodeTooLarge refuses a request whose body is over the server's
 	// limit (HTTP 413).
 	CodeTooLarge Code = "too_large"
+	// CodeWriteTooLarge refuses a write_file whose content is over
+	// MaxWriteBytes (the API's body limit), at the proposal: nothing is
+	// stored and no one is asked, since no card could show it whole
+	// (HTTP 413).
+	CodeWriteTooLarge Code = "write_too_large"
 	// CodeRequestTimeout refuses a request whose body did not arrive in
 	// the time the server gives it (HTTP 408).
 	CodeRequestTimeout Code = "request_timeout"
@@ -172,6 +177,7 @@ var codeStatus = map[Code]int{
 	CodeLeadAwaiting:            409,
 	CodeGateInProgress:          409,
 	CodeTooLarge:                413, // Content Too Large
+	CodeWriteTooLarge:           413,
 	CodeTooManyPending:          429, // Too Many Requests
 	CodeTooManyStreams:          429,
 	CodeInternal:                500, // Internal Server Error

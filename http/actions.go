@@ -1,9 +1,11 @@
 package http
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -20,7 +22,15 @@ func (s *Server) propose(w http.ResponseWriter, r *http.Request) error {
 		Payload   brabo.Payload    `json:"payload"`
 		Execution *brabo.Execution `json:"execution"`
 	}
+	head := &bodyHead{ReadCloser: r.Body}
+	r.Body = head
 	if err := s.decode(w, r, &in); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) && head.proposesWrite() {
+			// A write no card could show whole: said as such, not as
+			// a bare 413.
+			return brabo.WriteTooLarge(r.ContentLength, mbe.Limit, "the proposal's body")
+		}
 		return err
 	}
 	if !in.Type.Valid() {
@@ -37,6 +47,47 @@ func (s *Server) propose(w http.ResponseWriter, r *http.Request) error {
 	answerWithin(w)
 	writeJSON(w, http.StatusCreated, a)
 	return nil
+}
+
+// bodyHead keeps the first bytes of a proposal's body, so that a body over
+// the limit can still be told apart as a write_file.
+type bodyHead struct {
+	io.ReadCloser
+	b []byte
+}
+
+// bodyHeadBytes is how much of a body bodyHead keeps.
+const bodyHeadBytes = 4 << 10
+
+func (h *bodyHead) Read(p []byte) (int, error) {
+	n, err := h.ReadCloser.Read(p)
+	if keep := min(n, bodyHeadBytes-len(h.b)); keep > 0 {
+		h.b = append(h.b, p[:keep]...)
+	}
+	return n, err
+}
+
+// proposesWrite reports whether the body's first member is "type":
+// "write_file", as every client brabo ships writes it.
+func (h *bodyHead) proposesWrite() bool {
+	dec := json.NewDecoder(bytes.NewReader(h.b))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return false
+	}
+	for {
+		k, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		if k == "type" {
+			v, err := dec.Token()
+			return err == nil && v == string(brabo.WriteFile)
+		}
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return false
+		}
+	}
 }
 
 func (s *Server) listActions(w http.ResponseWriter, r *http.Request) error {

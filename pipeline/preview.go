@@ -55,6 +55,7 @@ func (s *Service) Preview(ctx context.Context, a *brabo.ProposedAction, p *brabo
 	case brabo.PreviewFileWrite:
 		s.pathFlags(pv, a.Payload.Path, root, true)
 		pv.Diff = writeDiff(root, a.Payload.Path, a.Payload.Content, s.Protect.Protected)
+		writeFlags(pv, root, a.Payload.Path, a.Payload.Content)
 	case brabo.PreviewFileRead:
 		s.pathFlags(pv, a.Payload.Path, root, false)
 	case brabo.PreviewRepository:
@@ -154,20 +155,13 @@ func writeDiff(root, p, content string, protected func(abs, root string, write b
 	return d
 }
 
-// fillDiff puts the unified diff from old to new in d, cut at
-// brabo.MaxDiffLines.
+// fillDiff puts the whole unified diff from old to new in d: a write's
+// content is bounded (brabo.MaxWriteBytes), so is the file it is compared
+// with (maxPreviewFile), and the action's page shows every line of it.
 func fillDiff(d *brabo.FileDiff, old, new string) {
 	text, added, removed := unified(lineDiff(splitLines(old), splitLines(new)), 3)
 	d.Added, d.Removed = added, removed
-	lines := brabo.DiffLines(text)
-	if len(lines) > brabo.MaxDiffLines {
-		d.More = len(lines) - brabo.MaxDiffLines
-		lines = lines[:brabo.MaxDiffLines]
-	}
-	d.Unified = strings.Join(lines, "\n")
-	if d.Unified != "" {
-		d.Unified += "\n"
-	}
+	d.Unified = text
 }
 
 // instructionsDiff is an instruction_patch's change: from the text it
