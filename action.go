@@ -247,10 +247,13 @@ type ProposedAction struct {
 	Execution *Execution `json:"execution,omitempty"`
 	// Reason names the rule that decided (and for a denial by a human, the
 	// human's reason).
-	Reason    string   `json:"reason"`
-	Decision  Decision `json:"decision"`
-	DecidedBy string   `json:"decidedBy,omitempty"` // empty for auto-approval
-	Result    *Result  `json:"result,omitempty"`
+	Reason string `json:"reason"`
+	// ReasonText is Reason in plain words for people and the agent
+	// (ReasonText): filled in by the API's answers, never stored.
+	ReasonText string   `json:"reasonText,omitempty"`
+	Decision   Decision `json:"decision"`
+	DecidedBy  string   `json:"decidedBy,omitempty"` // empty for auto-approval
+	Result     *Result  `json:"result,omitempty"`
 	// Preview is the card's view of the change, computed when the action
 	// was proposed (nil for an action recorded before previews were).
 	Preview   *Preview  `json:"preview,omitempty"`

@@ -59,10 +59,12 @@ type ProposeRequest struct {
 // Outcome says what a human decision did.
 type Outcome string
 
-// Outcomes of Approve and ApproveAlways.
+// Outcomes of Approve, ApproveAlways and Deny: approve and deny answer
+// with the same shape (Decided).
 const (
 	OutcomeApproved        Outcome = "approved"
 	OutcomeAlreadyApproved Outcome = "already_approved"
+	OutcomeDenied          Outcome = "denied"
 )
 
 // Decided is the answer to a human decision.

@@ -45,6 +45,7 @@ func (s *Server) propose(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	answerWithin(w)
+	s.withText(r.Context(), a)
 	writeJSON(w, http.StatusCreated, a)
 	return nil
 }
@@ -147,6 +148,7 @@ func (s *Server) writeActions(w http.ResponseWriter, r *http.Request, f brabo.Ac
 	if err != nil {
 		return err
 	}
+	s.withText(r.Context(), out...)
 	writeJSON(w, http.StatusOK, map[string]any{"actions": nonNil(out), "total": total})
 	return nil
 }
@@ -217,6 +219,7 @@ func (s *Server) getAction(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
+	s.withText(r.Context(), a)
 	writeJSON(w, http.StatusOK, a)
 	return nil
 }
@@ -247,6 +250,7 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	answerWithin(w)
+	s.withText(r.Context(), d.Action)
 	writeJSON(w, http.StatusOK, d)
 	return nil
 }
@@ -266,7 +270,10 @@ func (s *Server) deny(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"action": a})
+	// The same shape as approve's answer: the action and what the
+	// decision did.
+	s.withText(r.Context(), a)
+	writeJSON(w, http.StatusOK, brabo.Decided{Action: a, Outcome: brabo.OutcomeDenied})
 	return nil
 }
 
@@ -298,6 +305,7 @@ func (s *Server) approveAlways(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	answerWithin(w)
+	s.withText(r.Context(), d.Action)
 	d.Patterns = nonNil(d.Patterns)
 	writeJSON(w, http.StatusOK, d)
 	return nil

@@ -163,12 +163,16 @@ func (s *Server) cardFor(ctx context.Context, m *brabo.Member, a *brabo.Proposed
 	// The scope root is shown once, in the card's list: not in the
 	// sentence too.
 	c := card{A: a, MinRole: a.Type.MinRole(), NeedRole: brabo.EffectiveRole(a.Type, a.Decision), Subject: subject(a), Where: a.Payload.Cwd,
-		Sentence: brabo.DecisionSentence(a.Status, a.Reason, brabo.ScopeRoot{}),
-		RunBy:    runBy(a), Unreported: a.Unreported(), Preview: a.Preview}
+		RunBy: runBy(a), Unreported: a.Unreported(), Preview: a.Preview}
 	if c.Preview == nil {
 		// An action recorded before previews: its card as it would be now.
 		c.Preview = s.previewNow(ctx, a)
 	}
+	// The sentence the API, the hook and the CLI give too
+	// (brabo.ReasonText), with the card's flags as they are shown.
+	shown := *a
+	shown.Preview = c.Preview
+	c.Sentence = brabo.ReasonText(&shown, s.deciderName(ctx, a, nil))
 	if c.Preview != nil && c.Preview.Diff != nil {
 		c.Diff, c.DiffMore = diffLines(c.Preview.Diff.Unified, cardDiffLines)
 	}

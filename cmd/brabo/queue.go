@@ -61,6 +61,7 @@ func runQueue(args []string, stdout, stderr io.Writer) int {
 	}
 	for _, a := range ans.Actions {
 		fmt.Fprintf(stdout, "%s  %s  %s\n", a.ID, slugs[a.ProjectID], brabo.Printable(brabo.Summary(a)))
+		fmt.Fprintf(stdout, "    %s\n", brabo.Printable(reasonText(a)))
 	}
 	fmt.Fprintf(stdout, "%d pending: brabo show ID, brabo approve ID, brabo deny ID --reason \"…\"\n", ans.Total)
 	return 0
@@ -128,7 +129,10 @@ func printAction(w io.Writer, a *brabo.ProposedAction) {
 	fmt.Fprintf(w, "  status    %s\n", a.Status)
 	fmt.Fprintf(w, "  proposed  by %s %s, %s\n", a.ActorKind, a.ActorID, a.CreatedAt.Local().Format(time.DateTime))
 	if a.Reason != "" {
-		fmt.Fprintf(w, "  why       %s\n", brabo.Printable(a.Reason))
+		fmt.Fprintf(w, "  why       %s\n", brabo.Printable(reasonText(a)))
+	}
+	if a.Decision.Reason != "" {
+		fmt.Fprintf(w, "  rule      %s\n", brabo.Printable(a.Decision.Reason)) // as Decide wrote it
 	}
 	if a.DecidedBy != "" {
 		fmt.Fprintf(w, "  decided   by %s\n", a.DecidedBy)
@@ -147,6 +151,15 @@ func printAction(w io.Writer, a *brabo.ProposedAction) {
 			}
 		}
 	}
+}
+
+// reasonText is the card's sentence (the API's reasonText, which names the
+// human who decided), or one made here for a server that does not send it.
+func reasonText(a *brabo.ProposedAction) string {
+	if a.ReasonText != "" {
+		return a.ReasonText
+	}
+	return brabo.ReasonText(a, "")
 }
 
 // runApprove is `brabo approve ACTION [--always]`.
