@@ -155,6 +155,9 @@ func TestWebDecideWhereSent(t *testing.T) {
 		if h2 := text(t, ctx, "#card-heading"); h2 != "The card as proposed" {
 			t.Errorf("the pending action's heading: %q", h2)
 		}
+		if words := text(t, ctx, "#card-"+id+" .agent-words"); !strings.Contains(words, "Create the marker file") {
+			t.Errorf("the hook's description (tool_input.description) is not on the card: %q", words)
+		}
 		docShot(t, ctx, shots, "", "action-pending.png")
 		do(t, ctx, "approve on the page", chromedp.Click(css("#card-"+id+" button.approve")))
 		waitJS(t, ctx, "the page as decided", `!!document.getElementById("card-heading") && document.getElementById("card-heading").textContent === "The card as decided"`)
