@@ -306,7 +306,7 @@ func TestWebDecideWhereSent(t *testing.T) {
 					got["inBox"] != true || got["inWindow"] != true || got["hit"] != true || got["docWidth"] != float64(390) {
 					t.Errorf("%s: the end of the longest diff line is not in reach: %v", p.name, got)
 				}
-				evalBool(t, ctx, "back to the top", `(window.scrollTo(0, 0), true)`)
+				evalBool(t, ctx, "back to the top", `(document.querySelectorAll("pre.diff").forEach(p => { p.scrollLeft = 0; p.scrollTop = 0 }), window.scrollTo(0, 0), true)`)
 			}
 			docShot(t, ctx, shots, "", p.name+"-390.png")
 		}
