@@ -1,7 +1,9 @@
 package http_test
 
 import (
+	"html"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -68,12 +70,39 @@ func TestActionPageDecides(t *testing.T) {
 	cmd := propose("terminal", map[string]any{"command": "touch from-the-page.txt"})
 	page = "/ui/actions/" + cmd
 	fromPage["HX-Current-URL"] = e.srv.URL + page
+	// Always allow, where the queue's card offers it, is on the page too.
+	_, queue := w.do("GET", "/", nil, nil)
+	_, body = w.do("GET", page, nil, nil)
+	always := `hx-get="/ui/actions/` + cmd + `/always"`
+	if !strings.Contains(queue, always) || !strings.Contains(body, always) {
+		t.Errorf("Always allow: on the queue's card %v, on the page %v", strings.Contains(queue, always), strings.Contains(body, always))
+	}
 	resp, _ = w.do("POST", page+"/deny", url.Values{"reason": {"not from here"}}, fromPage)
 	if resp.StatusCode != 200 || resp.Header.Get("HX-Redirect") != page {
 		t.Fatalf("a deny from the page: %d %q", resp.StatusCode, resp.Header.Get("HX-Redirect"))
 	}
 	if a := e.ok("GET", "/v1/actions/"+cmd, e.maintainer, nil, 200); a["status"] != "denied" {
 		t.Errorf("after the page's deny: %v", a["status"])
+	}
+	// Always allow from the page: what its preview shows is recorded, the
+	// action approved, and the page reloads as decided.
+	again := propose("terminal", map[string]any{"command": "touch always-from-the-page.txt"})
+	page = "/ui/actions/" + again
+	fromPage["HX-Current-URL"] = e.srv.URL + page
+	_, preview := w.do("GET", page+"/always", nil, fromPage)
+	form := url.Values{}
+	for _, m := range regexp.MustCompile(`<input type="hidden" name="(pattern|agentPattern|autonomy)" value="([^"]*)">`).FindAllStringSubmatch(preview, -1) {
+		form.Add(m[1], html.UnescapeString(m[2]))
+	}
+	if len(form) == 0 {
+		t.Fatalf("the always preview from the page shows nothing to record:\n%s", preview)
+	}
+	resp, _ = w.do("POST", page+"/always", form, fromPage)
+	if resp.StatusCode != 200 || resp.Header.Get("HX-Redirect") != page {
+		t.Fatalf("always allow from the page: %d %q", resp.StatusCode, resp.Header.Get("HX-Redirect"))
+	}
+	if a := e.ok("GET", "/v1/actions/"+again, e.maintainer, nil, 200); a["status"] != "approved" {
+		t.Errorf("after the page's always allow: %v", a["status"])
 	}
 }
 
