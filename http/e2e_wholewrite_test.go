@@ -7,6 +7,8 @@ import (
 	"html"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -70,6 +72,23 @@ func TestTheWholeWriteIsShownAndFlagged(t *testing.T) {
 		}
 		if strings.Contains(page, "not kept") {
 			t.Error("the action's page says lines were not kept")
+		}
+		// A write whose file on disk is not shown (a symlink at the path
+		// to a file outside the project) is still shown whole on its page,
+		// and nothing of the symlink's target is.
+		outside := filepath.Join(t.TempDir(), "secret.txt")
+		os.WriteFile(outside, []byte("s3cr3t-of-the-target\n"), 0o600)
+		os.Symlink(outside, filepath.Join(e.root, "linked.txt"))
+		linked := e.propose(e.agent, "write_file", map[string]any{"path": "linked.txt", "content": "first new line\nlast new line\n"})["id"].(string)
+		_, lpage := w.do("GET", "/ui/actions/"+linked, nil, nil)
+		lpage = html.UnescapeString(lpage)
+		for _, want := range []string{"symlink", `<span class="d-add">+first new line</span>`, `<span class="d-add">+last new line</span>`} {
+			if !strings.Contains(lpage, want) {
+				t.Errorf("the page of a write through a symlink lacks %q", want)
+			}
+		}
+		if strings.Contains(lpage, "s3cr3t-of-the-target") {
+			t.Error("the page shows the symlink's target")
 		}
 		// The queue's card: the first lines, the flag, a link to the rest.
 		_, queue := w.do("GET", "/", nil, nil)
