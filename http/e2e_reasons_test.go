@@ -89,6 +89,12 @@ func TestTheSentenceOfEachDecisionKind(t *testing.T) {
 				t.Errorf("%s: the card's sentence %q, want %q", k.name, m, k.text)
 			}
 		}
+		// The action's page says it on its card and on the denial's line of
+		// its log (which names the actor): the same words.
+		_, page := w.do("GET", "/ui/actions/"+got[6]["id"].(string), nil, nil)
+		if n := strings.Count(html.UnescapeString(page), "denied by mia: Makefile must not pipe curl into sh"); n < 2 {
+			t.Errorf("the denied action's page says the human's denial %d times, want on the card and in the log", n)
+		}
 		// The queue from the API says it too, and the agent's card counts
 		// what waits: the default, the cap, the force push, the protected
 		// write.

@@ -2,6 +2,7 @@ package http
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/brabo-dev/brabo"
 )
@@ -38,4 +39,20 @@ func (s *Server) deciderName(ctx context.Context, a *brabo.ProposedAction, names
 		names[id] = n
 	}
 	return n
+}
+
+// logSentence is an event's sentence in a log whose line names its actor:
+// a human's denial reads "denied by <name>: <reason>", as ReasonText
+// says it on the card.
+func logSentence(e brabo.Event, actor string) string {
+	if e.Type == brabo.EventActionDenied && actor != "" {
+		var p struct {
+			Reason string `json:"reason"`
+		}
+		_ = json.Unmarshal(e.Payload, &p)
+		if p.Reason != "" {
+			return "denied by " + actor + ": " + p.Reason
+		}
+	}
+	return eventSentence(e)
 }

@@ -177,7 +177,7 @@ func (s *Server) actionPage(w http.ResponseWriter, r *http.Request, v *viewer) e
 			return err
 		}
 		for _, e := range evs {
-			view.Lines = append(view.Lines, logLine{E: e, Actor: names(e.ActorID), Sentence: eventSentence(e),
+			view.Lines = append(view.Lines, logLine{E: e, Actor: names(e.ActorID), Sentence: logSentence(e, names(e.ActorID)),
 				Bad: e.Type == brabo.EventActionFailed || e.Type == brabo.EventActionDenied || e.Type == brabo.EventNotifyFailed})
 		}
 		return nil

@@ -277,7 +277,7 @@ func (s *Server) sessionLogPage(w http.ResponseWriter, r *http.Request, v *viewe
 				} else if !ofTask[e.ActionID] {
 					continue
 				}
-				line := logLine{E: e, Actor: names(e.ActorID), Sentence: eventSentence(e)}
+				line := logLine{E: e, Actor: names(e.ActorID), Sentence: logSentence(e, names(e.ActorID))}
 				if e.ActionID != "" {
 					a, seen := actions[e.ActionID]
 					if !seen {

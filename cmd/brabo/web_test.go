@@ -249,7 +249,7 @@ func TestWebApprovalQueue(t *testing.T) {
 				return l["actor"] == "dev-api" && strings.HasPrefix(l["sentence"], "asks a human: ")
 			},
 			"proposed_action.denied": func(l map[string]string) bool {
-				return l["actor"] == "owner" && l["sentence"] == "denied: not in this sprint"
+				return l["actor"] == "owner" && l["sentence"] == "denied by owner: not in this sprint"
 			},
 			"dev.awaiting_approval": func(l map[string]string) bool { return l["actor"] == "dev-api" },
 		}
