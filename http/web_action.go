@@ -25,12 +25,14 @@ func riskyFirst(cards []card) {
 	})
 }
 
-// fullCard makes a card the action page's: the whole diff.
+// fullCard makes a card the action page's: the whole diff, or the whole
+// write where the file on disk is not shown.
 func fullCard(c *card) {
 	c.Full = true
 	if c.Preview != nil && c.Preview.Diff != nil {
 		c.Diff, c.DiffMore = diffLines(c.Preview.Diff.Unified, 0)
 	}
+	writtenWhole(c)
 }
 
 // fromActionPage reports whether an htmx request comes from the page of
