@@ -11,7 +11,8 @@ import (
 // first, and its one-key approve asks for a second key.
 type Risk struct {
 	// Kind is stable, for a page's class and a test: cap, force,
-	// protected-branch, external, protected-write, runs, privilege.
+	// protected-branch, external, protected-write, runs, pipe-shell,
+	// privilege.
 	Kind string `json:"kind"`
 	// Text says it in plain words ("a force push: rewrites the remote's
 	// branch main").
@@ -147,6 +148,16 @@ func Risks(a *ProposedAction) []Risk {
 		}
 		if RunsFile(a.Payload.Path) {
 			add("runs", "a write to a file that runs: "+a.Payload.Path)
+		}
+		// What the content is, read whole (the card's write flags): a
+		// download handed to a shell anywhere in it, a script.
+		for _, f := range flags {
+			switch f.Kind {
+			case FlagPipeShell:
+				add("pipe-shell", "a download piped into a shell"+whatOf(f))
+			case FlagExecutable, FlagRunsFile:
+				add("runs", "a write to a file that runs"+whatOf(f))
+			}
 		}
 	}
 	if a.Type == Terminal && EffectiveRole(a.Type, a.Decision) != a.Type.MinRole() {

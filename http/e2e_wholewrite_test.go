@@ -95,7 +95,8 @@ func TestTheWholeWriteIsShownAndFlagged(t *testing.T) {
 		queue = html.UnescapeString(queue)
 		card := queue[strings.Index(queue, `id="card-`+id+`"`):]
 		card = card[:strings.Index(card, "</article>")]
-		for _, want := range []string{"a download piped into a shell", "line 3001: " + last, "more lines — see the whole diff", `href="/ui/actions/` + id} {
+		for _, want := range []string{"a download piped into a shell", "line 3001: " + last, "more lines — see the whole diff", `href="/ui/actions/` + id,
+			`class="risk-banner"`} {
 			if !strings.Contains(card, want) {
 				t.Errorf("the card lacks %q", want)
 			}
