@@ -176,9 +176,10 @@ func (g *gitSession) run(ctx context.Context, args []string, attempt func() (std
 	})
 }
 
-// hostStep is step on the host, for a step that talks to a remote (push,
-// ls-remote, clone): gitguard has read the repository as data, and hooks
-// are off (docs/sandbox.md, "Git actions").
+// hostStep is step on the host, for a step that talks to a network
+// remote (push, ls-remote, clone) and git_merge's clone and push back:
+// gitguard has read the repository as data, and hooks are off
+// (docs/sandbox.md, "Git actions").
 func (g *gitSession) hostStep(args ...string) int {
 	if g.box != nil && g.startErr == nil && !g.timedOut {
 		// What the sandboxed steps left is read as data again before git
