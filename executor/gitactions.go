@@ -180,10 +180,11 @@ func (e *Executor) runGitPush(ctx context.Context, req brabo.ExecRequest) (*brab
 	if code != 0 || len(urls) == 0 {
 		return g.fail("remote %q is not configured in this repository", remote)
 	}
-	box, onHost, err := g.remoteBox(remote, urls, true)
+	rs, err := g.remoteBox(remote, urls, true)
 	if err != nil {
 		return nil, err
 	}
+	defer rs.close()
 	var flags []string
 	for i, url := range urls {
 		// Each local remote's configuration is checked; the options are
@@ -202,15 +203,7 @@ func (e *Executor) runGitPush(ctx context.Context, req brabo.ExecRequest) (*brab
 	}
 	ref := "refs/heads/" + p.Branch
 	push := append(append([]string{"push"}, flags...), remote, ref+":"+ref)
-	if onHost {
-		code = g.hostStep(push...)
-	} else {
-		if box != nil {
-			g.sandboxed(box)
-		}
-		code = g.step(push...)
-	}
-	if code != 0 {
+	if rs.run(g, push...) != 0 {
 		return g.fail("git push to %s was refused", remote)
 	}
 	return g.ok(map[string]string{"remote": remote, "branch": p.Branch, "commit": hash})
@@ -247,26 +240,17 @@ func (e *Executor) runPROpen(ctx context.Context, req brabo.ExecRequest) (*brabo
 	if code != 0 {
 		return g.fail("remote %q is not configured in this repository", remote)
 	}
-	box, onHost, err := g.remoteBox(remote, []string{url}, false)
+	rs, err := g.remoteBox(remote, []string{url}, false)
 	if err != nil {
 		return nil, err
 	}
+	defer rs.close()
 	flags, err := e.remoteFlags(t, url, g.dir, false)
 	if err != nil {
 		return nil, err
 	}
-	if box != nil {
-		g.sandboxed(box)
-	}
 	for _, b := range []struct{ role, name string }{{"head", p.Branch}, {"base", p.Base}} {
-		lsRemote := append(append([]string{"ls-remote"}, flags...), "--exit-code", remote, "refs/heads/"+b.name)
-		var code int
-		if onHost {
-			code = g.hostStep(lsRemote...)
-		} else {
-			code = g.step(lsRemote...)
-		}
-		switch code {
+		switch rs.run(g, append(append([]string{"ls-remote"}, flags...), "--exit-code", remote, "refs/heads/"+b.name)...) {
 		case 0:
 		case 2:
 			return g.fail("%s branch %q is not on remote %q (push it first)", b.role, b.name, remote)

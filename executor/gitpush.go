@@ -75,17 +75,55 @@ func (g *gitSession) remoteSession() *gitSession {
 	return g
 }
 
-// remoteBox returns the sandbox spec of a push (push true) or ls-remote
-// to the remote named remote, whose URLs are urls, from the session's
-// repository; onHost when one of them is a network remote, whose step
-// then runs on the host (hostStep). Every URL is classified first: one
-// brabo cannot route refuses the action, with or without a sandbox.
-func (g *gitSession) remoteBox(remote string, urls []string, push bool) (spec *sandbox.Spec, onHost bool, err error) {
+// remoteStep is where a push or ls-remote runs (remoteBox).
+type remoteStep struct {
+	// box is its sandbox; nil with onHost false: the executor has no
+	// sandbox, and it runs on the host as every step does.
+	box *sandbox.Spec
+	// onHost: a network remote brabo does not route from the sandbox.
+	onHost bool
+	// opts go before git's subcommand (the credential helper of an http
+	// remote); done ends what the step was given (its proxy session).
+	opts []string
+	done func()
+}
+
+// run runs the step's git command args (push or ls-remote ...) where it
+// belongs, and ends what it was given.
+func (r *remoteStep) run(g *gitSession, args ...string) int {
+	if r.onHost {
+		return g.hostStep(args...)
+	}
+	if r.box != nil {
+		g.sandboxed(r.box)
+	}
+	if r.done != nil {
+		// A step given a credential runs no hook, gitHooks or not: a
+		// hook in its sandbox would read the credential.
+		g.env = g.e.gitEnv(g.req, g.set, false)
+	}
+	return g.step(append(append([]string(nil), r.opts...), args...)...)
+}
+
+func (r *remoteStep) close() {
+	if r.done != nil {
+		r.done()
+	}
+}
+
+// remoteBox returns where a push (push true) or ls-remote to the remote
+// named remote, whose URLs are urls, runs from the session's repository.
+// Every URL is classified first: one brabo cannot route refuses the
+// action, with or without a sandbox. A single http or https URL runs in
+// the sandbox through the egress proxy when the executor has a Network
+// (gitnet.go); another network remote runs on the host.
+func (g *gitSession) remoteBox(remote string, urls []string, push bool) (*remoteStep, error) {
 	var locals []string
+	onHost := false
 	for _, u := range urls {
 		kind, err := classifyRemote(g.t, u)
 		if err != nil {
-			return nil, false, err
+			return nil, err
 		}
 		if kind == remoteNetwork {
 			onHost = true
@@ -93,10 +131,28 @@ func (g *gitSession) remoteBox(remote string, urls []string, push bool) (spec *s
 			locals = append(locals, p)
 		}
 	}
-	if g.e.opts.Sandbox == nil || onHost {
-		return nil, onHost, nil
+	if g.e.opts.Sandbox == nil {
+		return &remoteStep{}, nil
 	}
-	spec = &sandbox.Spec{Root: g.root}
+	var spec *sandbox.Spec
+	step := &remoteStep{}
+	if onHost {
+		u, ok := httpRemote(urls[0])
+		if len(urls) != 1 || !ok {
+			return &remoteStep{onHost: true}, nil
+		}
+		box, opts, done, ok, err := g.networkBox(u)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return &remoteStep{onHost: true}, nil
+		}
+		spec, step.opts, step.done = box, opts, done
+	} else {
+		spec = &sandbox.Spec{Root: g.root}
+	}
+	step.box = spec
 	if push && g.layout != nil {
 		for _, d := range []string{filepath.Join("refs", "remotes", remote), filepath.Join("logs", "refs", "remotes", remote)} {
 			if p, ok := gitSubdir(g.layout.CommonDir, d); ok {
@@ -107,7 +163,7 @@ func (g *gitSession) remoteBox(remote string, urls []string, push bool) (spec *s
 	for _, p := range locals {
 		spec.Binds = append(spec.Binds, remoteBinds(p, push)...)
 	}
-	return spec, false, nil
+	return step, nil
 }
 
 // gitSubdir makes (when missing) the folder rel of the git folder dir and

@@ -85,6 +85,17 @@ type Spec struct {
 	// Launcher, when set, is the host path of brabo's binary, bound
 	// read-only at LauncherPath so that Landlock can be applied inside.
 	Launcher string
+	// Data are files made for this command alone: each Content is handed
+	// to bwrap on a descriptor only it holds and appears, read-only and
+	// readable by the command's user only, at Dst (a credential for the
+	// one remote a push reaches). It is on no disk and no command line.
+	Data []Data
+}
+
+// Data is one file of Spec.Data.
+type Data struct {
+	Dst     string
+	Content []byte
 }
 
 // systemRO are the host folders the root is built from, read-only, when
