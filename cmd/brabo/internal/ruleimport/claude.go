@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 )
 
 // ClaudeFiles are the project's Claude Code settings brabo import reads,
@@ -51,7 +52,19 @@ func Claude(dir string, extra []string) (*Result, error) {
 				return nil, fmt.Errorf("%s: permissions.%s must be a list of strings", name, list)
 			}
 			for i, rule := range rules {
-				r.add(list, rule, fmt.Sprintf("%s permissions.%s[%d]", name, list, i))
+				from := fmt.Sprintf("%s permissions.%s[%d]", name, list, i)
+				if local := claudeLocal(rule, dir); local != rule {
+					entries, skipped := len(r.Entries), len(r.NotCarried)
+					r.add(list, local, from)
+					if len(r.Entries) > entries {
+						r.Entries[len(r.Entries)-1].Rule = rule
+					}
+					if len(r.NotCarried) > skipped {
+						r.NotCarried[len(r.NotCarried)-1].Rule = rule
+					}
+					continue
+				}
+				r.add(list, rule, from)
 			}
 		}
 		for _, k := range keys {
@@ -64,6 +77,44 @@ func Claude(dir string, extra []string) (*Result, error) {
 		}
 	}
 	return r, nil
+}
+
+// claudeLocal rewrites a Claude Code path rule whose absolute (//…) or home
+// (~/…) path lies inside the project folder dir as the project-relative
+// rule it is (Read(//home/a/shop/src/**) in /home/a/shop is Read(/src/**)),
+// so that an allow inside the project is not dropped as outside.
+func claudeLocal(rule, dir string) string {
+	open := strings.IndexByte(rule, '(')
+	if open <= 0 || !strings.HasSuffix(rule, ")") {
+		return rule
+	}
+	switch rule[:open] {
+	case "Read", "Edit", "Write":
+	default:
+		return rule
+	}
+	content := rule[open+1 : len(rule)-1]
+	var abs string
+	switch {
+	case strings.HasPrefix(content, "//"):
+		abs = "/" + strings.TrimLeft(content, "/")
+	case strings.HasPrefix(content, "~/"):
+		home, err := os.UserHomeDir()
+		if err != nil || home == "" {
+			return rule
+		}
+		abs = filepath.Join(home, content[2:])
+		if strings.HasSuffix(content, "/") {
+			abs += "/"
+		}
+	default:
+		return rule
+	}
+	rest, ok := strings.CutPrefix(abs, filepath.Clean(dir)+"/")
+	if !ok || rest == "" {
+		return rule
+	}
+	return rule[:open] + "(/" + rest + ")"
 }
 
 func contains(list []string, s string) bool {

@@ -47,3 +47,20 @@ func FuzzRuleFiles(f *testing.F) {
 		parseTOML(src)
 	})
 }
+
+// A Claude Code absolute or home path inside the project folder is the
+// project-relative rule it is, so an allow inside the project is carried.
+func TestClaudeAbsolutePathInsideTheProjectIsRelative(t *testing.T) {
+	for _, c := range []struct{ rule, want string }{
+		{"Edit(//p/shop/src/**)", "Edit(/src/**)"},
+		{"Read(//p/shop/docs/)", "Read(/docs/)"},
+		{"Read(//p/other/x)", "Read(//p/other/x)"},
+		{"Read(//p/shop)", "Read(//p/shop)"},
+		{"Read(//p/shopping/x)", "Read(//p/shopping/x)"},
+		{"Bash(//p/shop/x)", "Bash(//p/shop/x)"},
+	} {
+		if got := claudeLocal(c.rule, "/p/shop"); got != c.want {
+			t.Errorf("claudeLocal(%q) = %q, want %q", c.rule, got, c.want)
+		}
+	}
+}
