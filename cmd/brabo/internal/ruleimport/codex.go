@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -231,13 +230,26 @@ func lastLine(s string) string {
 	return s
 }
 
-var plainWord = regexp.MustCompile(`^[A-Za-z0-9_./:=@%+,-]+$`)
+// plainWord reports whether a word needs no quotes in a shell: letters,
+// digits and _./:=@%+,- only (no regular expression: brabo hook links this
+// package, and a package-level one is paid at every start).
+func plainWord(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !isAlnum(c) && !strings.ContainsRune("./:=@%+,-", rune(c)) {
+			return false
+		}
+	}
+	return true
+}
 
 // quoteWords writes argv as shell words, quoting where needed.
 func quoteWords(argv []string) string {
 	out := make([]string, len(argv))
 	for i, a := range argv {
-		if plainWord.MatchString(a) {
+		if plainWord(a) {
 			out[i] = a
 		} else {
 			out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
