@@ -174,3 +174,22 @@ func TestImportCodexChecksEachRuleWithCodex(t *testing.T) {
 		t.Errorf("brabo import codex without a codex to check with carried rules over unchecked:\n%s", r)
 	}
 }
+
+// A permissions.json that brabo import --write loosened is held by the
+// running server until a maintainer accepts it, as every change on disk.
+func TestImportWriteIsHeldUntilAccepted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: starts a server")
+	}
+	root := importProject(t, "claude")
+	os.WriteFile(filepath.Join(root, "permissions.json"), []byte(`{"allow": ["Terminal(ls)"]}`), 0o644)
+	srv := startServe(t, t.TempDir())
+	project := srv.must(t, "POST", "/v1/projects", srv.token, map[string]any{"slug": "shop", "mode": "local", "root": root}, 201)["id"].(string)
+	if r := runBrabo(t, root, nil, "import", "claude", "--write"); r.code != 0 || !strings.Contains(r.stdout, "a maintainer accepts it") {
+		t.Fatalf("brabo import claude --write: %s", r)
+	}
+	r := runBraboAs(t, srv.token, "permissions", "show", "--addr", srv.url, "--project", project)
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "held: ") || !strings.Contains(r.stdout, "WriteFile(src/**/*.ts)") {
+		t.Fatalf("the imported allow entries apply without an accept:\n%s", r)
+	}
+}
