@@ -51,8 +51,13 @@ func Claude(dir string, extra []string) (*Result, error) {
 			if err := json.Unmarshal(raw, &rules); err != nil {
 				return nil, fmt.Errorf("%s: permissions.%s must be a list of strings", name, list)
 			}
+			projectFile := filepath.Dir(f) == filepath.Join(dir, ".claude")
 			for i, rule := range rules {
 				from := fmt.Sprintf("%s permissions.%s[%d]", name, list, i)
+				if !projectFile && settingsRelative(rule) {
+					r.skip(from, rule, "a /path is relative to the root of the settings file it is in, and this one is not the project's: write it //absolute or ./relative")
+					continue
+				}
 				if local := claudeLocal(rule, dir); local != rule {
 					entries, skipped := len(r.Entries), len(r.NotCarried)
 					r.add(list, local, from)
@@ -115,6 +120,17 @@ func claudeLocal(rule, dir string) string {
 		return rule
 	}
 	return rule[:open] + "(/" + rest + ")"
+}
+
+// settingsRelative reports whether a path rule's path is Claude Code's
+// /path, relative to the root of its settings file.
+func settingsRelative(rule string) bool {
+	for _, label := range []string{"Read(/", "Edit(/", "Write(/"} {
+		if strings.HasPrefix(rule, label) && !strings.HasPrefix(rule, label+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 func contains(list []string, s string) bool {

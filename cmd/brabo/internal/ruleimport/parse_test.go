@@ -1,6 +1,8 @@
 package ruleimport
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -62,5 +64,23 @@ func TestClaudeAbsolutePathInsideTheProjectIsRelative(t *testing.T) {
 		if got := claudeLocal(c.rule, "/p/shop"); got != c.want {
 			t.Errorf("claudeLocal(%q) = %q, want %q", c.rule, got, c.want)
 		}
+	}
+}
+
+// A /path in a settings file that is not the project's (--from
+// ~/.claude/settings.json) is relative to that file's root, not to the
+// project: it is not carried over.
+func TestClaudeSettingsRelativePathOutsideTheProjectIsNotCarried(t *testing.T) {
+	dir, user := t.TempDir(), filepath.Join(t.TempDir(), "settings.json")
+	os.MkdirAll(filepath.Join(dir, ".claude"), 0o755)
+	os.WriteFile(filepath.Join(dir, ".claude", "settings.json"), []byte(`{"permissions": {"deny": ["Read(/secrets/**)"]}}`), 0o644)
+	os.WriteFile(user, []byte(`{"permissions": {"deny": ["Read(/secrets/**)", "Read(./x/**)"]}}`), 0o644)
+	r, err := Claude(dir, []string{user})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Entries) != 2 || r.Entries[0].Pattern != "ReadFile(secrets/**)" || len(r.NotCarried) != 1 ||
+		!strings.Contains(r.NotCarried[0].Why, "relative to the root of the settings file") {
+		t.Errorf("entries %+v, not carried %+v", r.Entries, r.NotCarried)
 	}
 }
