@@ -158,7 +158,7 @@ func BenchmarkCodexExecpolicy20Rules(b *testing.B) {
 // nativeCodex returns the Codex binary the npm package's Node wrapper
 // starts (@openai/codex-<platform>/vendor/<target>/bin/codex), so that
 // the comparison is with Codex's checker and not with Node's start.
-func nativeCodex(b *testing.B) string {
+func nativeCodex(b testing.TB) string {
 	agenttest.CLI(b, "codex") // skips, or fails under BRABO_REQUIRE_AGENT_CLIS=1, when Codex is missing
 	for _, pattern := range []string{"@openai/codex-*/vendor/*/bin/codex", "@openai/codex/vendor/*/bin/codex",
 		"@openai/codex/node_modules/@openai/codex-*/vendor/*/bin/codex"} {
