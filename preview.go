@@ -42,6 +42,14 @@ type Preview struct {
 	// Notes say what could not be shown, and why ("the repository could
 	// not be read: …").
 	Notes []string `json:"notes,omitempty"`
+	// Bound are what an approval of this card binds (revision.go): the
+	// commit range and ref of a push, the tree and paths of a commit, the
+	// hashes of a write, the head and base of a pull request, the
+	// command, folder and trusted permissions.json of a terminal command.
+	// Revision names them all in one string: an approve carries the
+	// revision of the card the human saw, and the action runs exactly it.
+	Bound    []RevisionPart `json:"bound,omitempty"`
+	Revision string         `json:"revision,omitempty"`
 }
 
 // FlagKind is one of the things a card flags.
