@@ -284,6 +284,8 @@ func TestRunFailsWhenTheRepositoryMovedAfterApproval(t *testing.T) {
 				moved = e.agentCommits("unseen.txt", "unseen\n")
 			case brabo.WriteFile:
 				os.WriteFile(filepath.Join(e.root, "src", "notes.txt"), []byte("moved\n"), 0o644)
+			case brabo.GitCommit:
+				os.WriteFile(filepath.Join(e.root, "extra.txt"), []byte("unseen\n"), 0o644)
 			}
 		}}
 		id := str(e.propose(e.agent, "git_push", map[string]any{"branch": "main"}), "id")
@@ -307,6 +309,19 @@ func TestRunFailsWhenTheRepositoryMovedAfterApproval(t *testing.T) {
 		}
 		if b, _ := os.ReadFile(filepath.Join(e.root, "src", "notes.txt")); string(b) != "moved\n" {
 			t.Fatalf("the write ran over the moved file: %q", b)
+		}
+
+		head := e.git("rev-parse", "HEAD")
+		id = str(e.propose(e.agent, "git_commit", map[string]any{"message": "the shown tree"}), "id")
+		status, out = e.approveAt(id, str(e.card(id), "revision"))
+		if status != 200 || str(out, "action", "result", "code") != string(brabo.CodeChangedSinceApproved) {
+			t.Fatalf("commit after the tree moved: %d %v, want failed changed_since_approved", status, out)
+		}
+		if got := e.git("rev-parse", "HEAD"); got != head {
+			t.Fatalf("HEAD moved to %s: a commit of a tree nobody saw", got)
+		}
+		if st := e.git("status", "--porcelain"); !strings.Contains(st, "?? extra.txt") {
+			t.Fatalf("the refused commit staged what it should not have: %q", st)
 		}
 	})
 }
