@@ -92,7 +92,13 @@ func (s *staged) done() {
 // result's output. The session's environment is as it was after.
 func (g *gitSession) stage(scratch, transcript bool) (*staged, error) {
 	if g.layout == nil {
-		return nil, fmt.Errorf("%s: no repository at the project folder", g.t)
+		// No repository: git says so itself, as the commit always did.
+		if transcript {
+			g.step("add", "-A")
+		} else {
+			g.query("add", "-A")
+		}
+		return &staged{}, errStage("git add failed")
 	}
 	dir, err := os.MkdirTemp(g.layout.GitDir, "brabo-stage-")
 	if err != nil {
