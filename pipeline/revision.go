@@ -19,10 +19,11 @@ import (
 // the execution runs exactly the bound parts, and fails
 // changed_since_approved when they moved after the approval.
 
-// bindCommit binds a git_commit's card: the commit it goes onto ("head"),
-// and, when the executor can stage (brabo.Stager) and stage is set, the
+// bindCommit binds a git_commit's card: when the executor can stage
+// (brabo.Stager) and stage is set, the commit it goes onto ("head"), the
 // tree its own staging produces and the paths that tree changes. Without
-// a stager the paths are the reader's (WorktreeStat).
+// a stager (or at the proposal) the paths are the reader's
+// (WorktreeStat), which the execution does not check.
 func (s *Service) bindCommit(ctx context.Context, a *brabo.ProposedAction, p *brabo.Project, root string, g *gitFacts, stage bool) {
 	if st, ok := s.Executor.(brabo.Stager); ok && stage {
 		t, err := st.StageTree(ctx, brabo.ExecRequest{Action: a, Project: p, Root: root})
@@ -38,11 +39,11 @@ func (s *Service) bindCommit(ctx context.Context, a *brabo.ProposedAction, p *br
 		g.bind("paths", strings.Join(t.Paths, "\n"))
 		return
 	}
-	head := ""
-	if g.open() {
-		head, _ = g.repo.Commit("HEAD")
-	}
-	g.bind("head", orNone(head))
+	// The reader's paths bind the card's revision (an approval of a card
+	// whose files changed is card_changed), not the execution: the
+	// reader's view of a repository may differ from git's (a linked
+	// worktree it cannot open), and only the executor's own staging is
+	// what the commit records.
 	if g.pv.Stat != nil {
 		var ps []string
 		for _, f := range g.pv.Stat.Files {
