@@ -325,3 +325,46 @@ func TestRunFailsWhenTheRepositoryMovedAfterApproval(t *testing.T) {
 		}
 	})
 }
+
+// countingStager is the real executor, counting the stagings of commit
+// cards.
+type countingStager struct {
+	*executor.Executor
+	n int
+}
+
+func (c *countingStager) StageTree(ctx context.Context, req brabo.ExecRequest) (*brabo.StagedTree, error) {
+	c.n++
+	return c.Executor.StageTree(ctx, req)
+}
+
+// TestShowingTheQueueAgainStagesNothingThatDidNotMove: a commit card is
+// computed again when shown, from the cache while the repository is as it
+// was; an edit of the working tree computes it again; an approval always
+// does.
+func TestShowingTheQueueAgainStagesNothingThatDidNotMove(t *testing.T) {
+	eachStore(t, func(t *testing.T, e *env) {
+		revEnv(t, e)
+		c := &countingStager{Executor: executor.New(executor.Options{})}
+		e.svc.Executor = c
+		os.WriteFile(filepath.Join(e.root, "src", "notes.txt"), []byte("edited\n"), 0o644)
+		id := str(e.propose(e.agent, "git_commit", map[string]any{"message": "cached"}), "id")
+		for range 3 {
+			e.ok("GET", "/v1/queue", e.maintainer, nil, 200)
+			e.card(id)
+		}
+		if c.n != 1 {
+			t.Fatalf("%d stagings for six views of one unchanged card, want 1", c.n)
+		}
+		os.WriteFile(filepath.Join(e.root, "src", "more.txt"), []byte("more\n"), 0o644)
+		if paths := boundPart(e.card(id), "paths"); paths != "src/more.txt\nsrc/notes.txt" || c.n != 2 {
+			t.Fatalf("after an edit: %d stagings, paths %q", c.n, paths)
+		}
+		if status, out := e.approveAt(id, str(e.card(id), "revision")); status != 200 {
+			t.Fatalf("approve: %d %v", status, out)
+		}
+		if c.n < 3 {
+			t.Fatalf("the approval used the cached card (%d stagings)", c.n)
+		}
+	})
+}
