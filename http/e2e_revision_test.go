@@ -144,6 +144,10 @@ func TestApproveRefusesAStalePushCard(t *testing.T) {
 		if got := str(out, "action", "result", "detail", "commit"); got != later {
 			t.Fatalf("the push reports %s, want %s", got, later)
 		}
+		// The card as decided is the card approved, not the proposal's.
+		if decided := e.card(id); str(decided, "revision") != rev1 || len(commitsOf(decided)) != 1 {
+			t.Fatalf("the decided card is not the approved one: %v", decided["preview"])
+		}
 	})
 }
 
