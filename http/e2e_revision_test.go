@@ -364,11 +364,17 @@ func TestShowingTheQueueAgainStagesNothingThatDidNotMove(t *testing.T) {
 		if paths := boundPart(e.card(id), "paths"); paths != "src/more.txt\nsrc/notes.txt" || c.n != 2 {
 			t.Fatalf("after an edit: %d stagings, paths %q", c.n, paths)
 		}
-		if status, out := e.approveAt(id, str(e.card(id), "revision")); status != 200 {
+		approved := str(e.card(id), "revision")
+		if status, out := e.approveAt(id, approved); status != 200 {
 			t.Fatalf("approve: %d %v", status, out)
 		}
 		if c.n < 3 {
 			t.Fatalf("the approval used the cached card (%d stagings)", c.n)
+		}
+		// The card as decided is the one approved (with its tree), not the
+		// proposal's.
+		if decided := e.card(id); str(decided, "revision") != approved || boundPart(decided, "tree") == "" {
+			t.Fatalf("the decided card is not the approved one: %v", decided["preview"])
 		}
 	})
 }
