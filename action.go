@@ -282,11 +282,20 @@ type Execution struct {
 	SessionID string `json:"sessionId,omitempty"`
 	TurnID    string `json:"turnId,omitempty"`
 	ToolUseID string `json:"toolUseId,omitempty"`
+	// Description is the agent's own words about the call, as its hook
+	// input carries them (Claude Code's and Gemini CLI's description,
+	// Codex's justification): shown beside the command, labelled as the
+	// agent's, never read by a rule. At most MaxDescription bytes.
+	Description string `json:"description,omitempty"`
 	// WaitUntil is the hook's own deadline for a decision: past it, the
 	// agent no longer waits (the hook never waits longer), so a decision
 	// then abandons the action instead (409 abandoned).
 	WaitUntil time.Time `json:"waitUntil,omitzero"`
 }
+
+// MaxDescription bounds an Execution's Description, in bytes: a sentence
+// or three (the agents ask their models for one).
+const MaxDescription = 1000
 
 // External reports whether the proposing agent runs the action itself.
 func (a *ProposedAction) External() bool {

@@ -209,7 +209,8 @@ func decideCall(ctx context.Context, agent, configPath string, in *hookInput, w 
 	}
 	deadline := start.Add(wait)
 	exec := &brabo.Execution{Mode: brabo.ExecutionExternal, Runner: runnerNames[h.agent], SessionID: in.SessionID,
-		TurnID: firstOf(in.TurnID, in.PromptID), ToolUseID: in.ToolUseID, WaitUntil: deadline.UTC()}
+		TurnID: firstOf(in.TurnID, in.PromptID), ToolUseID: in.ToolUseID, WaitUntil: deadline.UTC(),
+		Description: agentWords(h.agent, in.ToolInput)}
 	var ids []string
 	var reasons []string
 	nonBash := false

@@ -231,13 +231,29 @@ func (e *Executor) runGitPush(ctx context.Context, req brabo.ExecRequest) (*brab
 	if err != nil {
 		return nil, err
 	}
-	url, code := g.query("remote", "get-url", "--push", "--", remote)
-	if code != 0 {
+	g.remoteSession()
+	// Every URL the push goes to (a remote may have several pushurls).
+	out, code := g.query("remote", "get-url", "--push", "--all", "--", remote)
+	urls := urlLines(out)
+	if code != 0 || len(urls) == 0 {
 		return g.fail("remote %q is not configured in this repository", remote)
 	}
-	flags, err := e.remoteFlags(t, url, g.dir, true)
+	rs, err := g.remoteBox(remote, urls, true)
 	if err != nil {
 		return nil, err
+	}
+	defer rs.close()
+	var flags []string
+	for i, url := range urls {
+		// Each local remote's configuration is checked; the options are
+		// the first URL's, as git's --receive-pack is one for all.
+		f, err := e.remoteFlags(t, url, g.dir, true)
+		if err != nil {
+			return nil, err
+		}
+		if i == 0 {
+			flags = f
+		}
 	}
 	hash, code := g.query("rev-parse", "--verify", "--quiet", "refs/heads/"+p.Branch)
 	if code != 0 {
@@ -257,7 +273,8 @@ func (e *Executor) runGitPush(ctx context.Context, req brabo.ExecRequest) (*brab
 		}
 		src = want
 	}
-	if g.step(append(append([]string{"push"}, flags...), remote, src+":"+ref)...) != 0 {
+	push := append(append([]string{"push"}, flags...), remote, src+":"+ref)
+	if rs.run(g, push...) != 0 {
 		return g.fail("git push to %s was refused", remote)
 	}
 	return g.ok(map[string]string{"remote": remote, "branch": p.Branch, "commit": hash})
@@ -289,16 +306,22 @@ func (e *Executor) runPROpen(ctx context.Context, req brabo.ExecRequest) (*brabo
 	if err != nil {
 		return nil, err
 	}
+	g.remoteSession()
 	url, code := g.query("remote", "get-url", "--", remote)
 	if code != 0 {
 		return g.fail("remote %q is not configured in this repository", remote)
 	}
+	rs, err := g.remoteBox(remote, []string{url}, false)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.close()
 	flags, err := e.remoteFlags(t, url, g.dir, false)
 	if err != nil {
 		return nil, err
 	}
 	for _, b := range []struct{ role, name string }{{"head", p.Branch}, {"base", p.Base}} {
-		switch g.step(append(append([]string{"ls-remote"}, flags...), "--exit-code", remote, "refs/heads/"+b.name)...) {
+		switch rs.run(g, append(append([]string{"ls-remote"}, flags...), "--exit-code", remote, "refs/heads/"+b.name)...) {
 		case 0:
 		case 2:
 			return g.fail("%s branch %q is not on remote %q (push it first)", b.role, b.name, remote)

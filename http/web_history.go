@@ -13,7 +13,8 @@ import (
 
 // The history of a project's actions, and each action's own page: every
 // action, whatever became of it (auto-approved, pending, denied, executed,
-// failed), with the card as it was decided, who decided it by which rule,
+// failed), with its card (as proposed while it waits, with the buttons
+// of the queue's card, and as decided after), who decided it by which rule,
 // its result and its events.
 
 // historyRow is one action of the history.
@@ -134,8 +135,10 @@ type actionView struct {
 	Lines    []logLine
 }
 
-// actionPage shows one action: its card as it was decided (the whole
-// diff), who decided it and by which rule, its result and its events.
+// actionPage shows one action: its card (the whole diff) as proposed,
+// with its buttons, while it waits, and as decided after; who decided it
+// and by which rule, its result and its events. The hook's message, the
+// notifications and the queue all link here.
 func (s *Server) actionPage(w http.ResponseWriter, r *http.Request, v *viewer) error {
 	ctx := r.Context()
 	a, err := s.visibleAction(r)
@@ -146,10 +149,7 @@ func (s *Server) actionPage(w http.ResponseWriter, r *http.Request, v *viewer) e
 	if err != nil {
 		return err
 	}
-	c.Full = true
-	if c.Preview != nil && c.Preview.Diff != nil {
-		c.Diff, c.DiffMore = diffLines(c.Preview.Diff.Unified, 0)
-	}
+	fullCard(&c)
 	view := actionView{Card: c, Rule: createdSentence(a), Outcome: outcomeText(a),
 		Bad: a.Status == brabo.StatusFailed || a.Status == brabo.StatusDenied || failedRun(a)}
 	if a.Status == brabo.StatusPending {
