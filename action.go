@@ -255,8 +255,13 @@ type ProposedAction struct {
 	DecidedBy  string   `json:"decidedBy,omitempty"` // empty for auto-approval
 	Result     *Result  `json:"result,omitempty"`
 	// Preview is the card's view of the change, computed when the action
-	// was proposed (nil for an action recorded before previews were).
-	Preview   *Preview  `json:"preview,omitempty"`
+	// was proposed (nil for an action recorded before previews were),
+	// again when it is shown while pending, and stored as approved.
+	Preview *Preview `json:"preview,omitempty"`
+	// Revision is the revision of the card (Preview.Revision) as the
+	// answer shows it: of a pending action, the card as it is now, which
+	// an approve must name (docs/api.md, "Approving what was shown").
+	Revision  string    `json:"revision,omitempty"`
 	CreatedAt time.Time `json:"createdAt"`
 	DecidedAt time.Time `json:"decidedAt,omitzero"`
 	SettledAt time.Time `json:"settledAt,omitzero"`

@@ -142,6 +142,16 @@ const (
 	// CodeTooManyStreams refuses an event stream beyond the number one
 	// client may hold open (HTTP 429).
 	CodeTooManyStreams Code = "too_many_streams"
+	// CodeCardChanged refuses an approval that names no revision, or one
+	// that is no longer the card's (the branch moved, the file changed,
+	// the tree to commit is another): nothing was approved, the action
+	// stays pending with its new card, and the message names what moved
+	// (HTTP 409).
+	CodeCardChanged Code = "card_changed"
+	// CodeChangedSinceApproved is the code of an action's failed result
+	// when what it would run moved between the approval and the run (a
+	// commit on the branch, an edit of the file): nothing ran.
+	CodeChangedSinceApproved Code = "changed_since_approved"
 )
 
 // codeStatus is the HTTP status of an API answer carrying each code: the
@@ -176,6 +186,7 @@ var codeStatus = map[Code]int{
 	CodeNoContainerEngine:       409,
 	CodeLeadAwaiting:            409,
 	CodeGateInProgress:          409,
+	CodeCardChanged:             409,
 	CodeTooLarge:                413, // Content Too Large
 	CodeWriteTooLarge:           413,
 	CodeTooManyPending:          429, // Too Many Requests
@@ -190,6 +201,7 @@ var codeStatus = map[Code]int{
 	CodeContainerGone:        0,
 	CodeCwdOutsideWork:       0,
 	CodeNoBash:               0,
+	CodeChangedSinceApproved: 0,
 }
 
 // HTTPStatus is the HTTP status of an API answer carrying the code, and

@@ -8,11 +8,11 @@ import (
 // Preview is what an action's card shows of the change it would make, so
 // that a human approves the change and not only its name (DESIGN §6.4):
 // the diff of a write, the commits of a push, what each command segment
-// touches. The pipeline computes it once, when the action is proposed
-// (pipeline.Service.Preview), and stores it with the action: the card of
-// an action decided long ago is the card as it was decided. The API, the
-// web page, the hook's answers and the notifications all read this one
-// value.
+// touches. The pipeline computes it when the action is proposed
+// (pipeline.Service.Preview), again when a pending action is shown or
+// approved (Revision), and stores it with the action: the card of an
+// action decided long ago is the card as it was decided. The API, the web
+// page, the hook's answers and the notifications all read this one value.
 type Preview struct {
 	// RunBy says who runs the action once it is approved: "brabo", or
 	// the program of an agent that runs it itself (claude-code, codex…).
@@ -42,6 +42,14 @@ type Preview struct {
 	// Notes say what could not be shown, and why ("the repository could
 	// not be read: …").
 	Notes []string `json:"notes,omitempty"`
+	// Bound are what an approval of this card binds (revision.go): the
+	// commit range and ref of a push, the tree and paths of a commit, the
+	// hashes of a write, the head and base of a pull request, the
+	// command, folder and trusted permissions.json of a terminal command.
+	// Revision names them all in one string: an approve carries the
+	// revision of the card the human saw, and the action runs exactly it.
+	Bound    []RevisionPart `json:"bound,omitempty"`
+	Revision string         `json:"revision,omitempty"`
 }
 
 // FlagKind is one of the things a card flags.

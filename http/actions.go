@@ -148,6 +148,9 @@ func (s *Server) writeActions(w http.ResponseWriter, r *http.Request, f brabo.Ac
 	if err != nil {
 		return err
 	}
+	for i, a := range out {
+		out[i] = s.Actions.CardNow(r.Context(), a)
+	}
 	s.withText(r.Context(), out...)
 	writeJSON(w, http.StatusOK, map[string]any{"actions": nonNil(out), "total": total})
 	return nil
@@ -219,6 +222,9 @@ func (s *Server) getAction(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
+	// A pending action's card as it is now: its revision is what an
+	// approve names.
+	a = s.Actions.CardNow(r.Context(), a)
 	s.withText(r.Context(), a)
 	writeJSON(w, http.StatusOK, a)
 	return nil
@@ -244,8 +250,12 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	rev, err := s.revisionOf(w, r)
+	if err != nil {
+		return err
+	}
 	s.execDeadline(w, r)
-	d, err := s.Actions.Approve(r.Context(), r.PathValue("action"), m)
+	d, err := s.Actions.Approve(r.Context(), r.PathValue("action"), m, rev)
 	if err != nil {
 		return err
 	}
@@ -253,6 +263,22 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request) error {
 	s.withText(r.Context(), d.Action)
 	writeJSON(w, http.StatusOK, d)
 	return nil
+}
+
+// revisionOf reads the revision an approve names: the body
+// {"revision": "r1…"}. An empty body names none; the pipeline refuses
+// that as card_changed, saying which revision the card has now.
+func (s *Server) revisionOf(w http.ResponseWriter, r *http.Request) (string, error) {
+	if r.ContentLength == 0 {
+		return "", nil
+	}
+	var in struct {
+		Revision string `json:"revision"`
+	}
+	if err := s.decode(w, r, &in); err != nil {
+		return "", err
+	}
+	return in.Revision, nil
 }
 
 func (s *Server) deny(w http.ResponseWriter, r *http.Request) error {
@@ -299,8 +325,12 @@ func (s *Server) approveAlways(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	rev, err := s.revisionOf(w, r)
+	if err != nil {
+		return err
+	}
 	s.execDeadline(w, r)
-	d, err := s.Actions.ApproveAlways(r.Context(), r.PathValue("action"), m)
+	d, err := s.Actions.ApproveAlways(r.Context(), r.PathValue("action"), m, rev)
 	if err != nil {
 		return err
 	}

@@ -34,7 +34,7 @@ func decideEachKind(t *testing.T, e *env) []map[string]any {
 	d := e.ok("POST", "/v1/actions/"+denied+"/deny", e.maintainer, map[string]any{"reason": "Makefile must not pipe curl into sh"}, 200)
 	add(d["action"].(map[string]any))
 	approved := e.terminal("echo approved-by-a-human")["id"].(string)
-	ap := e.ok("POST", "/v1/actions/"+approved+"/approve", e.maintainer, map[string]any{}, 200)
+	ap := e.ok("POST", "/v1/actions/"+approved+"/approve", e.maintainer, nil, 200)
 	add(ap["action"].(map[string]any))
 	// Approve and deny answer with the same shape: the action and what the
 	// decision did.

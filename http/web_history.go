@@ -243,13 +243,19 @@ func (s *Server) webBulk(w http.ResponseWriter, r *http.Request, v *viewer) erro
 			return badRequest("select cards of one type: %s and %s are both selected", kind, a.Type)
 		}
 	}
+	// Each id's revision, in the same order: what its card showed.
+	revisions := r.PostForm["revision"]
 	var done, refused []string
 	failed := 0
-	for _, id := range ids {
+	for i, id := range ids {
 		var a *brabo.ProposedAction
 		var err error
 		if decision == "approve" {
-			a, err = s.approveOne(r.Context(), id, v.Member)
+			rev := ""
+			if i < len(revisions) {
+				rev = revisions[i]
+			}
+			a, err = s.approveOne(r.Context(), id, v.Member, rev)
 		} else {
 			a, err = s.Actions.Deny(r.Context(), id, v.Member, reason)
 		}
@@ -275,10 +281,10 @@ func (s *Server) webBulk(w http.ResponseWriter, r *http.Request, v *viewer) erro
 	return nil
 }
 
-// approveOne approves one action for a bulk decision and returns it as it
-// ended.
-func (s *Server) approveOne(ctx context.Context, id string, m *brabo.Member) (*brabo.ProposedAction, error) {
-	d, err := s.Actions.Approve(ctx, id, m)
+// approveOne approves one action for a bulk decision, at the revision its
+// card showed, and returns it as it ended.
+func (s *Server) approveOne(ctx context.Context, id string, m *brabo.Member, revision string) (*brabo.ProposedAction, error) {
+	d, err := s.Actions.Approve(ctx, id, m, revision)
 	if err != nil {
 		return nil, err
 	}

@@ -171,6 +171,9 @@ func queuePageOf(r *http.Request) (int, error) {
 func (s *Server) cardFor(ctx context.Context, m *brabo.Member, a *brabo.ProposedAction) (card, error) {
 	// The scope root is shown once, in the card's list: not in the
 	// sentence too.
+	// A pending action's card is the card as it is now (cached by the
+	// repository's state): its revision is what the approve form sends.
+	a = s.Actions.CardNow(ctx, a)
 	c := card{A: a, MinRole: a.Type.MinRole(), NeedRole: brabo.EffectiveRole(a.Type, a.Decision), Subject: subject(a), Where: a.Payload.Cwd,
 		RunBy: runBy(a), Unreported: a.Unreported(), Preview: a.Preview, Risks: brabo.Risks(a)}
 	if a.Execution != nil {
@@ -365,7 +368,7 @@ func outcomeText(a *brabo.ProposedAction) string {
 
 func (s *Server) webApprove(w http.ResponseWriter, r *http.Request, v *viewer) error {
 	s.execDeadline(w, r)
-	d, err := s.Actions.Approve(r.Context(), r.PathValue("action"), v.Member)
+	d, err := s.Actions.Approve(r.Context(), r.PathValue("action"), v.Member, r.PostFormValue("revision"))
 	answerWithin(w)
 	if err != nil {
 		return s.refused(w, r, v, err)
@@ -407,7 +410,7 @@ func (s *Server) alwaysPreview(w http.ResponseWriter, r *http.Request, v *viewer
 		return s.refused(w, r, v, err)
 	}
 	s.render(w, http.StatusOK, "always-preview", map[string]any{"A": d.Action, "Patterns": d.Patterns, "Autonomy": d.Autonomy,
-		"AgentPatterns": d.AgentPatterns})
+		"AgentPatterns": d.AgentPatterns, "Revision": r.FormValue("revision")})
 	return nil
 }
 
@@ -429,7 +432,7 @@ func (s *Server) webAlways(w http.ResponseWriter, r *http.Request, v *viewer) er
 			"What always allow would record changed since it was shown; nothing was recorded. Click Always allow again to see it.")
 	}
 	s.execDeadline(w, r)
-	d, err := s.Actions.ApproveAlways(r.Context(), r.PathValue("action"), v.Member)
+	d, err := s.Actions.ApproveAlways(r.Context(), r.PathValue("action"), v.Member, r.PostFormValue("revision"))
 	answerWithin(w)
 	if err != nil {
 		return s.refused(w, r, v, err)

@@ -350,7 +350,13 @@
       ev.preventDefault();
       var btn = ev.submitter;
       var body = new URLSearchParams();
-      selected().forEach(function (b) { body.append("id", b.value); });
+      // Each card's revision beside its id: what the card showed is what
+      // is approved (a card that changed since is refused, card_changed).
+      selected().forEach(function (b) {
+        body.append("id", b.value);
+        var rev = b.closest("article.card").querySelector("input[name=revision]");
+        body.append("revision", rev ? rev.value : "");
+      });
       body.append("decision", btn ? btn.value : "approve");
       body.append("reason", bulk.querySelector("input[name=reason]").value);
       Array.prototype.forEach.call(bulk.querySelectorAll("button"), function (b) { b.disabled = true; });
