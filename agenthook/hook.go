@@ -19,20 +19,21 @@ import (
 // hookInput is what the agents send a hook on standard input; the three
 // share Claude Code's field names.
 type hookInput struct {
-	SessionID string `json:"session_id"`
-	TurnID    string `json:"turn_id"`   // Codex
-	PromptID  string `json:"prompt_id"` // Claude Code
-	Cwd       string `json:"cwd"`
+	SessionID    string          `json:"session_id"`
+	TurnID       string          `json:"turn_id"`   // Codex
+	PromptID     string          `json:"prompt_id"` // Claude Code
+	Cwd          string          `json:"cwd"`
+	Event        string          `json:"hook_event_name"`
+	ToolName     string          `json:"tool_name"`
+	ToolInput    json.RawMessage `json:"tool_input"`
+	ToolUseID    string          `json:"tool_use_id"`
+	ToolResponse json.RawMessage `json:"tool_response"`
+	Error        string          `json:"error"`       // Claude Code's PostToolUseFailure
+	McpContext   json.RawMessage `json:"mcp_context"` // Gemini CLI
+
 	// TranscriptPath is the agent's own record of the session (Claude
 	// Code, Codex): Codex's watcher reads a call's result there.
-	TranscriptPath string          `json:"transcript_path"`
-	Event          string          `json:"hook_event_name"`
-	ToolName       string          `json:"tool_name"`
-	ToolInput      json.RawMessage `json:"tool_input"`
-	ToolUseID      string          `json:"tool_use_id"`
-	ToolResponse   json.RawMessage `json:"tool_response"`
-	Error          string          `json:"error"`       // Claude Code's PostToolUseFailure
-	McpContext     json.RawMessage `json:"mcp_context"` // Gemini CLI
+	TranscriptPath string `json:"transcript_path"`
 }
 
 // Agents are the agents brabo hook speaks to, as named on its command line.
