@@ -47,14 +47,15 @@ func (ap *agentProject) settled(t *testing.T, text string, limit time.Duration) 
 	return nil
 }
 
-// wantResult checks an action executed by its agent with output holding
-// want.
-func wantResult(t *testing.T, what string, a map[string]any, want string) {
+// wantResult checks an action executed by its agent with an output that
+// starts with prefix (the tool's own text, not a JSON of its response)
+// and holds want.
+func wantResult(t *testing.T, what string, a map[string]any, prefix, want string) {
 	t.Helper()
 	res, _ := a["result"].(map[string]any)
 	out, _ := res["output"].(string)
-	if a["status"] != "executed" || !strings.Contains(out, want) {
-		t.Errorf("%s: status %v, output %q; want executed with %q", what, a["status"], out, want)
+	if a["status"] != "executed" || !strings.HasPrefix(out, prefix) || !strings.Contains(out, want) {
+		t.Errorf("%s: status %v, output %q; want executed with %q… holding %q", what, a["status"], out, prefix, want)
 	}
 }
 
@@ -109,9 +110,9 @@ func TestClaudeCodeResultsInTheLog(t *testing.T) {
 	if text, isErr := toolResult(model, 4); !isErr || !strings.Contains(text, "has been denied") {
 		t.Fatalf("Claude Code did not refuse the call itself: the model got %q (error %v)\n%s", text, isErr, out)
 	}
-	wantResult(t, "Read", ap.settled(t, "outside.txt", 10*time.Second), "outside-content")
-	wantResult(t, "Edit", ap.settled(t, "notes/e.txt", 10*time.Second), "+one three")
-	wantResult(t, "MCP", ap.settled(t, "echo__say", 10*time.Second), agenttest.MCPEchoPrefix+"hi from claude")
+	wantResult(t, "Read", ap.settled(t, "outside.txt", 10*time.Second), "outside-content\n", "")
+	wantResult(t, "Edit", ap.settled(t, "notes/e.txt", 10*time.Second), "--- ", "\n-one two\n+one three\n")
+	wantResult(t, "MCP", ap.settled(t, "echo__say", 10*time.Second), agenttest.MCPEchoPrefix+"hi from claude", "")
 	wantNotRun(t, ap, "Bash refused by Claude Code", ap.settled(t, "echo refused-by-claude", 10*time.Second),
 		"Permission to use Bash with command echo refused-by-claude now has been denied")
 }
@@ -148,12 +149,12 @@ func TestCodexResultsInTheLog(t *testing.T) {
 	}
 	for _, file := range []string{"notes/a.txt", "notes/b.txt"} {
 		a := ap.settled(t, file, 20*time.Second)
-		wantResult(t, "apply_patch of "+file, a, "Success. Updated the following files")
+		wantResult(t, "apply_patch of "+file, a, "", "Success. Updated the following files:\nA notes/a.txt\nA notes/b.txt")
 		if res := a["result"].(map[string]any); res["exitCode"] != 0.0 {
 			t.Errorf("apply_patch of %s: exit code %v", file, res["exitCode"])
 		}
 	}
-	wantResult(t, "MCP", ap.settled(t, "echo__say", 20*time.Second), agenttest.MCPEchoPrefix+"hi from codex")
+	wantResult(t, "MCP", ap.settled(t, "echo__say", 20*time.Second), agenttest.MCPEchoPrefix+"hi from codex", "")
 	wantNotRun(t, ap, "a command Codex's policy forbids", ap.settled(t, "echo refused-by-codex", 20*time.Second),
 		"policy forbids commands starting with `echo refused-by-codex`")
 }
@@ -176,6 +177,6 @@ func TestGeminiCLIResultsInTheLog(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(ap.root, "notes", "new.txt")); string(b) != "fresh\n" {
 		t.Fatalf("the write did not run; the model got %q\n%s", geminiResponse(model, 2), out)
 	}
-	wantResult(t, "replace", ap.settled(t, "notes/e.txt", 10*time.Second), "Successfully modified file")
-	wantResult(t, "write_file", ap.settled(t, "notes/new.txt", 10*time.Second), "notes/new.txt")
+	wantResult(t, "replace", ap.settled(t, "notes/e.txt", 10*time.Second), "Successfully modified file", "")
+	wantResult(t, "write_file", ap.settled(t, "notes/new.txt", 10*time.Second), "Successfully", "notes/new.txt")
 }
