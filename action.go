@@ -252,13 +252,21 @@ type ProposedAction struct {
 	Execution *Execution `json:"execution,omitempty"`
 	// Reason names the rule that decided (and for a denial by a human, the
 	// human's reason).
-	Reason    string   `json:"reason"`
-	Decision  Decision `json:"decision"`
-	DecidedBy string   `json:"decidedBy,omitempty"` // empty for auto-approval
-	Result    *Result  `json:"result,omitempty"`
+	Reason string `json:"reason"`
+	// ReasonText is Reason in plain words for people and the agent
+	// (ReasonText): filled in by the API's answers, never stored.
+	ReasonText string   `json:"reasonText,omitempty"`
+	Decision   Decision `json:"decision"`
+	DecidedBy  string   `json:"decidedBy,omitempty"` // empty for auto-approval
+	Result     *Result  `json:"result,omitempty"`
 	// Preview is the card's view of the change, computed when the action
-	// was proposed (nil for an action recorded before previews were).
-	Preview   *Preview  `json:"preview,omitempty"`
+	// was proposed (nil for an action recorded before previews were),
+	// again when it is shown while pending, and stored as approved.
+	Preview *Preview `json:"preview,omitempty"`
+	// Revision is the revision of the card (Preview.Revision) as the
+	// answer shows it: of a pending action, the card as it is now, which
+	// an approve must name (docs/api.md, "Approving what was shown").
+	Revision  string    `json:"revision,omitempty"`
 	CreatedAt time.Time `json:"createdAt"`
 	DecidedAt time.Time `json:"decidedAt,omitzero"`
 	SettledAt time.Time `json:"settledAt,omitzero"`
@@ -282,11 +290,20 @@ type Execution struct {
 	SessionID string `json:"sessionId,omitempty"`
 	TurnID    string `json:"turnId,omitempty"`
 	ToolUseID string `json:"toolUseId,omitempty"`
+	// Description is the agent's own words about the call, as its hook
+	// input carries them (Claude Code's and Gemini CLI's description,
+	// Codex's justification): shown beside the command, labelled as the
+	// agent's, never read by a rule. At most MaxDescription bytes.
+	Description string `json:"description,omitempty"`
 	// WaitUntil is the hook's own deadline for a decision: past it, the
 	// agent no longer waits (the hook never waits longer), so a decision
 	// then abandons the action instead (409 abandoned).
 	WaitUntil time.Time `json:"waitUntil,omitzero"`
 }
+
+// MaxDescription bounds an Execution's Description, in bytes: a sentence
+// or three (the agents ask their models for one).
+const MaxDescription = 1000
 
 // External reports whether the proposing agent runs the action itself.
 func (a *ProposedAction) External() bool {

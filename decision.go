@@ -1,7 +1,5 @@
 package brabo
 
-import "strings"
-
 // Decision is the policy engine's answer for one proposed action.
 type Decision struct {
 	// Policy is auto_approve, require_approval or deny.
@@ -91,30 +89,12 @@ type ScopeRoot struct {
 }
 
 // DecisionSentence is the one sentence a person reads for how an action was
-// born (RN-614): the status it was created with, the rule that decided, and
-// the scope root the path scope compared against. The approval card and the
-// session log both show this sentence, so they never disagree. An empty
-// reason is an event recorded before reasons were: it reads "not recorded",
-// never as "no rule".
+// born (RN-614), known by the status it was created with and the rule that
+// decided (an event's payload), with the scope root the path scope
+// compared against. It is ReasonText's sentence for what the event knows,
+// so the approval card and the session log never disagree. An empty
+// reason is an event recorded before reasons were: it reads "not
+// recorded", never as "no rule".
 func DecisionSentence(status ActionStatus, reason string, scope ScopeRoot) string {
-	var s string
-	switch {
-	case strings.TrimSpace(reason) == "":
-		s = "not recorded"
-	case status == StatusAutoApproved:
-		s = "auto-approved by " + reason
-	case status == StatusPending:
-		s = "asks a human: " + reason
-	case status == StatusDenied:
-		s = "denied by " + reason
-	default:
-		s = reason
-	}
-	switch {
-	case scope.ID != "" && scope.Mode != "":
-		s += " (scope root: " + string(scope.Mode) + "/" + scope.ID + ")"
-	case scope.ID != "":
-		s += " (scope root: " + scope.ID + ")"
-	}
-	return s
+	return decisionText(status, reason, scope)
 }

@@ -126,6 +126,11 @@ const (
 	// CodeTooLarge refuses a request whose body is over the server's
 	// limit (HTTP 413).
 	CodeTooLarge Code = "too_large"
+	// CodeWriteTooLarge refuses a write_file whose content is over
+	// MaxWriteBytes (the API's body limit), at the proposal: nothing is
+	// stored and no one is asked, since no card could show it whole
+	// (HTTP 413).
+	CodeWriteTooLarge Code = "write_too_large"
 	// CodeRequestTimeout refuses a request whose body did not arrive in
 	// the time the server gives it (HTTP 408).
 	CodeRequestTimeout Code = "request_timeout"
@@ -141,6 +146,16 @@ const (
 	// CodeTooManyStreams refuses an event stream beyond the number one
 	// client may hold open (HTTP 429).
 	CodeTooManyStreams Code = "too_many_streams"
+	// CodeCardChanged refuses an approval that names no revision, or one
+	// that is no longer the card's (the branch moved, the file changed,
+	// the tree to commit is another): nothing was approved, the action
+	// stays pending with its new card, and the message names what moved
+	// (HTTP 409).
+	CodeCardChanged Code = "card_changed"
+	// CodeChangedSinceApproved is the code of an action's failed result
+	// when what it would run moved between the approval and the run (a
+	// commit on the branch, an edit of the file): nothing ran.
+	CodeChangedSinceApproved Code = "changed_since_approved"
 )
 
 // codeStatus is the HTTP status of an API answer carrying each code: the
@@ -175,7 +190,9 @@ var codeStatus = map[Code]int{
 	CodeNoContainerEngine:       409,
 	CodeLeadAwaiting:            409,
 	CodeGateInProgress:          409,
+	CodeCardChanged:             409,
 	CodeTooLarge:                413, // Content Too Large
+	CodeWriteTooLarge:           413,
 	CodeTooManyPending:          429, // Too Many Requests
 	CodeTooManyStreams:          429,
 	CodeInternal:                500, // Internal Server Error
@@ -189,6 +206,7 @@ var codeStatus = map[Code]int{
 	CodeCwdOutsideWork:       0,
 	CodeNoBash:               0,
 	CodeNotRun:               0,
+	CodeChangedSinceApproved: 0,
 }
 
 // HTTPStatus is the HTTP status of an API answer carrying the code, and

@@ -7,9 +7,13 @@ import (
 
 // Event types of the append-only log (DESIGN §6.2).
 const (
-	EventActionCreated     = "proposed_action.created"
-	EventActionApproved    = "proposed_action.approved"
-	EventActionDenied      = "proposed_action.denied"
+	EventActionCreated  = "proposed_action.created"
+	EventActionApproved = "proposed_action.approved"
+	EventActionDenied   = "proposed_action.denied"
+	// EventCardChanged records an approval refused because it named no
+	// revision or a stale one (CodeCardChanged): who tried, the revision
+	// sent, the card's revision now and the parts that moved.
+	EventCardChanged       = "proposed_action.card_changed"
 	EventPermissionGranted = "permission.granted"
 	EventActionExecuted    = "action.executed"
 	EventActionFailed      = "action.failed"

@@ -26,6 +26,30 @@ type ExecRequest struct {
 	// Container, when set, is the project's running container a terminal
 	// action runs in instead of the host (container.go).
 	Container *ContainerTarget
+	// Bound is what the approval bound (Preview.Bound, name to value):
+	// the executor runs exactly it — pushes the commit "commit", commits
+	// the tree "tree" onto "head", writes only over the file "file" — and
+	// when the repository or the file moved since, runs nothing and
+	// returns a result with CodeChangedSinceApproved. nil binds nothing.
+	Bound map[string]string
+}
+
+// StagedTree is what a git_commit's own staging produces (git add -A into
+// a temporary index, as the execution stages): the tree it would commit,
+// onto which HEAD ("" in a repository without a commit), and the paths
+// that tree changes against HEAD.
+type StagedTree struct {
+	Head  string
+	Tree  string
+	Paths []string
+}
+
+// Stager is an Executor that can stage a git_commit without committing
+// it, the way its execution stages, so that the card binds the very tree
+// the commit records. It writes nothing to the repository: the objects
+// go to a scratch folder it removes.
+type Stager interface {
+	StageTree(ctx context.Context, req ExecRequest) (*StagedTree, error)
 }
 
 // Executor runs approved actions and returns their real result.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // RemoteNameProblem returns why name cannot be the name of a configured
@@ -12,13 +13,13 @@ import (
 // URL or a path is refused: pushing to wherever a payload points is not
 // what approving a push means.
 func RemoteNameProblem(name string) string {
-	if !remoteNameRE.MatchString(name) || strings.HasSuffix(name, ".lock") {
+	if !remoteNameRE().MatchString(name) || strings.HasSuffix(name, ".lock") {
 		return "is not the name of a configured remote (letters, digits, '.', '_', '-')"
 	}
 	return ""
 }
 
-var remoteNameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,99}$`)
+var remoteNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,99}$`) })
 
 // RevisionProblem returns why rev cannot be read as a revision (a start
 // point), or "" when it can: git would read a leading '-' as an option,

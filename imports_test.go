@@ -131,6 +131,13 @@ var coreRules = []struct {
 	// The one /v1 client: the root package and the standard library, so
 	// that the hook linking it stays light (client_test.go's rule).
 	{rel: "client", mayImport: []string{""}, forbidden: []string{"database/sql"}},
+	// brabo-check is brabo check for scripts that run it once per
+	// decision: the domain, policy and the standard library, so that it
+	// starts fast (docs/PERFORMANCE.md); no network, no database.
+	{rel: "internal/checkcmd", mayImport: []string{"", "policy", "internal/progfind", "internal/protect"},
+		forbidden: []string{"database/sql", "net", "net/http", "os/exec"}},
+	{rel: "cmd/brabo-check", mayImport: []string{"", "policy", "internal/progfind", "internal/protect", "internal/checkcmd"},
+		forbidden: []string{"database/sql", "net", "net/http", "os/exec"}},
 	// brabo-sandbox starts on every sandboxed command's path (the root
 	// helper, the Landlock launcher, the egress forwarder): it links
 	// those alone, so that it starts fast.

@@ -45,6 +45,9 @@ func (p *Payload) Validate(t ActionType) error {
 		if p.Path == "" {
 			return invalidPayload("a write_file action needs a path")
 		}
+		if len(p.Content) > MaxWriteBytes {
+			return WriteTooLarge(int64(len(p.Content)), MaxWriteBytes, "its content")
+		}
 	case GitCommit:
 		if strings.TrimSpace(p.Message) == "" {
 			return invalidPayload("a git_commit action needs a message")
@@ -96,6 +99,35 @@ func validateParallel(t ActionType, p *Payload) error {
 		return invalidPayload("%v", err)
 	}
 	return nil
+}
+
+// MaxWriteBytes is the most content one write_file carries, and the API's
+// body limit (the http package's DefaultMaxBody is this constant): 1 MiB.
+// A card shows every write whole, so a larger one is refused at the
+// proposal (CodeWriteTooLarge) instead of being shown in part.
+const MaxWriteBytes = 1 << 20
+
+// WriteTooLarge is the refusal of a write_file of n bytes over limit:
+// what names the bytes counted ("its content", "the proposal's body").
+func WriteTooLarge(n, limit int64, what string) *Error {
+	is := fmt.Sprintf("%d bytes", n)
+	if n <= limit {
+		is = fmt.Sprintf("more than %d bytes", limit) // a body cut at the limit: its length unknown
+	}
+	return Errorf(CodeWriteTooLarge,
+		"write_file: %s is %s, over the limit of %d bytes (%s, the API's body limit): a card shows every write whole, so nothing was proposed or stored; write a smaller file, or produce it with a command",
+		what, is, limit, sizeText(limit))
+}
+
+// sizeText is a byte count in KiB or MiB when it is a whole number of them.
+func sizeText(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // MaxDocumentBytes bounds the document an open_adr_pr or open_infra_pr

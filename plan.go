@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // The payloads of the action types about parallel dev agents, carried in
@@ -42,11 +43,11 @@ type RaiseMaxParallelRequest struct {
 // moduleRE is what a module name may be: lowercase letters, digits and
 // dashes, not ending in -<number> (that suffix names a module's further
 // agents: dev-api, dev-api-2, dev-api-3).
-var moduleRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,40}[a-z0-9])?$`)
+var moduleRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,40}[a-z0-9])?$`) })
 
 // CheckModule refuses a module name that cannot name dev agents.
 func CheckModule(m string) error {
-	if !moduleRE.MatchString(m) || strings.Contains(m, "--") {
+	if !moduleRE().MatchString(m) || strings.Contains(m, "--") {
 		return fmt.Errorf("module %q: use lowercase letters, digits and dashes (at most 42)", m)
 	}
 	if i := strings.LastIndexByte(m, '-'); i >= 0 {

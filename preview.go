@@ -8,11 +8,11 @@ import (
 // Preview is what an action's card shows of the change it would make, so
 // that a human approves the change and not only its name (DESIGN §6.4):
 // the diff of a write, the commits of a push, what each command segment
-// touches. The pipeline computes it once, when the action is proposed
-// (pipeline.Service.Preview), and stores it with the action: the card of
-// an action decided long ago is the card as it was decided. The API, the
-// web page, the hook's answers and the notifications all read this one
-// value.
+// touches. The pipeline computes it when the action is proposed
+// (pipeline.Service.Preview), again when a pending action is shown or
+// approved (Revision), and stores it with the action: the card of an
+// action decided long ago is the card as it was decided. The API, the web
+// page, the hook's answers and the notifications all read this one value.
 type Preview struct {
 	// RunBy says who runs the action once it is approved: "brabo", or
 	// the program of an agent that runs it itself (claude-code, codex…).
@@ -42,6 +42,14 @@ type Preview struct {
 	// Notes say what could not be shown, and why ("the repository could
 	// not be read: …").
 	Notes []string `json:"notes,omitempty"`
+	// Bound are what an approval of this card binds (revision.go): the
+	// commit range and ref of a push, the tree and paths of a commit, the
+	// hashes of a write, the head and base of a pull request, the
+	// command, folder and trusted permissions.json of a terminal command.
+	// Revision names them all in one string: an approve carries the
+	// revision of the card the human saw, and the action runs exactly it.
+	Bound    []RevisionPart `json:"bound,omitempty"`
+	Revision string         `json:"revision,omitempty"`
 }
 
 // FlagKind is one of the things a card flags.
@@ -64,16 +72,28 @@ const (
 	// FlagForce: a forced push, or a push that rewrites the remote's
 	// history.
 	FlagForce FlagKind = "force"
+	// FlagPipeShell: a write whose content hands a download to a shell
+	// (curl … | sh, wget, fetch; bash <(curl …)), wherever it is in it.
+	FlagPipeShell FlagKind = "pipe-shell"
+	// FlagExecutable: a write of a script or a program, or over a file
+	// with execute permission (it keeps its mode).
+	FlagExecutable FlagKind = "executable"
+	// FlagRunsFile: a write to a file the project runs: a Makefile, CI
+	// files (.github/workflows/*), shell scripts, package.json's scripts.
+	FlagRunsFile FlagKind = "runs"
 )
 
 var flagLabels = map[FlagKind]string{
-	FlagOutside:   "outside the project",
-	FlagHome:      "the home folder",
-	FlagProtected: "a protected file",
-	FlagNetwork:   "the network",
-	FlagPrivilege: "privilege",
-	FlagDelete:    "deletion",
-	FlagForce:     "force push",
+	FlagOutside:    "outside the project",
+	FlagHome:       "the home folder",
+	FlagProtected:  "a protected file",
+	FlagNetwork:    "the network",
+	FlagPrivilege:  "privilege",
+	FlagDelete:     "deletion",
+	FlagForce:      "force push",
+	FlagPipeShell:  "a download piped into a shell",
+	FlagExecutable: "an executable file",
+	FlagRunsFile:   "a file the project runs",
 }
 
 // Label is the flag in plain words ("the home folder").
@@ -131,9 +151,11 @@ type FileDiff struct {
 	// New is true when no file is at the path: the diff is the new
 	// content, every line added.
 	New bool `json:"new,omitempty"`
-	// Unified is the change in unified diff format: "@@" hunk headers,
-	// then lines starting with ' ', '-' or '+'. It holds at most
-	// MaxDiffLines lines; More counts the lines left out.
+	// Unified is the whole change in unified diff format: "@@" hunk
+	// headers, then lines starting with ' ', '-' or '+'. A write's content
+	// is at most MaxWriteBytes, so every line is kept: a card shows the
+	// first ones, the action's page all of them. More counts the lines a
+	// card recorded before whole diffs were kept left out (0 since).
 	Unified string `json:"unified,omitempty"`
 	More    int    `json:"more,omitempty"`
 	// Added and Removed count the lines of the whole change.
@@ -146,10 +168,6 @@ type FileDiff struct {
 	// Identical is true when the new content is what the file holds.
 	Identical bool `json:"identical,omitempty"`
 }
-
-// MaxDiffLines is how many lines of a diff a preview keeps: the card shows
-// the first lines, the action's page all of these.
-const MaxDiffLines = 2000
 
 // DiffLines splits a unified diff into its lines, without the final
 // newline's empty one.

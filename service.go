@@ -19,7 +19,10 @@ type ActionService interface {
 	// runs it at once when it is auto-approved.
 	Propose(ctx context.Context, req ProposeRequest) (*ProposedAction, error)
 	// Approve approves a pending action as m and runs it; exactly once.
-	Approve(ctx context.Context, actionID string, m *Member) (*Decided, error)
+	// revision is the revision of the card m saw (Preview.Revision): one
+	// that is not the card's now, or none, is CodeCardChanged and leaves
+	// the action pending with its new card.
+	Approve(ctx context.Context, actionID string, m *Member, revision string) (*Decided, error)
 	// Deny denies a pending action as m, with the reason its agent reads.
 	Deny(ctx context.Context, actionID string, m *Member, reason string) (*ProposedAction, error)
 	// AlwaysAllowPreview says what ApproveAlways would record, writing
@@ -27,7 +30,8 @@ type ActionService interface {
 	AlwaysAllowPreview(ctx context.Context, actionID string, m *Member) (*Decided, error)
 	// ApproveAlways approves the action and records the rule that lets
 	// its like through from now on.
-	ApproveAlways(ctx context.Context, actionID string, m *Member) (*Decided, error)
+	// revision is as Approve's.
+	ApproveAlways(ctx context.Context, actionID string, m *Member, revision string) (*Decided, error)
 	// AllowNetwork records the hosts a command was refused and reruns it.
 	AllowNetwork(ctx context.Context, actionID string, m *Member) (*Decided, error)
 	// Report records the result of an action its agent ran itself, once.
@@ -46,6 +50,10 @@ type ActionService interface {
 	// PendingOf reads one page (limit, offset) of the pending actions of
 	// every project the member has a role in, and their count.
 	PendingOf(ctx context.Context, memberID string, limit, offset int) ([]*ProposedAction, int, error)
+	// CardNow is a copy of the action with its card as it is shown: a
+	// pending action's computed now (cached by repository state), with
+	// Revision set.
+	CardNow(ctx context.Context, a *ProposedAction) *ProposedAction
 	// Preview computes an action's card now (p and pr as read).
 	Preview(ctx context.Context, a *ProposedAction, p *Project, pr *PullRequest) *Preview
 	// CurrentReason is the reason a pending action would get if proposed

@@ -2,6 +2,7 @@ package brabo
 
 import (
 	"regexp"
+	"sync"
 )
 
 // The request and answer types of the service interfaces (service.go):
@@ -59,10 +60,12 @@ type ProposeRequest struct {
 // Outcome says what a human decision did.
 type Outcome string
 
-// Outcomes of Approve and ApproveAlways.
+// Outcomes of Approve, ApproveAlways and Deny: approve and deny answer
+// with the same shape (Decided).
 const (
 	OutcomeApproved        Outcome = "approved"
 	OutcomeAlreadyApproved Outcome = "already_approved"
+	OutcomeDenied          Outcome = "denied"
 )
 
 // Decided is the answer to a human decision.
@@ -181,11 +184,11 @@ type ProjectUpdate struct {
 
 // projectSlug is the slug rule: what a project's URL and workspace folder
 // are named by.
-var projectSlug = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+var projectSlug = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`) })
 
 // ValidSlug reports whether s is a project slug or an agent name: 1 to 63
 // lowercase letters, digits and dashes, not starting with a dash.
-func ValidSlug(s string) bool { return projectSlug.MatchString(s) }
+func ValidSlug(s string) bool { return projectSlug().MatchString(s) }
 
 // Validate refuses a slug outside the slug rule (invalid_project).
 func (in NewProject) Validate() error {

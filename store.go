@@ -67,6 +67,9 @@ type ActionUpdate struct {
 	DecidedAt time.Time
 	Result    *Result
 	SettledAt time.Time
+	// Preview, when set, replaces the stored card: the card an approval
+	// bound, or the new card of an approval refused as card_changed.
+	Preview *Preview
 }
 
 // ProposalFacts is what deciding one proposal reads, in one query.

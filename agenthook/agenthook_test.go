@@ -153,17 +153,17 @@ func TestRunAnswers(t *testing.T) {
 		out, sterr string
 	}{
 		{[]string{"claude", "pre-tool-use"}, call("Bash", "ok"), 0, `"permissionDecision":"allow"`, ""},
-		{[]string{"claude", "pre-tool-use"}, call("Bash", "no"), 0, `"permissionDecision":"deny","permissionDecisionReason":"brabo denied it: rule for no"`, "brabo denied it: rule for no"},
+		{[]string{"claude", "pre-tool-use"}, call("Bash", "no"), 0, `"permissionDecision":"deny","permissionDecisionReason":"brabo: denied: rule for no"`, "brabo: denied: rule for no"},
 		{[]string{"claude", "pre-tool-use"}, call("Bash", "wait"), 0, `"permissionDecision":"deny"`, "no one decided within 1s"},
 		{[]string{"claude", "pre-tool-use"}, call("WebFetch", "x"), 0, `"permissionDecision":"deny"`, "not one brabo knows"},
 		{[]string{"claude", "pre-tool-use"}, call("TodoWrite", "x"), 0, "", ""},
 		{[]string{"claude", "pre-tool-use"}, `not json`, 0, `"permissionDecision":"deny"`, "not the JSON"},
 		{[]string{"claude", "permission-request"}, call("Bash", "ok"), 0, `"behavior":"allow"`, ""},
-		{[]string{"claude", "permission-request"}, call("Bash", "no"), 2, `"behavior":"deny"`, "brabo denied it"},
+		{[]string{"claude", "permission-request"}, call("Bash", "no"), 2, `"behavior":"deny"`, "brabo: denied: rule for no"},
 		{[]string{"codex", "pre-tool-use"}, call("Bash", "ok"), 0, "", ""},
-		{[]string{"codex", "pre-tool-use"}, call("Bash", "no"), 2, "", "brabo denied it"},
+		{[]string{"codex", "pre-tool-use"}, call("Bash", "no"), 2, "", "brabo: denied: rule for no"},
 		{[]string{"gemini", "before-tool"}, call("run_shell_command", "ok"), 0, `"decision":"allow"`, ""},
-		{[]string{"gemini", "before-tool"}, call("run_shell_command", "no"), 2, "", "brabo denied it"},
+		{[]string{"gemini", "before-tool"}, call("run_shell_command", "no"), 2, "", "brabo: denied: rule for no"},
 		{[]string{"claude", "no-such-event"}, call("Bash", "ok"), 2, "", "unknown agent or event"},
 	} {
 		code, out, errOut := hookRun(t, cfg, c.input, c.args...)

@@ -228,7 +228,8 @@ func decideCall(ctx context.Context, agent, configPath string, in *hookInput, w 
 	}
 	deadline := start.Add(wait)
 	exec := &brabo.Execution{Mode: brabo.ExecutionExternal, Runner: runnerNames[h.agent], SessionID: in.SessionID,
-		TurnID: firstOf(in.TurnID, in.PromptID), ToolUseID: in.ToolUseID, WaitUntil: deadline.UTC()}
+		TurnID: firstOf(in.TurnID, in.PromptID), ToolUseID: in.ToolUseID, WaitUntil: deadline.UTC(),
+		Description: agentWords(h.agent, in.ToolInput)}
 	var ids []string
 	var reasons []string
 	nonBash := false
@@ -241,7 +242,7 @@ func decideCall(ctx context.Context, agent, configPath string, in *hookInput, w 
 			return denied("%v; denied", err)
 		}
 		if a.Status == brabo.StatusDenied {
-			return outcome{verdict: deny, reason: "brabo denied it: " + a.Reason + touches(a)}
+			return outcome{verdict: deny, reason: "brabo: " + reasonText(a) + touches(a)}
 		}
 		proposed[i] = a
 	}
@@ -249,7 +250,7 @@ func decideCall(ctx context.Context, agent, configPath string, in *hookInput, w 
 	for i, r := range reqs {
 		a := proposed[i]
 		if a.Status == brabo.StatusPending {
-			msg := fmt.Sprintf("brabo: %s%s waits for a human: approve or deny it at %s/ui/actions/%s", describe(r), touches(a),
+			msg := fmt.Sprintf("brabo: %s%s — it waits for a human: approve or deny it at %s/ui/actions/%s", reasonText(a), touches(a),
 				strings.TrimSuffix(cfg.Server, "/"), a.ID)
 			fmt.Fprintln(h.stderr, msg)
 			onPoll = func() {
@@ -265,10 +266,12 @@ func decideCall(ctx context.Context, agent, configPath string, in *hookInput, w 
 		switch a.Status {
 		case brabo.StatusAutoApproved, brabo.StatusApproved:
 			ids = append(ids, a.ID)
-			reasons = append(reasons, a.Reason)
+			// How it was decided, never why it was held: "approved by
+			// mia", "auto-approved: …".
+			reasons = append(reasons, reasonText(a))
 			nonBash = nonBash || r.nonBash
 		case brabo.StatusDenied:
-			return outcome{verdict: deny, reason: "brabo denied it: " + a.Reason + touches(a)}
+			return outcome{verdict: deny, reason: "brabo: " + reasonText(a) + touches(a)}
 		case brabo.StatusPending, brabo.StatusAbandoned:
 			// The wait told brabo it gave up (client.Wait): the action left
 			// the queue, and a later decision is refused.
@@ -297,6 +300,16 @@ func firstOf(s ...string) string {
 	return ""
 }
 
+// reasonText is the sentence the card shows (brabo.ReasonText, the API's
+// reasonText, which names the human who decided), computed here for a
+// server that does not send it.
+func reasonText(a *brabo.ProposedAction) string {
+	if a.ReasonText != "" {
+		return a.ReasonText
+	}
+	return brabo.ReasonText(a, "")
+}
+
 // touches is what the action's card flags (brabo.Preview, the one the
 // page and the notifications show), as the hook's answers say it:
 // " (touches the home folder, the network)", or "".
@@ -305,16 +318,6 @@ func touches(a *brabo.ProposedAction) string {
 		return ""
 	}
 	return " (touches " + strings.Join(brabo.FlagKinds(a.Preview.Flags), ", ") + ")"
-}
-
-func describe(r request) string {
-	switch r.typ {
-	case brabo.Terminal:
-		return fmt.Sprintf("the command %q", clip(r.payload.Command, 120))
-	case brabo.McpTool:
-		return "the MCP tool " + r.payload.Tool
-	}
-	return fmt.Sprintf("%s of %s", r.typ, r.payload.Path)
 }
 
 func clip(s string, n int) string {

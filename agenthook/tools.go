@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/brabo-dev/brabo"
 )
@@ -372,4 +373,33 @@ func describeEdits(edits []edit) string {
 		fmt.Fprintf(&b, "--- replace\n%s\n+++ with\n%s\n", e.old, e.new)
 	}
 	return b.String()
+}
+
+// descriptionKeys are where each agent's tool input carries the model's
+// own words about the call: Claude Code's Bash and Gemini CLI's
+// run_shell_command have a description; Codex's shell tool a
+// justification (sent when it asks to run outside its sandbox).
+var descriptionKeys = map[string][]string{
+	"claude": {"description"},
+	"gemini": {"description"},
+	"codex":  {"justification", "description"},
+}
+
+// agentWords is the agent's description of a tool call, "" when its input
+// has none, cut to brabo.MaxDescription bytes at a character's start so
+// that a long one never costs the call (the server refuses a longer one).
+func agentWords(agent string, input json.RawMessage) string {
+	var args map[string]any
+	if json.Unmarshal(input, &args) != nil {
+		return ""
+	}
+	s := strings.TrimSpace(strings.ToValidUTF8(field(args, descriptionKeys[agent]...), "\uFFFD"))
+	if len(s) <= brabo.MaxDescription {
+		return s
+	}
+	n := brabo.MaxDescription - len("…")
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }

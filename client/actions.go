@@ -93,14 +93,17 @@ type Decided struct {
 	Raw      Raw                   `json:"-"`
 }
 
-// Approve approves a pending action as the caller; always also allows
-// what it is from now on (the card's Always allow, approve-always).
-func (c *Client) Approve(ctx context.Context, id string, always bool) (*Decided, error) {
+// Approve approves a pending action as the caller, at revision: the
+// revision of the card the caller saw (ProposedAction.Revision). One that
+// is not the card's now, or "", is refused 409 card_changed and approves
+// nothing. always also allows what it is from now on (the card's Always
+// allow, approve-always).
+func (c *Client) Approve(ctx context.Context, id, revision string, always bool) (*Decided, error) {
 	path := "/v1/actions/" + url.PathEscape(id) + "/approve"
 	if always {
 		path += "-always"
 	}
-	return c.decided(ctx, path, map[string]string{})
+	return c.decided(ctx, path, map[string]string{"revision": revision})
 }
 
 // Deny denies a pending action; the agent reads reason.

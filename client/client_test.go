@@ -34,7 +34,7 @@ func TestErrorsAreTyped(t *testing.T) {
 	}))
 	defer srv.Close()
 	c := client.New(srv.URL+"/", "tok")
-	_, err := c.Approve(context.Background(), "act_1", false)
+	_, err := c.Approve(context.Background(), "act_1", "r1.x", false)
 	var e *client.Error
 	if !errors.As(err, &e) || e.Code != brabo.CodeForbiddenRole || e.Status != 403 || client.CodeOf(err) != brabo.CodeForbiddenRole {
 		t.Fatalf("approve: %#v", err)

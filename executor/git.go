@@ -5,15 +5,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/brabo-dev/brabo"
 	"github.com/brabo-dev/brabo/internal/gitguard"
 	"github.com/brabo-dev/brabo/internal/procenv"
-	"github.com/brabo-dev/brabo/internal/procs"
 	"github.com/brabo-dev/brabo/internal/sandbox"
 )
 
@@ -128,30 +125,22 @@ func (g *gitSession) step(args ...string) int {
 		g.timedOut, g.stopped = true, "git "+args[0]
 		return -1
 	}
-	prep, err := g.prepare(ctx, args)
-	if err != nil {
-		g.startErr = err
-		return -1
-	}
-	var head headBuf
-	out := io.Writer(g.out)
-	if prep != nil {
-		out = io.MultiWriter(g.out, &head)
-	}
-	oc, err := g.e.runIn(ctx, prep, g.dir, g.env, out, g.e.opts.GitPath, args...)
+	var head *headBuf
+	oc, err := g.run(ctx, args, func() (io.Writer, io.Writer, *headBuf) {
+		head = &headBuf{}
+		out := io.MultiWriter(g.out, head)
+		return out, out, head
+	})
 	g.code = oc.ExitCode
 	switch {
-	case err != nil && prep != nil:
-		g.startErr = &SandboxError{Err: err}
-		return -1
 	case err != nil:
-		g.startErr = fmt.Errorf("%s: starting %s: %w", g.t, g.e.opts.GitPath, err)
+		g.startErr = err
 		return -1
 	case oc.Interrupted:
 		g.timedOut, g.stopped = true, "git "+args[0]
 		return -1
 	}
-	if prep != nil {
+	if g.box != nil {
 		if why := sandboxFailure(oc, string(head.b)); why != "" {
 			g.startErr = &SandboxError{Reason: why}
 			return -1
@@ -160,9 +149,37 @@ func (g *gitSession) step(args ...string) int {
 	return oc.ExitCode
 }
 
-// hostStep is step on the host, for a step that talks to a remote (push,
-// ls-remote, clone): gitguard has read the repository as data, and hooks
-// are off (docs/sandbox.md, "Git actions").
+// run runs one git command of a step or a query, on the host or in the
+// session's sandbox, where a set-up that lost the rename race is set up
+// again (withSetupRetry; a step's transcript then shows bwrap's line of
+// the lost attempt). attempt returns the writers of one attempt: stdout,
+// stderr, and the buffer bwrap's own refusal would be in. The error is a
+// *SandboxError when the sandbox could not be set up or started, and
+// says that git could not be started otherwise.
+func (g *gitSession) run(ctx context.Context, args []string, attempt func() (stdout, stderr io.Writer, head *headBuf)) (procOutcome, error) {
+	return withSetupRetry(ctx, func() (procOutcome, string, error) {
+		stdout, stderr, head := attempt()
+		prep, err := g.prepare(ctx, args)
+		if err != nil {
+			return procOutcome{ExitCode: -1}, "", err
+		}
+		oc, err := g.e.runIn(ctx, prep, g.dir, g.env, stdout, stderr, g.e.opts.GitPath, args...)
+		switch {
+		case err != nil && prep != nil:
+			return oc, "", &SandboxError{Err: err}
+		case err != nil:
+			return oc, "", fmt.Errorf("%s: starting %s: %w", g.t, g.e.opts.GitPath, err)
+		case prep == nil:
+			return oc, "", nil
+		}
+		return oc, string(head.b), nil
+	})
+}
+
+// hostStep is step on the host, for a step that talks to a network
+// remote (push, ls-remote, clone) and git_merge's clone and push back:
+// gitguard has read the repository as data, and hooks are off
+// (docs/sandbox.md, "Git actions").
 func (g *gitSession) hostStep(args ...string) int {
 	if g.box != nil && g.startErr == nil && !g.timedOut {
 		// What the sandboxed steps left is read as data again before git
@@ -220,50 +237,23 @@ func (g *gitSession) query(args ...string) (string, int) {
 		g.timedOut, g.stopped = true, "git "+args[0]
 		return "", -1
 	}
-	prep, err := g.prepare(ctx, args)
+	var stdout *bytes.Buffer
+	var stderr *headBuf
+	oc, err := g.run(ctx, args, func() (io.Writer, io.Writer, *headBuf) {
+		stdout, stderr = &bytes.Buffer{}, &headBuf{}
+		return stdout, stderr, stderr
+	})
 	if err != nil {
 		g.startErr = err
 		return "", -1
 	}
-	cmd := exec.CommandContext(ctx, g.e.opts.GitPath, args...)
-	cmd.Dir, cmd.Env = g.dir, g.env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if prep != nil {
-		prep.Apply(cmd)
-	}
-	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
-	cmd.WaitDelay = g.e.opts.WaitDelay
-	var stdout bytes.Buffer
-	var stderr headBuf
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err = g.e.start(ctx, cmd, prep)
-	if prep != nil {
-		prep.Started()
-	}
-	if err == nil {
-		err = procs.Wait(cmd)
-	}
-	if cmd.Process != nil {
-		_ = killGroup(cmd.Process.Pid)
-	}
-	if prep != nil {
-		prep.Wait(g.e.opts.WaitDelay) // nothing of the step outlives it
-	}
-	if ctx.Err() != nil {
+	if ctx.Err() != nil || oc.Interrupted {
 		g.timedOut, g.stopped = true, "git "+args[0]
 		return "", -1
 	}
-	if cmd.ProcessState == nil {
-		if prep != nil {
-			g.startErr = &SandboxError{Err: err}
-		} else {
-			g.startErr = fmt.Errorf("%s: starting %s: %w", g.t, g.e.opts.GitPath, err)
-		}
-		return "", -1
-	}
-	code := cmd.ProcessState.ExitCode()
-	if prep != nil {
-		if why := sandboxFailure(procOutcome{ExitCode: code}, string(stderr.b)); why != "" {
+	code := oc.ExitCode
+	if g.box != nil {
+		if why := sandboxFailure(oc, string(stderr.b)); why != "" {
 			g.startErr = &SandboxError{Reason: why}
 			return "", -1
 		}

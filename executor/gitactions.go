@@ -98,15 +98,30 @@ func (e *Executor) runGitCommit(ctx context.Context, req brabo.ExecRequest) (*br
 	}
 	g.with(author...)
 
-	if g.step("add", "-A") != 0 {
-		return g.fail("git add failed")
+	// Staged into a temporary index first, as the card staged: the tree
+	// is compared with the one the approval bound before anything of the
+	// repository changes (bound.go).
+	st, err := g.stage(false, true)
+	defer st.done()
+	if err != nil {
+		if _, ok := err.(errStage); ok {
+			return g.fail("%s", err.Error())
+		}
+		return nil, err
 	}
-	switch _, code := g.query("diff", "--cached", "--quiet", "--no-ext-diff", "--no-textconv"); code {
-	case 0:
+	if want := req.Bound["tree"]; want != "" && want != st.tree {
+		return changed(t, "the tree to commit is %s, not the %s its card showed (files changed: %s)", short(st.tree), short(want), pathsMoved(req.Bound["paths"], st.paths)), nil
+	}
+	if want := req.Bound["head"]; want != "" && want != orNone(st.head) {
+		return changed(t, "HEAD is %s, not the %s its card showed", short(orNone(st.head)), short(want)), nil
+	}
+	if len(st.paths) == 0 {
 		return g.fail("nothing to commit: the working tree has no changes")
-	case 1: // there are staged changes
-	default:
-		return g.fail("git diff --cached failed")
+	}
+	// The staged index becomes the repository's: the commit records
+	// exactly its tree.
+	if err := os.Rename(st.index, filepath.Join(g.layout.GitDir, "index")); err != nil {
+		return nil, fmt.Errorf("%s: installing the staged index: %w", t, err)
 	}
 	if g.step("commit", "--no-edit", "-m", msg) != 0 {
 		return g.fail("git commit failed")
@@ -115,7 +130,50 @@ func (e *Executor) runGitCommit(ctx context.Context, req brabo.ExecRequest) (*br
 	if code != 0 || hash == "" {
 		return g.fail("the new commit could not be read back")
 	}
-	return g.ok(map[string]string{"commit": hash})
+	if tree, _ := g.query("rev-parse", "--verify", "HEAD^{tree}"); tree != st.tree {
+		return g.fail("the new commit %s records the tree %s, not the staged %s", hash, tree, st.tree)
+	}
+	return g.ok(map[string]string{"commit": hash, "tree": st.tree})
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// short is a SHA's first 12 characters.
+func short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}
+
+// pathsMoved says which paths the staging now changes that the card did
+// not show, and which it showed that are no longer changed.
+func pathsMoved(shown string, now []string) string {
+	was := map[string]bool{}
+	for _, p := range strings.Split(shown, "\n") {
+		if p != "" {
+			was[p] = true
+		}
+	}
+	var out []string
+	for _, p := range now {
+		if !was[p] {
+			out = append(out, "+"+p)
+		}
+		delete(was, p)
+	}
+	for p := range was {
+		out = append(out, "-"+p)
+	}
+	if len(out) == 0 {
+		return "the same paths, other content"
+	}
+	return strings.Join(out, ", ")
 }
 
 // runGitBranchCreate creates payload Branch at payload From (HEAD when
@@ -173,20 +231,50 @@ func (e *Executor) runGitPush(ctx context.Context, req brabo.ExecRequest) (*brab
 	if err != nil {
 		return nil, err
 	}
-	url, code := g.query("remote", "get-url", "--push", "--", remote)
-	if code != 0 {
+	g.remoteSession()
+	// Every URL the push goes to (a remote may have several pushurls).
+	out, code := g.query("remote", "get-url", "--push", "--all", "--", remote)
+	urls := urlLines(out)
+	if code != 0 || len(urls) == 0 {
 		return g.fail("remote %q is not configured in this repository", remote)
 	}
-	flags, err := e.remoteFlags(t, url, g.dir, true)
+	rs, err := g.remoteBox(remote, urls, true)
 	if err != nil {
 		return nil, err
+	}
+	defer rs.close()
+	var flags []string
+	for i, url := range urls {
+		// Each local remote's configuration is checked; the options are
+		// the first URL's, as git's --receive-pack is one for all.
+		f, err := e.remoteFlags(t, url, g.dir, true)
+		if err != nil {
+			return nil, err
+		}
+		if i == 0 {
+			flags = f
+		}
 	}
 	hash, code := g.query("rev-parse", "--verify", "--quiet", "refs/heads/"+p.Branch)
 	if code != 0 {
 		return g.fail("branch %q does not exist in this repository", p.Branch)
 	}
 	ref := "refs/heads/" + p.Branch
-	if g.step(append(append([]string{"push"}, flags...), remote, ref+":"+ref)...) != 0 {
+	src := ref
+	if want := req.Bound["commit"]; want != "" {
+		// The commit the card showed is what is pushed, by SHA; a branch
+		// or a remote-tracking ref that moved since runs nothing.
+		if hash != want {
+			return changed(t, "the branch %s is at %s, not at the %s its card showed", p.Branch, short(hash), short(want)), nil
+		}
+		tracking, _ := g.query("rev-parse", "--verify", "--quiet", "refs/remotes/"+remote+"/"+p.Branch)
+		if old := req.Bound["remote"]; old != "" && orNone(tracking) != old {
+			return changed(t, "%s/%s (as last fetched) is at %s, not at the %s its card showed", remote, p.Branch, short(orNone(tracking)), short(old)), nil
+		}
+		src = want
+	}
+	push := append(append([]string{"push"}, flags...), remote, src+":"+ref)
+	if rs.run(g, push...) != 0 {
 		return g.fail("git push to %s was refused", remote)
 	}
 	return g.ok(map[string]string{"remote": remote, "branch": p.Branch, "commit": hash})
@@ -218,16 +306,22 @@ func (e *Executor) runPROpen(ctx context.Context, req brabo.ExecRequest) (*brabo
 	if err != nil {
 		return nil, err
 	}
+	g.remoteSession()
 	url, code := g.query("remote", "get-url", "--", remote)
 	if code != 0 {
 		return g.fail("remote %q is not configured in this repository", remote)
 	}
+	rs, err := g.remoteBox(remote, []string{url}, false)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.close()
 	flags, err := e.remoteFlags(t, url, g.dir, false)
 	if err != nil {
 		return nil, err
 	}
 	for _, b := range []struct{ role, name string }{{"head", p.Branch}, {"base", p.Base}} {
-		switch g.step(append(append([]string{"ls-remote"}, flags...), "--exit-code", remote, "refs/heads/"+b.name)...) {
+		switch rs.run(g, append(append([]string{"ls-remote"}, flags...), "--exit-code", remote, "refs/heads/"+b.name)...) {
 		case 0:
 		case 2:
 			return g.fail("%s branch %q is not on remote %q (push it first)", b.role, b.name, remote)

@@ -16,9 +16,10 @@ import (
 // Only the git folders the step writes (the repository's git folder and
 // its common folder) are writable; their control files — config,
 // config.worktree, commondir, hooks/, info/, objects/info/ — stay
-// read-only over them. The steps that talk to a remote (push, ls-remote,
-// clone) stay on the host under gitguard (hostStep): see
-// docs/sandbox.md, "Git actions".
+// read-only over them. git_push and pr_open run in a sandbox of their own
+// (gitpush.go); a step to a network remote, and git_merge's clone and push
+// back, stay on the host under gitguard (hostStep): see docs/sandbox.md,
+// "Git actions".
 
 // gitControl are the entries of a git folder a git action never writes:
 // bound read-only over the writable git folder when they exist. One that

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"sync"
 	"syscall"
 	"time"
 
@@ -41,50 +42,74 @@ type procOutcome struct {
 //
 // The error is non-nil only when the process could not be started.
 func (e *Executor) runProc(ctx context.Context, dir string, env []string, out io.Writer, name string, args ...string) (procOutcome, error) {
-	return e.runIn(ctx, nil, dir, env, out, name, args...)
+	return e.runIn(ctx, nil, dir, env, out, out, name, args...)
 }
 
 // runIn is runProc, in the sandbox prep when it is set (its program,
 // arguments and environment replace name, args and env; the sandbox sets
-// the folder). A sandboxed command is its pid namespace: when its first
-// process exits the kernel ends every other one before bwrap returns, so
-// nothing of it is left when runIn returns.
-func (e *Executor) runIn(ctx context.Context, prep *sandbox.Prepared, dir string, env []string, out io.Writer, name string, args ...string) (procOutcome, error) {
+// the folder), with stdout and stderr written to their own writers: the
+// same writer gets both through one pipe, in the order they came. A
+// sandboxed command is its pid namespace: when its first process exits
+// the kernel ends every other one before bwrap returns, so nothing of it
+// is left when runIn returns.
+func (e *Executor) runIn(ctx context.Context, prep *sandbox.Prepared, dir string, env []string, stdout, stderr io.Writer, name string, args ...string) (procOutcome, error) {
 	if err := ctx.Err(); err != nil {
 		return procOutcome{ExitCode: -1, Interrupted: true}, nil
 	}
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		return procOutcome{ExitCode: -1}, err
+	outs := []io.Writer{stdout}
+	if stderr != stdout {
+		outs = append(outs, stderr)
+	}
+	var readers, writers []*os.File
+	closeAll := func(fs []*os.File) {
+		for _, f := range fs {
+			f.Close()
+		}
+	}
+	for range outs {
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			closeAll(readers)
+			closeAll(writers)
+			return procOutcome{ExitCode: -1}, err
+		}
+		readers, writers = append(readers, pr), append(writers, pw)
 	}
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
 	cmd.Env = env
-	cmd.Stdout = pw // an *os.File: handed to the child as is, no copying goroutine
-	cmd.Stderr = pw
+	// *os.Files: handed to the child as they are, no copying goroutine.
+	cmd.Stdout, cmd.Stderr = writers[0], writers[len(writers)-1]
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if prep != nil {
 		prep.Apply(cmd)
 	}
 	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
 	cmd.WaitDelay = e.opts.WaitDelay
-	err = e.start(ctx, cmd, prep)
+	err := e.start(ctx, cmd, prep)
 	if prep != nil {
 		prep.Started()
 	}
+	closeAll(writers) // the child holds its own copies; EOF comes when every holder is gone
 	if err != nil {
-		pr.Close()
-		pw.Close()
+		closeAll(readers)
 		if ctx.Err() != nil {
 			return procOutcome{ExitCode: -1, Interrupted: true}, nil
 		}
 		return procOutcome{ExitCode: -1}, err
 	}
-	pw.Close() // the child holds its own copy; EOF comes when every holder is gone
 	done := make(chan struct{})
+	var copying sync.WaitGroup
+	for i, pr := range readers {
+		copying.Add(1)
+		go func() {
+			defer copying.Done()
+			_, _ = io.Copy(outs[i], pr)
+		}()
+	}
 	go func() {
-		defer close(done)
-		_, _ = io.Copy(out, pr)
+		copying.Wait()
+		close(done)
 	}()
 
 	_ = procs.Wait(cmd)
@@ -99,7 +124,7 @@ func (e *Executor) runIn(ctx context.Context, prep *sandbox.Prepared, dir string
 	case <-done:
 	case <-time.After(pipeGrace):
 		if r := runOf(ctx); r != nil {
-			// Something still holds the output pipe: a descendant that
+			// Something still holds an output pipe: a descendant that
 			// left the group (setsid, a double fork). It carries the
 			// action's id and ends now, instead of holding the pipe for
 			// WaitDelay. (When nothing holds it, this scan of /proc waits
@@ -110,12 +135,12 @@ func (e *Executor) runIn(ctx context.Context, prep *sandbox.Prepared, dir string
 		select {
 		case <-done:
 		case <-timer.C:
-			pr.Close() // unblocks the reader
+			closeAll(readers) // unblocks the readers
 			<-done
 		}
 		timer.Stop()
 	}
-	pr.Close()
+	closeAll(readers)
 
 	oc := procOutcome{ExitCode: -1}
 	st := cmd.ProcessState

@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"context"
 	"strings"
 
 	"github.com/brabo-dev/brabo"
@@ -49,4 +50,20 @@ func sandboxFailure(oc procOutcome, out string) string {
 // be set up: a stable code, no exit code (nothing ran).
 func sandboxFailed(err *SandboxError) *brabo.Result {
 	return &brabo.Result{Code: brabo.CodeSandboxFailed, ExitCode: -1, Error: err.Error()}
+}
+
+// withSetupRetry runs one start of a command (set-up, start, wait) and
+// starts it again, up to setupTries times in all, while its sandbox lost
+// the rename race (rebindRace) and ctx still runs. run returns the
+// outcome, what the command printed first when it ran sandboxed ("" on
+// the host: a command there is never started twice), and the error that
+// ends the action. The terminal, a git step and a git query all start
+// through it.
+func withSetupRetry(ctx context.Context, run func() (oc procOutcome, head string, err error)) (procOutcome, error) {
+	for try := 1; ; try++ {
+		oc, head, err := run()
+		if err != nil || try >= setupTries || head == "" || !rebindRace(oc, head) || ctx.Err() != nil {
+			return oc, err
+		}
+	}
 }

@@ -114,7 +114,6 @@ func (e *Executor) runTerminal(ctx context.Context, req brabo.ExecRequest) (*bra
 		return nil, fmt.Errorf("terminal: %w", err)
 	}
 	defer nr.close()
-	var prep *sandbox.Prepared
 	var spec sandbox.Spec
 	var argv []string
 	sb := e.opts.Sandbox
@@ -125,10 +124,6 @@ func (e *Executor) runTerminal(ctx context.Context, req brabo.ExecRequest) (*bra
 			Env: procenv.Child(e.baseEnv(), set)}
 		nr.sandbox(&spec)
 		argv = []string{name, "-c", p.Command}
-		prep, err = sb.Prepare(spec, argv)
-		if err != nil {
-			return sandboxFailed(&SandboxError{Err: err}), nil
-		}
 	} else {
 		// A private temp folder per action: nothing of another action's
 		// is in it, and confinement lets the command write there. Named
@@ -147,8 +142,6 @@ func (e *Executor) runTerminal(ctx context.Context, req brabo.ExecRequest) (*bra
 			}
 			name, args = c.Launcher, confine.Spec{Write: write, Hide: c.Hide}.Args(e.opts.Shell, "-c", p.Command)
 		}
-	}
-	if prep == nil {
 		name, args = nr.wrap(nr.socket(), name, args)
 	}
 	env := procenv.Child(e.baseEnv(), set)
@@ -156,33 +149,40 @@ func (e *Executor) runTerminal(ctx context.Context, req brabo.ExecRequest) (*bra
 	limit := e.timeout(p.TimeoutSec, req.Project)
 	runCtx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	out := newCapBuf(e.opts.MaxOutputBytes)
-	oc, err := e.runIn(runCtx, prep, dir, env, out, name, args...)
-	for try := 1; prep != nil && err == nil && try < setupTries && rebindRace(oc, out.String()) && runCtx.Err() == nil; try++ {
-		if prep, err = sb.Prepare(spec, argv); err != nil {
-			return sandboxFailed(&SandboxError{Err: err}), nil
-		}
+	var out *capBuf
+	oc, err := withSetupRetry(runCtx, func() (procOutcome, string, error) {
 		out = newCapBuf(e.opts.MaxOutputBytes)
-		oc, err = e.runIn(runCtx, prep, dir, env, out, name, args...)
-	}
+		var prep *sandbox.Prepared
+		if sb != nil {
+			var err error
+			if prep, err = sb.Prepare(spec, argv); err != nil {
+				return procOutcome{ExitCode: -1}, "", err
+			}
+		}
+		oc, err := e.runIn(runCtx, prep, dir, env, out, out, name, args...)
+		if prep == nil || err != nil || oc.ExitCode != 1 {
+			return oc, "", err // only bwrap's exit 1 can be a lost race
+		}
+		return oc, out.String(), nil
+	})
 	if err != nil {
-		if prep != nil {
+		if sb != nil {
 			return sandboxFailed(&SandboxError{Err: err}), nil
 		}
 		return nil, fmt.Errorf("terminal: starting %s: %w", name, err)
 	}
 	if why, ok := nr.cannotForward(oc.ExitCode, out.String()); ok {
-		if prep != nil {
+		if sb != nil {
 			return sandboxFailed(&SandboxError{Reason: why}), nil
 		}
 		return nil, fmt.Errorf("terminal: %s", why)
 	}
-	if prep != nil {
+	if sb != nil {
 		if why := sandboxFailure(oc, out.String()); why != "" {
 			return sandboxFailed(&SandboxError{Reason: why}), nil
 		}
 	}
-	if oc.ExitCode == 126 && (name != e.opts.Shell || prep != nil) && strings.Contains(out.String(), "brabo: cannot confine the command") {
+	if oc.ExitCode == 126 && (name != e.opts.Shell || sb != nil) && strings.Contains(out.String(), "brabo: cannot confine the command") {
 		// The launcher refused: nothing ran.
 		return nil, fmt.Errorf("terminal: %s", strings.TrimSpace(out.String()))
 	}

@@ -44,6 +44,9 @@ func (e *Executor) runWriteFile(ctx context.Context, req brabo.ExecRequest) (*br
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("write_file: %w", err)
 	}
+	if moved := checkWrite(req, target); moved != nil {
+		return moved, nil // the file moved since the approval (bound.go)
+	}
 	if err := atomicWrite(tg.dir, tg.name, []byte(p.Content), mode); err != nil {
 		return nil, fmt.Errorf("write_file: %s: %w", tg.rel, err)
 	}

@@ -1,9 +1,11 @@
 package http
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -20,7 +22,15 @@ func (s *Server) propose(w http.ResponseWriter, r *http.Request) error {
 		Payload   brabo.Payload    `json:"payload"`
 		Execution *brabo.Execution `json:"execution"`
 	}
+	head := &bodyHead{ReadCloser: r.Body}
+	r.Body = head
 	if err := s.decode(w, r, &in); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) && head.proposesWrite() {
+			// A write no card could show whole: said as such, not as
+			// a bare 413.
+			return brabo.WriteTooLarge(r.ContentLength, mbe.Limit, "the proposal's body")
+		}
 		return err
 	}
 	if !in.Type.Valid() {
@@ -35,8 +45,50 @@ func (s *Server) propose(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	answerWithin(w)
+	s.withText(r.Context(), a)
 	writeJSON(w, http.StatusCreated, a)
 	return nil
+}
+
+// bodyHead keeps the first bytes of a proposal's body, so that a body over
+// the limit can still be told apart as a write_file.
+type bodyHead struct {
+	io.ReadCloser
+	b []byte
+}
+
+// bodyHeadBytes is how much of a body bodyHead keeps.
+const bodyHeadBytes = 4 << 10
+
+func (h *bodyHead) Read(p []byte) (int, error) {
+	n, err := h.ReadCloser.Read(p)
+	if keep := min(n, bodyHeadBytes-len(h.b)); keep > 0 {
+		h.b = append(h.b, p[:keep]...)
+	}
+	return n, err
+}
+
+// proposesWrite reports whether the body's first member is "type":
+// "write_file", as every client brabo ships writes it.
+func (h *bodyHead) proposesWrite() bool {
+	dec := json.NewDecoder(bytes.NewReader(h.b))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return false
+	}
+	for {
+		k, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		if k == "type" {
+			v, err := dec.Token()
+			return err == nil && v == string(brabo.WriteFile)
+		}
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return false
+		}
+	}
 }
 
 func (s *Server) listActions(w http.ResponseWriter, r *http.Request) error {
@@ -94,6 +146,10 @@ func (s *Server) writeActions(w http.ResponseWriter, r *http.Request, f brabo.Ac
 	if err != nil {
 		return err
 	}
+	for i, a := range out {
+		out[i] = s.Actions.CardNow(r.Context(), a)
+	}
+	s.withText(r.Context(), out...)
 	writeJSON(w, http.StatusOK, map[string]any{"actions": nonNil(out), "total": total})
 	return nil
 }
@@ -164,6 +220,10 @@ func (s *Server) getAction(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
+	// A pending action's card as it is now: its revision is what an
+	// approve names.
+	a = s.Actions.CardNow(r.Context(), a)
+	s.withText(r.Context(), a)
 	writeJSON(w, http.StatusOK, a)
 	return nil
 }
@@ -188,14 +248,35 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	rev, err := s.revisionOf(w, r)
+	if err != nil {
+		return err
+	}
 	s.execDeadline(w, r)
-	d, err := s.Actions.Approve(r.Context(), r.PathValue("action"), m)
+	d, err := s.Actions.Approve(r.Context(), r.PathValue("action"), m, rev)
 	if err != nil {
 		return err
 	}
 	answerWithin(w)
+	s.withText(r.Context(), d.Action)
 	writeJSON(w, http.StatusOK, d)
 	return nil
+}
+
+// revisionOf reads the revision an approve names: the body
+// {"revision": "r1…"}. An empty body names none; the pipeline refuses
+// that as card_changed, saying which revision the card has now.
+func (s *Server) revisionOf(w http.ResponseWriter, r *http.Request) (string, error) {
+	if r.ContentLength == 0 {
+		return "", nil
+	}
+	var in struct {
+		Revision string `json:"revision"`
+	}
+	if err := s.decode(w, r, &in); err != nil {
+		return "", err
+	}
+	return in.Revision, nil
 }
 
 func (s *Server) deny(w http.ResponseWriter, r *http.Request) error {
@@ -213,7 +294,10 @@ func (s *Server) deny(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"action": a})
+	// The same shape as approve's answer: the action and what the
+	// decision did.
+	s.withText(r.Context(), a)
+	writeJSON(w, http.StatusOK, brabo.Decided{Action: a, Outcome: brabo.OutcomeDenied})
 	return nil
 }
 
@@ -239,12 +323,17 @@ func (s *Server) approveAlways(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	rev, err := s.revisionOf(w, r)
+	if err != nil {
+		return err
+	}
 	s.execDeadline(w, r)
-	d, err := s.Actions.ApproveAlways(r.Context(), r.PathValue("action"), m)
+	d, err := s.Actions.ApproveAlways(r.Context(), r.PathValue("action"), m, rev)
 	if err != nil {
 		return err
 	}
 	answerWithin(w)
+	s.withText(r.Context(), d.Action)
 	d.Patterns = nonNil(d.Patterns)
 	writeJSON(w, http.StatusOK, d)
 	return nil

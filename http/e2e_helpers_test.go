@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -149,9 +150,27 @@ func probeDir(path string) (bool, bool, error) {
 	return true, true, nil
 }
 
+// approvePath matches an approve (or approve-always) of one action.
+var approvePath = regexp.MustCompile(`^/v1/actions/([^/?]+)/approve(-always)?$`)
+
 // call sends a request with a JSON body (or raw bytes) and decodes the
-// answer into a map.
+// answer into a map. An approve without a body names the revision of the
+// card as the caller reads it first (GET /v1/actions/{id}), as a human
+// approves the card they saw; callBare sends the request as it is.
 func (e *env) call(method, path, token string, body any) (int, map[string]any) {
+	e.t.Helper()
+	if m := approvePath.FindStringSubmatch(path); m != nil && method == "POST" && body == nil {
+		if st, a := e.callBare("GET", "/v1/actions/"+m[1], token, nil); st == 200 {
+			if rev, _ := a["revision"].(string); rev != "" {
+				body = map[string]any{"revision": rev}
+			}
+		}
+	}
+	return e.callBare(method, path, token, body)
+}
+
+// callBare is call without the approve's revision.
+func (e *env) callBare(method, path, token string, body any) (int, map[string]any) {
 	e.t.Helper()
 	var r io.Reader
 	switch b := body.(type) {

@@ -1,7 +1,9 @@
 package http_test
 
 import (
+	"html"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -32,6 +34,16 @@ func newWebClient(t *testing.T, base string) *webClient {
 
 func (w *webClient) do(method, path string, form url.Values, header map[string]string) (*http.Response, string) {
 	w.t.Helper()
+	if m := uiDecidePath.FindStringSubmatch(path); m != nil && method == "POST" && form != nil && form.Get("revision") == "" {
+		// The form the card renders sends the card's revision: so does
+		// this one, read from the card as the page shows it.
+		if _, card := w.do("GET", "/ui/cards/"+m[1], nil, nil); card != "" {
+			if rev := revisionInput.FindStringSubmatch(card); rev != nil {
+				form = maps.Clone(form)
+				form.Set("revision", html.UnescapeString(rev[1]))
+			}
+		}
+	}
 	var body io.Reader
 	if form != nil {
 		body = strings.NewReader(form.Encode())
@@ -51,6 +63,13 @@ func (w *webClient) do(method, path string, form url.Values, header map[string]s
 	b, _ := io.ReadAll(resp.Body)
 	return resp, string(b)
 }
+
+// uiDecidePath is the web form's approve or always allow of one action;
+// revisionInput the hidden input the card renders with its revision.
+var (
+	uiDecidePath  = regexp.MustCompile(`^/ui/actions/([^/?]+)/(approve|always)$`)
+	revisionInput = regexp.MustCompile(`name="revision"[^>]*value="([^"]*)"`)
+)
 
 // cookie is the value of the client's cookie called name, "" for none.
 func (w *webClient) cookie(name string) string {

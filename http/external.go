@@ -77,6 +77,7 @@ func (s *Server) waitDecided(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
+	s.withText(r.Context(), a)
 	writeJSON(w, http.StatusOK, a)
 	return nil
 }
@@ -187,6 +188,7 @@ func (s *Server) reportResult(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	s.withText(r.Context(), a)
 	writeJSON(w, http.StatusOK, a)
 	return nil
 }
@@ -212,6 +214,7 @@ func (s *Server) abandonAction(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	s.withText(r.Context(), a)
 	writeJSON(w, http.StatusOK, a)
 	return nil
 }

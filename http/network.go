@@ -33,6 +33,6 @@ func (s *Server) webAllowNetwork(w http.ResponseWriter, r *http.Request, v *view
 	if len(d.Patterns) > 0 {
 		what = strings.Join(d.Patterns, ", ")
 	}
-	s.decided(w, d.Action, "Always allowed the network: recorded "+what+" in permissions.json; the next run reaches it.")
+	s.decided(w, r, d.Action, "Always allowed the network: recorded "+what+" in permissions.json; the next run reaches it.")
 	return nil
 }

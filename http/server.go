@@ -19,8 +19,11 @@ import (
 	"github.com/brabo-dev/brabo/policy"
 )
 
-// DefaultMaxBody is the largest request body accepted by default.
-const DefaultMaxBody = 1 << 20
+// DefaultMaxBody is the largest request body accepted by default: 1 MiB,
+// the one constant that also bounds a write_file's content
+// (brabo.MaxWriteBytes), so that every write that fits in a request is
+// one a card shows whole.
+const DefaultMaxBody = brabo.MaxWriteBytes
 
 // Server serves the API. Set the fields, then use Handler.
 type Server struct {

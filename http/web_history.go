@@ -13,7 +13,8 @@ import (
 
 // The history of a project's actions, and each action's own page: every
 // action, whatever became of it (auto-approved, pending, denied, executed,
-// failed), with the card as it was decided, who decided it by which rule,
+// failed), with its card (as proposed while it waits, with the buttons
+// of the queue's card, and as decided after), who decided it by which rule,
 // its result and its events.
 
 // historyRow is one action of the history.
@@ -134,8 +135,10 @@ type actionView struct {
 	Lines    []logLine
 }
 
-// actionPage shows one action: its card as it was decided (the whole
-// diff), who decided it and by which rule, its result and its events.
+// actionPage shows one action: its card (the whole diff) as proposed,
+// with its buttons, while it waits, and as decided after; who decided it
+// and by which rule, its result and its events. The hook's message, the
+// notifications and the queue all link here.
 func (s *Server) actionPage(w http.ResponseWriter, r *http.Request, v *viewer) error {
 	ctx := r.Context()
 	a, err := s.visibleAction(r)
@@ -146,10 +149,7 @@ func (s *Server) actionPage(w http.ResponseWriter, r *http.Request, v *viewer) e
 	if err != nil {
 		return err
 	}
-	c.Full = true
-	if c.Preview != nil && c.Preview.Diff != nil {
-		c.Diff, c.DiffMore = diffLines(c.Preview.Diff.Unified, 0)
-	}
+	fullCard(&c)
 	view := actionView{Card: c, Rule: createdSentence(a), Outcome: outcomeText(a),
 		Bad: a.Status == brabo.StatusFailed || a.Status == brabo.StatusDenied || failedRun(a)}
 	if a.Status == brabo.StatusPending {
@@ -177,7 +177,7 @@ func (s *Server) actionPage(w http.ResponseWriter, r *http.Request, v *viewer) e
 			return err
 		}
 		for _, e := range evs {
-			view.Lines = append(view.Lines, logLine{E: e, Actor: names(e.ActorID), Sentence: eventSentence(e),
+			view.Lines = append(view.Lines, logLine{E: e, Actor: names(e.ActorID), Sentence: logSentence(e, names(e.ActorID)),
 				Bad: e.Type == brabo.EventActionFailed || e.Type == brabo.EventActionDenied || e.Type == brabo.EventNotifyFailed})
 		}
 		return nil
@@ -243,13 +243,19 @@ func (s *Server) webBulk(w http.ResponseWriter, r *http.Request, v *viewer) erro
 			return badRequest("select cards of one type: %s and %s are both selected", kind, a.Type)
 		}
 	}
+	// Each id's revision, in the same order: what its card showed.
+	revisions := r.PostForm["revision"]
 	var done, refused []string
 	failed := 0
-	for _, id := range ids {
+	for i, id := range ids {
 		var a *brabo.ProposedAction
 		var err error
 		if decision == "approve" {
-			a, err = s.approveOne(r.Context(), id, v.Member)
+			rev := ""
+			if i < len(revisions) {
+				rev = revisions[i]
+			}
+			a, err = s.approveOne(r.Context(), id, v.Member, rev)
 		} else {
 			a, err = s.Actions.Deny(r.Context(), id, v.Member, reason)
 		}
@@ -275,10 +281,10 @@ func (s *Server) webBulk(w http.ResponseWriter, r *http.Request, v *viewer) erro
 	return nil
 }
 
-// approveOne approves one action for a bulk decision and returns it as it
-// ended.
-func (s *Server) approveOne(ctx context.Context, id string, m *brabo.Member) (*brabo.ProposedAction, error) {
-	d, err := s.Actions.Approve(ctx, id, m)
+// approveOne approves one action for a bulk decision, at the revision its
+// card showed, and returns it as it ended.
+func (s *Server) approveOne(ctx context.Context, id string, m *brabo.Member, revision string) (*brabo.ProposedAction, error) {
+	d, err := s.Actions.Approve(ctx, id, m, revision)
 	if err != nil {
 		return nil, err
 	}

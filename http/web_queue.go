@@ -56,8 +56,16 @@ type card struct {
 	// page shows them all: Full); DiffMore counts the rest.
 	Diff     []diffLine
 	DiffMore int
-	// Full is true on the action's page: the whole diff, no buttons.
+	// Full is true on the action's page: the whole diff, and the buttons
+	// of a pending action (its decision reloads the page, as decided).
 	Full bool
+	// Risks are why the card is marked risky (brabo.Risks): a banner at
+	// its top, first in the queue, and a second key for its one-key
+	// approve.
+	Risks []brabo.Risk
+	// Words are the agent's own description of the call, as its hook
+	// carried it: shown beside the command as the agent's, not brabo's.
+	Words string
 	// Now is the reason the rules in force now give a pending action, when
 	// it differs from the one it was proposed with (permissions.json
 	// changed since): shown, never applied.
@@ -131,6 +139,7 @@ func (s *Server) pendingCards(ctx context.Context, m *brabo.Member, page int) (q
 		}
 		view.Cards = append(view.Cards, c)
 	}
+	riskyFirst(view.Cards)
 	if len(view.Cards) > 0 {
 		view.From = (page-1)*queuePageSize + 1
 		view.To = view.From + len(view.Cards) - 1
@@ -162,13 +171,23 @@ func queuePageOf(r *http.Request) (int, error) {
 func (s *Server) cardFor(ctx context.Context, m *brabo.Member, a *brabo.ProposedAction) (card, error) {
 	// The scope root is shown once, in the card's list: not in the
 	// sentence too.
+	// A pending action's card is the card as it is now (cached by the
+	// repository's state): its revision is what the approve form sends.
+	a = s.Actions.CardNow(ctx, a)
 	c := card{A: a, MinRole: a.Type.MinRole(), NeedRole: brabo.EffectiveRole(a.Type, a.Decision), Subject: subject(a), Where: a.Payload.Cwd,
-		Sentence: brabo.DecisionSentence(a.Status, a.Reason, brabo.ScopeRoot{}),
-		RunBy:    runBy(a), Unreported: a.Unreported(), Preview: a.Preview}
+		RunBy: runBy(a), Unreported: a.Unreported(), Preview: a.Preview, Risks: brabo.Risks(a)}
+	if a.Execution != nil {
+		c.Words = a.Execution.Description
+	}
 	if c.Preview == nil {
 		// An action recorded before previews: its card as it would be now.
 		c.Preview = s.previewNow(ctx, a)
 	}
+	// The sentence the API, the hook and the CLI give too
+	// (brabo.ReasonText), with the card's flags as they are shown.
+	shown := *a
+	shown.Preview = c.Preview
+	c.Sentence = brabo.ReasonText(&shown, s.deciderName(ctx, a, nil))
 	if c.Preview != nil && c.Preview.Diff != nil {
 		c.Diff, c.DiffMore = diffLines(c.Preview.Diff.Unified, cardDiffLines)
 	}
@@ -276,7 +295,11 @@ func (s *Server) requestCard(r *http.Request, v *viewer) (card, error) {
 	if err != nil {
 		return card{}, err
 	}
-	return s.cardFor(r.Context(), v.Member, a)
+	c, err := s.cardFor(r.Context(), v.Member, a)
+	if err == nil && fromActionPage(r) {
+		fullCard(&c)
+	}
+	return c, err
 }
 
 func (s *Server) cardFragment(w http.ResponseWriter, r *http.Request, v *viewer) error {
@@ -291,8 +314,12 @@ func (s *Server) cardFragment(w http.ResponseWriter, r *http.Request, v *viewer)
 // decided answers a decision that left the queue: the card's place is
 // emptied (htmx removes it) and the status line says what happened, in
 // red when it failed or was denied, with a link to the action's page.
-func (s *Server) decided(w http.ResponseWriter, a *brabo.ProposedAction, msg string) {
+func (s *Server) decided(w http.ResponseWriter, r *http.Request, a *brabo.ProposedAction, msg string) {
 	w.Header().Set("X-Action-Status", string(a.Status))
+	if fromActionPage(r) {
+		// The action's page shows the card as decided now: load it again.
+		w.Header().Set("HX-Redirect", "/ui/actions/"+a.ID)
+	}
 	s.render(w, http.StatusOK, "decided", map[string]any{"Message": msg, "ID": a.ID,
 		"Bad": a.Status == brabo.StatusFailed || a.Status == brabo.StatusDenied || failedRun(a)})
 }
@@ -343,12 +370,12 @@ func outcomeText(a *brabo.ProposedAction) string {
 
 func (s *Server) webApprove(w http.ResponseWriter, r *http.Request, v *viewer) error {
 	s.execDeadline(w, r)
-	d, err := s.Actions.Approve(r.Context(), r.PathValue("action"), v.Member)
+	d, err := s.Actions.Approve(r.Context(), r.PathValue("action"), v.Member, r.PostFormValue("revision"))
 	answerWithin(w)
 	if err != nil {
 		return s.refused(w, r, v, err)
 	}
-	s.decided(w, d.Action, fmt.Sprintf("Approved %s %q: %s.", d.Action.Type, clip(subject(d.Action), 120), outcomeText(d.Action)))
+	s.decided(w, r, d.Action, fmt.Sprintf("Approved %s %q: %s.", d.Action.Type, clip(subject(d.Action), 120), outcomeText(d.Action)))
 	return nil
 }
 
@@ -373,7 +400,7 @@ func (s *Server) webDeny(w http.ResponseWriter, r *http.Request, v *viewer) erro
 	if err != nil {
 		return s.refused(w, r, v, err)
 	}
-	s.decided(w, a, fmt.Sprintf("Denied %s %q: %s", a.Type, clip(subject(a), 120), reason))
+	s.decided(w, r, a, fmt.Sprintf("Denied %s %q: %s", a.Type, clip(subject(a), 120), reason))
 	return nil
 }
 
@@ -385,7 +412,7 @@ func (s *Server) alwaysPreview(w http.ResponseWriter, r *http.Request, v *viewer
 		return s.refused(w, r, v, err)
 	}
 	s.render(w, http.StatusOK, "always-preview", map[string]any{"A": d.Action, "Patterns": d.Patterns, "Autonomy": d.Autonomy,
-		"AgentPatterns": d.AgentPatterns})
+		"AgentPatterns": d.AgentPatterns, "Revision": r.FormValue("revision")})
 	return nil
 }
 
@@ -407,7 +434,7 @@ func (s *Server) webAlways(w http.ResponseWriter, r *http.Request, v *viewer) er
 			"What always allow would record changed since it was shown; nothing was recorded. Click Always allow again to see it.")
 	}
 	s.execDeadline(w, r)
-	d, err := s.Actions.ApproveAlways(r.Context(), r.PathValue("action"), v.Member)
+	d, err := s.Actions.ApproveAlways(r.Context(), r.PathValue("action"), v.Member, r.PostFormValue("revision"))
 	answerWithin(w)
 	if err != nil {
 		return s.refused(w, r, v, err)
@@ -421,7 +448,7 @@ func (s *Server) webAlways(w http.ResponseWriter, r *http.Request, v *viewer) er
 	case d.Autonomy != nil:
 		what = fmt.Sprintf("agent_autonomy %s: %s", d.Autonomy.ActionType, d.Autonomy.Mode)
 	}
-	s.decided(w, d.Action, fmt.Sprintf("Always allowed (recorded %s) and approved %s %q: %s.", what, d.Action.Type, clip(subject(d.Action), 120), outcomeText(d.Action)))
+	s.decided(w, r, d.Action, fmt.Sprintf("Always allowed (recorded %s) and approved %s %q: %s.", what, d.Action.Type, clip(subject(d.Action), 120), outcomeText(d.Action)))
 	return nil
 }
 

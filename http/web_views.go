@@ -17,7 +17,7 @@ import (
 type agentCard struct {
 	Project   string // project id
 	Agent     *brabo.Agent
-	State     string // working, awaiting approval, awaiting PR, blocked, idle
+	State     string // working, awaiting approval, waiting on N approvals, awaiting PR, blocked, idle
 	Detail    string // the task, the awaited action, the block's reason
 	ActionID  string // the awaited action, for the link to its card
 	Origin    brabo.Origin
@@ -61,11 +61,21 @@ func (s *Server) agentCardFor(ctx context.Context, p *brabo.Project, role brabo.
 	if c.Patterns, err = s.Agents.AgentPatterns(ctx, a.ID); err != nil {
 		return c, err
 	}
+	// What the agent waits on: its pending actions, counted (a hook
+	// agent has no run, and five pending actions are not "idle").
+	pending, npending, err := s.Actions.Actions(ctx, brabo.ActionFilter{ProjectIDs: []string{p.ID},
+		Status: brabo.StatusPending, ActorID: a.ID, Limit: 1})
+	if err != nil {
+		return c, err
+	}
 	run, err := s.Agents.WaitingRun(ctx, brabo.AgentKey(a.ID))
 	switch {
 	case err == nil && run.State == brabo.RunAwaitingApproval:
 		c.State, c.ActionID = "awaiting approval", run.AwaitingActionID
 		c.Detail = "on action " + shortID(run.AwaitingActionID)
+		if npending > 1 {
+			c.Detail += " (" + waitingOn(npending) + ")"
+		}
 		return c, nil
 	case err == nil:
 		c.State, c.ActionID = "awaiting PR", run.AwaitingActionID
@@ -73,6 +83,11 @@ func (s *Server) agentCardFor(ctx context.Context, p *brabo.Project, role brabo.
 		return c, nil
 	case !errors.Is(err, brabo.ErrNotFound):
 		return c, err
+	}
+	if npending > 0 && len(pending) > 0 {
+		c.State, c.ActionID = waitingOn(npending), pending[0].ID
+		c.Detail = "the newest: action " + shortID(pending[0].ID)
+		return c, nil
 	}
 	var latest *brabo.Task
 	for _, t := range tasks {
@@ -92,6 +107,15 @@ func (s *Server) agentCardFor(ctx context.Context, p *brabo.Project, role brabo.
 		c.Detail = "“" + latest.Title + "”: " + latest.BlockedReason
 	}
 	return c, nil
+}
+
+// waitingOn is an agent's state while its actions wait for people:
+// "waiting on 1 approval", "waiting on 5 approvals".
+func waitingOn(n int) string {
+	if n == 1 {
+		return "waiting on 1 approval"
+	}
+	return fmt.Sprintf("waiting on %d approvals", n)
 }
 
 func (s *Server) agentsView(ctx context.Context, p *brabo.Project, role brabo.Role) (agentsView, error) {
@@ -253,7 +277,7 @@ func (s *Server) sessionLogPage(w http.ResponseWriter, r *http.Request, v *viewe
 				} else if !ofTask[e.ActionID] {
 					continue
 				}
-				line := logLine{E: e, Actor: names(e.ActorID), Sentence: eventSentence(e)}
+				line := logLine{E: e, Actor: names(e.ActorID), Sentence: logSentence(e, names(e.ActorID))}
 				if e.ActionID != "" {
 					a, seen := actions[e.ActionID]
 					if !seen {

@@ -10,10 +10,10 @@ import (
 // with Fn appended.
 type ActionService struct {
 	ProposeFn            func(ctx context.Context, req brabo.ProposeRequest) (*brabo.ProposedAction, error)
-	ApproveFn            func(ctx context.Context, actionID string, m *brabo.Member) (*brabo.Decided, error)
+	ApproveFn            func(ctx context.Context, actionID string, m *brabo.Member, revision string) (*brabo.Decided, error)
 	DenyFn               func(ctx context.Context, actionID string, m *brabo.Member, reason string) (*brabo.ProposedAction, error)
 	AlwaysAllowPreviewFn func(ctx context.Context, actionID string, m *brabo.Member) (*brabo.Decided, error)
-	ApproveAlwaysFn      func(ctx context.Context, actionID string, m *brabo.Member) (*brabo.Decided, error)
+	ApproveAlwaysFn      func(ctx context.Context, actionID string, m *brabo.Member, revision string) (*brabo.Decided, error)
 	AllowNetworkFn       func(ctx context.Context, actionID string, m *brabo.Member) (*brabo.Decided, error)
 	ReportFn             func(ctx context.Context, actionID string, agent *brabo.Agent, res brabo.Result) (*brabo.ProposedAction, error)
 	AbandonFn            func(ctx context.Context, actionID string, agent *brabo.Agent, reason string) (*brabo.ProposedAction, error)
@@ -21,6 +21,7 @@ type ActionService struct {
 	VisibleActionFn      func(ctx context.Context, by brabo.Actor, id string) (*brabo.ProposedAction, error)
 	ActionsFn            func(ctx context.Context, f brabo.ActionFilter) ([]*brabo.ProposedAction, int, error)
 	PendingOfFn          func(ctx context.Context, memberID string, limit, offset int) ([]*brabo.ProposedAction, int, error)
+	CardNowFn            func(ctx context.Context, a *brabo.ProposedAction) *brabo.ProposedAction
 	PreviewFn            func(ctx context.Context, a *brabo.ProposedAction, p *brabo.Project, pr *brabo.PullRequest) *brabo.Preview
 	CurrentReasonFn      func(ctx context.Context, a *brabo.ProposedAction) (string, error)
 	PRFn                 func(ctx context.Context, projectID string, number int64) (*brabo.PullRequest, error)
@@ -38,11 +39,11 @@ func (s *ActionService) Propose(ctx context.Context, req brabo.ProposeRequest) (
 }
 
 // Approve calls ApproveFn.
-func (s *ActionService) Approve(ctx context.Context, actionID string, m *brabo.Member) (*brabo.Decided, error) {
+func (s *ActionService) Approve(ctx context.Context, actionID string, m *brabo.Member, revision string) (*brabo.Decided, error) {
 	if s.ApproveFn == nil {
 		panic("mock: ActionService.Approve called, but ApproveFn is not set")
 	}
-	return s.ApproveFn(ctx, actionID, m)
+	return s.ApproveFn(ctx, actionID, m, revision)
 }
 
 // Deny calls DenyFn.
@@ -62,11 +63,11 @@ func (s *ActionService) AlwaysAllowPreview(ctx context.Context, actionID string,
 }
 
 // ApproveAlways calls ApproveAlwaysFn.
-func (s *ActionService) ApproveAlways(ctx context.Context, actionID string, m *brabo.Member) (*brabo.Decided, error) {
+func (s *ActionService) ApproveAlways(ctx context.Context, actionID string, m *brabo.Member, revision string) (*brabo.Decided, error) {
 	if s.ApproveAlwaysFn == nil {
 		panic("mock: ActionService.ApproveAlways called, but ApproveAlwaysFn is not set")
 	}
-	return s.ApproveAlwaysFn(ctx, actionID, m)
+	return s.ApproveAlwaysFn(ctx, actionID, m, revision)
 }
 
 // AllowNetwork calls AllowNetworkFn.
@@ -155,4 +156,12 @@ func (s *ActionService) PRs(ctx context.Context, projectID string) ([]*brabo.Pul
 		panic("mock: ActionService.PRs called, but PRsFn is not set")
 	}
 	return s.PRsFn(ctx, projectID)
+}
+
+// CardNow calls CardNowFn; without it, the action as it is.
+func (s *ActionService) CardNow(ctx context.Context, a *brabo.ProposedAction) *brabo.ProposedAction {
+	if s.CardNowFn == nil {
+		return a
+	}
+	return s.CardNowFn(ctx, a)
 }

@@ -51,7 +51,7 @@ func TestAClaimIsRecordedRunningInItsOwnTransaction(t *testing.T) {
 	d.left.Store(1)
 	dead := &pipeline.Service{Store: d, Processes: &procs.Host{}, InstanceID: "inst_here", Executor: executor.New(executor.Options{}),
 		WorkspacesRoot: t.TempDir(), Log: quiet}
-	if _, err := dead.Approve(ctx, a.ID, m); err == nil {
+	if _, err := dead.Approve(ctx, a.ID, m, dead.RevisionNow(ctx, a.ID)); err == nil {
 		t.Fatal("the dying process settled the action")
 	}
 	var runs []*brabo.RunningAction

@@ -63,10 +63,13 @@ func (s *Service) load(ctx context.Context, actionID string, m *brabo.Member, ne
 // proposed_action.approved, inside tx. It reports false when the action had
 // already left pending by an approval; a denied action is
 // action_already_denied.
-func (s *Service) claim(ctx context.Context, tx brabo.Tx, a *brabo.ProposedAction, m *brabo.Member) (bool, error) {
+//
+// pv, when set, is the card the approval binds (checkRevision): stored as
+// the action's card, and handed to the executor.
+func (s *Service) claim(ctx context.Context, tx brabo.Tx, a *brabo.ProposedAction, m *brabo.Member, pv *brabo.Preview) (bool, error) {
 	now := s.now()
 	ok, err := tx.TransitionAction(ctx, a.ID, []brabo.ActionStatus{brabo.StatusPending},
-		brabo.ActionUpdate{Status: brabo.StatusApproved, DecidedBy: m.ID, DecidedAt: now})
+		brabo.ActionUpdate{Status: brabo.StatusApproved, DecidedBy: m.ID, DecidedAt: now, Preview: pv})
 	if err != nil {
 		return false, err
 	}
@@ -85,24 +88,37 @@ func (s *Service) claim(ctx context.Context, tx brabo.Tx, a *brabo.ProposedActio
 		return false, nil
 	}
 	a.Status, a.DecidedBy, a.DecidedAt = brabo.StatusApproved, m.ID, now
+	approved := map[string]any{"type": a.Type}
+	if pv != nil {
+		a.Preview = pv
+		approved["revision"] = pv.Revision
+	}
 	if err := s.claimRun(ctx, tx, a); err != nil {
 		return false, err
 	}
 	return true, tx.AppendEvent(ctx, &brabo.Event{ProjectID: a.ProjectID, Type: brabo.EventActionApproved,
-		ActorID: m.ID, ActionID: a.ID, Payload: mustJSON(map[string]any{"type": a.Type}), CreatedAt: now})
+		ActorID: m.ID, ActionID: a.ID, Payload: mustJSON(approved), CreatedAt: now})
 }
 
 // Approve approves a pending action and executes it with the decider's
-// credential. Approving an action already approved is success with outcome
-// already_approved (it does not run again); a denied one is 409
-// action_already_denied.
-func (s *Service) Approve(ctx context.Context, actionID string, m *brabo.Member) (*Decided, error) {
+// credential. revision is the revision of the card the decider saw: one
+// that is not the card's now, or none, is 409 card_changed and approves
+// nothing (checkRevision). Approving an action already approved is
+// success with outcome already_approved (it does not run again); a denied
+// one is 409 action_already_denied.
+func (s *Service) Approve(ctx context.Context, actionID string, m *brabo.Member, revision string) (*Decided, error) {
 	a, p, err := s.load(ctx, actionID, m, roleToApprove)
 	if err != nil {
 		return nil, err
 	}
 	if err := s.expireWait(ctx, a); err != nil {
 		return nil, err
+	}
+	var bound *brabo.Preview
+	if a.Status == brabo.StatusPending {
+		if bound, err = s.checkRevision(ctx, a, m, revision); err != nil {
+			return nil, err
+		}
 	}
 	var pr *brabo.PullRequest
 	won := false
@@ -113,7 +129,7 @@ func (s *Service) Approve(ctx context.Context, actionID string, m *brabo.Member)
 				return err
 			}
 		}
-		won, err = s.claim(ctx, tx, a, m)
+		won, err = s.claim(ctx, tx, a, m, bound)
 		return err
 	})
 	if err != nil {
@@ -292,7 +308,8 @@ func (s *Service) planAlwaysAllow(ctx context.Context, tx brabo.Tx, a *brabo.Pro
 // recorded. A file write that fails undoes the approval. An action already
 // approved is success with outcome already_approved, recording only what
 // is missing; a denied one is 409 action_already_denied and writes nothing.
-func (s *Service) ApproveAlways(ctx context.Context, actionID string, m *brabo.Member) (*Decided, error) {
+// revision is as Approve's.
+func (s *Service) ApproveAlways(ctx context.Context, actionID string, m *brabo.Member, revision string) (*Decided, error) {
 	a, p, err := s.load(ctx, actionID, m, roleToApprove)
 	if err != nil {
 		return nil, err
@@ -307,13 +324,19 @@ func (s *Service) ApproveAlways(ctx context.Context, actionID string, m *brabo.M
 	if a.Status == brabo.StatusDenied {
 		return nil, brabo.Errorf(brabo.CodeActionAlreadyDenied, "action %s was denied: %s", a.ID, a.Reason)
 	}
+	var bound *brabo.Preview
+	if a.Status == brabo.StatusPending {
+		if bound, err = s.checkRevision(ctx, a, m, revision); err != nil {
+			return nil, err
+		}
+	}
 	// The file's lock is held across the transaction, so that two clicks
 	// never both read the file before either writes it.
 	unlock := s.lockFile(permissionsPath(scope.Root))
 	won := false
 	var plan *alwaysPlan
 	err = s.Store.Update(ctx, func(tx brabo.Tx) error {
-		if won, err = s.claim(ctx, tx, a, m); err != nil {
+		if won, err = s.claim(ctx, tx, a, m, bound); err != nil {
 			return err
 		}
 		if plan, err = s.planAlwaysAllow(ctx, tx, a, p, m); err != nil {

@@ -150,7 +150,7 @@ func (f *decideFixture) action(id string) *brabo.ProposedAction {
 func TestApproveRunsOnceAndSettles(t *testing.T) {
 	f := newDecideFixture(t, `{}`)
 	a := f.pending("echo approved > out.txt; echo done")
-	d, err := f.svc.Approve(f.ctx, a.ID, f.owner)
+	d, err := f.svc.Approve(f.ctx, a.ID, f.owner, f.svc.RevisionNow(f.ctx, a.ID))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestApproveRunsOnceAndSettles(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(f.root, "out.txt")); err != nil || string(b) != "approved\n" {
 		t.Fatalf("the command's file: %q %v", b, err)
 	}
-	again, err := f.svc.Approve(f.ctx, a.ID, f.owner)
+	again, err := f.svc.Approve(f.ctx, a.ID, f.owner, f.svc.RevisionNow(f.ctx, a.ID))
 	if err != nil || again.Outcome != brabo.OutcomeAlreadyApproved {
 		t.Fatalf("second approve: %+v %v", again, err)
 	}
@@ -190,11 +190,11 @@ func TestApproveNeedsTheRole(t *testing.T) {
 	if a.Type.MinRole() == brabo.EffectiveRole(a.Type, a.Decision) {
 		t.Fatalf("%q needs only %s: the test needs a decision above the type's minimum", a.Payload.Command, a.Type.MinRole())
 	}
-	if _, err := f.svc.Approve(f.ctx, a.ID, f.developer); brabo.ErrorCode(err) != brabo.CodeForbiddenRole {
+	if _, err := f.svc.Approve(f.ctx, a.ID, f.developer, f.svc.RevisionNow(f.ctx, a.ID)); brabo.ErrorCode(err) != brabo.CodeForbiddenRole {
 		t.Fatalf("a developer approving %q: %v, want forbidden_role", a.Payload.Command, err)
 	}
 	stranger := &brabo.Member{ID: "mem_stranger", Name: "eve"}
-	if _, err := f.svc.Approve(f.ctx, a.ID, stranger); !errors.Is(err, brabo.ErrNotFound) {
+	if _, err := f.svc.Approve(f.ctx, a.ID, stranger, f.svc.RevisionNow(f.ctx, a.ID)); !errors.Is(err, brabo.ErrNotFound) {
 		t.Fatalf("a member of no role approving: %v, want not found", err)
 	}
 	if got := f.action(a.ID); got.Status != brabo.StatusPending {
@@ -220,7 +220,7 @@ func TestDenyIsFinalAndSettles(t *testing.T) {
 	if _, err := f.svc.Deny(f.ctx, a.ID, f.owner, "again"); brabo.ErrorCode(err) != brabo.CodeActionAlreadyDenied {
 		t.Fatalf("a second deny: %v, want action_already_denied", err)
 	}
-	if _, err := f.svc.Approve(f.ctx, a.ID, f.owner); err == nil {
+	if _, err := f.svc.Approve(f.ctx, a.ID, f.owner, f.svc.RevisionNow(f.ctx, a.ID)); err == nil {
 		t.Fatal("a denied action was approved")
 	}
 	if _, err := os.Stat(filepath.Join(f.root, "denied.txt")); !errors.Is(err, os.ErrNotExist) {
@@ -245,7 +245,7 @@ func TestApproveAlwaysRecordsThePattern(t *testing.T) {
 	if err != nil || len(preview.Patterns) == 0 {
 		t.Fatalf("preview: %+v %v", preview, err)
 	}
-	d, err := f.svc.ApproveAlways(f.ctx, a.ID, f.owner)
+	d, err := f.svc.ApproveAlways(f.ctx, a.ID, f.owner, f.svc.RevisionNow(f.ctx, a.ID))
 	if err != nil {
 		t.Fatal(err)
 	}

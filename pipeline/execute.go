@@ -42,6 +42,8 @@ func (s *Service) execute(ctx context.Context, a *brabo.ProposedAction, p *brabo
 		err = fmt.Errorf("scope: %w", serr)
 	} else if missing := folderMissing(a.Type, scope.Root); missing != nil {
 		res = missing
+	} else if moved := s.recheckApproved(ctx, a, from); moved != nil {
+		res = moved // nothing runs (revision.go)
 	} else {
 		allowed := s.approvedChange(ctx, a, scope.Root, cred, from)
 		if a.Type == brabo.WriteFile && allowed(filepath.Join(scope.Root, a.Payload.Path)) {
@@ -51,7 +53,7 @@ func (s *Service) execute(ctx context.Context, a *brabo.ProposedAction, p *brabo
 		}
 		sn := takeSnapshot(scope.Root)
 		res, err = s.runExecutor(ctx, brabo.ExecRequest{Action: a, Project: p, Root: scope.Root, Credential: cred, PR: pr,
-			MayWriteProtected: allowed, Started: s.running(ctx, a)})
+			MayWriteProtected: allowed, Started: s.running(ctx, a), Bound: boundOf(a)})
 		if res == nil {
 			res = &brabo.Result{}
 		}

@@ -56,6 +56,9 @@ func validateExecution(req ProposeRequest) error {
 			return invalid("execution %s: at most %d bytes of UTF-8", name, maxExecutionID)
 		}
 	}
+	if len(e.Description) > brabo.MaxDescription || !utf8.ValidString(e.Description) {
+		return invalid("execution description: at most %d bytes of UTF-8 (the agent's words about the call)", brabo.MaxDescription)
+	}
 	if !e.WaitUntil.IsZero() && e.WaitUntil.After(time.Now().Add(maxWaitUntil)) {
 		return invalid("execution waitUntil: at most %s ahead (the agents' hook timeouts are minutes)", maxWaitUntil)
 	}

@@ -84,6 +84,7 @@ type Service struct {
 	trustCache trustedRules // trusted contents compiled, by hash
 	cmdSlots   slots        // each project's running commands (guards.go)
 	own        ownWrites    // protected contents brabo itself wrote (integrity.go)
+	cards      cardCache    // the cards of pending actions, by repository state (cardcache.go)
 }
 
 func (s *Service) now() time.Time {
@@ -248,7 +249,7 @@ func (s *Service) Propose(ctx context.Context, req ProposeRequest) (*brabo.Propo
 		Reason: d.Reason, Decision: d, CreatedAt: s.now(), Execution: req.Execution,
 	}
 	// The card: what the human approves is the change, not its name.
-	a.Preview = s.Preview(ctx, a, project, pr)
+	a.Preview = s.preview(ctx, a, project, pr, false)
 	switch d.Policy {
 	case brabo.AutoApprove:
 		a.Status = brabo.StatusAutoApproved

@@ -21,6 +21,20 @@ import (
 // what it cannot show is a note saying why. pr is the pull request a
 // git_merge merges (nil otherwise).
 func (s *Service) Preview(ctx context.Context, a *brabo.ProposedAction, p *brabo.Project, pr *brabo.PullRequest) *brabo.Preview {
+	return s.preview(ctx, a, p, pr, true)
+}
+
+// preview is Preview; stage says whether a git_commit's card stages its
+// tree (brabo.Stager): the card a human approves does, the one stored
+// at the proposal need not (it is computed again when shown).
+func (s *Service) preview(ctx context.Context, a *brabo.ProposedAction, p *brabo.Project, pr *brabo.PullRequest, stage bool) *brabo.Preview {
+	pv := s.previewBody(ctx, a, p, pr, stage)
+	s.bindRest(ctx, a, p, pv)
+	pv.Revision = brabo.MakeRevision(pv.Bound)
+	return pv
+}
+
+func (s *Service) previewBody(ctx context.Context, a *brabo.ProposedAction, p *brabo.Project, pr *brabo.PullRequest, stage bool) *brabo.Preview {
 	pv := &brabo.Preview{RunBy: "brabo", NeedRole: brabo.EffectiveRole(a.Type, a.Decision), DenyRole: a.Type.MinRole()}
 	if a.External() {
 		pv.RunBy = a.Execution.Runner
@@ -55,6 +69,7 @@ func (s *Service) Preview(ctx context.Context, a *brabo.ProposedAction, p *brabo
 	case brabo.PreviewFileWrite:
 		s.pathFlags(pv, a.Payload.Path, root, true)
 		pv.Diff = writeDiff(root, a.Payload.Path, a.Payload.Content, s.Protect.Protected)
+		writeFlags(pv, root, a.Payload.Path, a.Payload.Content)
 	case brabo.PreviewFileRead:
 		s.pathFlags(pv, a.Payload.Path, root, false)
 	case brabo.PreviewRepository:
@@ -66,6 +81,7 @@ func (s *Service) Preview(ctx context.Context, a *brabo.ProposedAction, p *brabo
 		switch a.Type {
 		case brabo.GitCommit:
 			g.commit(a.Payload.Cwd)
+			s.bindCommit(ctx, a, p, root, g, stage)
 		case brabo.GitPush:
 			g.push(remoteOf(a.Payload.Remote), a.Payload.Branch)
 		case brabo.PrOpen:
@@ -154,20 +170,13 @@ func writeDiff(root, p, content string, protected func(abs, root string, write b
 	return d
 }
 
-// fillDiff puts the unified diff from old to new in d, cut at
-// brabo.MaxDiffLines.
+// fillDiff puts the whole unified diff from old to new in d: a write's
+// content is bounded (brabo.MaxWriteBytes), so is the file it is compared
+// with (maxPreviewFile), and the action's page shows every line of it.
 func fillDiff(d *brabo.FileDiff, old, new string) {
 	text, added, removed := unified(lineDiff(splitLines(old), splitLines(new)), 3)
 	d.Added, d.Removed = added, removed
-	lines := brabo.DiffLines(text)
-	if len(lines) > brabo.MaxDiffLines {
-		d.More = len(lines) - brabo.MaxDiffLines
-		lines = lines[:brabo.MaxDiffLines]
-	}
-	d.Unified = strings.Join(lines, "\n")
-	if d.Unified != "" {
-		d.Unified += "\n"
-	}
+	d.Unified = text
 }
 
 // instructionsDiff is an instruction_patch's change: from the text it
@@ -255,6 +264,11 @@ func (g *gitFacts) ref(ref string) string {
 	return h
 }
 
+// bind adds a part to what an approval of the card binds.
+func (g *gitFacts) bind(name, value string) {
+	g.pv.Bound = append(g.pv.Bound, brabo.RevisionPart{Name: name, Value: value})
+}
+
 func (g *gitFacts) network(what string) {
 	g.pv.Flags = brabo.AddFlag(g.pv.Flags, brabo.Flag{Kind: brabo.FlagNetwork, What: what})
 }
@@ -317,6 +331,14 @@ func (g *gitFacts) push(remote, branch string) {
 	facts := &brabo.PushFacts{Remote: remote, Branch: branch}
 	g.pv.Push = facts
 	tracking := g.ref("refs/remotes/" + remote + "/" + branch)
+	// What an approval binds: the range by SHA and the ref it updates.
+	old := tracking
+	if old == "" {
+		old = "none"
+	}
+	g.bind("commit", local)
+	g.bind("remote", old)
+	g.bind("ref", remote+" refs/heads/"+branch)
 	if tracking == "" {
 		facts.NewBranch = true
 		g.pv.Range = branch + ", not on any branch of " + remote + " (as last fetched)"
@@ -366,6 +388,8 @@ func (g *gitFacts) branch(remote, head, base string) {
 		return
 	}
 	g.pv.Range = shortRef(b) + ".." + shortRef(h)
+	g.bind("head", hc)
+	g.bind("base", bc)
 	g.log(hc, bc)
 	if !g.err {
 		g.addStat(g.repo.RangeStat(bc, hc, maxPreviewFiles))

@@ -160,16 +160,18 @@ func TestPreviewWriteFileDiff(t *testing.T) {
 	if d := a.Preview.Diff; !d.Identical || d.Unified != "" {
 		t.Errorf("the same content: %+v", d)
 	}
-	// A long change keeps MaxDiffLines lines and counts the rest.
-	long := strings.Repeat("line\n", brabo.MaxDiffLines+500)
+	// A long change keeps every line (issue 28: nothing of a write is
+	// "not kept"): the hunk's header and its 2,500 lines.
+	long := strings.Repeat("line\n", 2500)
 	a = w.propose(brabo.WriteFile, brabo.Payload{Path: "long.txt", Content: long})
-	if d := a.Preview.Diff; len(brabo.DiffLines(d.Unified)) != brabo.MaxDiffLines || d.More != 501 || d.Added != brabo.MaxDiffLines+500 {
+	if d := a.Preview.Diff; len(brabo.DiffLines(d.Unified)) != 2501 || d.More != 0 || d.Added != 2500 {
 		t.Errorf("a long change: %d lines kept, %d more, +%d", len(brabo.DiffLines(d.Unified)), d.More, d.Added)
 	}
-	// A file over the cap: no content, a sentence.
-	os.WriteFile(filepath.Join(w.root, "big.txt"), []byte(strings.Repeat("x", 300<<10)), 0o644)
+	// A file over the cap (as large as the largest write): no content, a
+	// sentence.
+	os.WriteFile(filepath.Join(w.root, "big.txt"), []byte(strings.Repeat("x", brabo.MaxWriteBytes+1)), 0o644)
 	a = w.propose(brabo.WriteFile, brabo.Payload{Path: "big.txt", Content: "small\n"})
-	if d := a.Preview.Diff; !strings.Contains(d.Hidden, "over the 256 KiB") || d.Unified != "" {
+	if d := a.Preview.Diff; !strings.Contains(d.Hidden, "over the 1.0 MiB") || d.Unified != "" {
 		t.Errorf("a large file: %+v", d)
 	}
 	// Binary content: no diff.

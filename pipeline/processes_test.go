@@ -209,7 +209,7 @@ func TestAClaimedActionOfADeadInstanceIsRecovered(t *testing.T) {
 	ex := &blockingExecutor{entered: make(chan struct{}), release: make(chan struct{})}
 	dying := &pipeline.Service{Store: st, Processes: host, InstanceID: "inst_dying", Executor: ex, Log: quiet}
 	approved := make(chan struct{})
-	go func() { dying.Approve(ctx, a.ID, m); close(approved) }()
+	go func() { dying.Approve(ctx, a.ID, m, dying.RevisionNow(ctx, a.ID)); close(approved) }()
 	defer func() { close(ex.release); <-approved }()
 	select {
 	case <-ex.entered: // claimed, and its command not started

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/brabo-dev/brabo"
 )
 
 // The file a write_file's card compares against is read here, and only
@@ -19,8 +21,10 @@ import (
 // the path (Makefile → ~/.ssh/id_ed25519) then puts nothing of its
 // target on a card, in the API, in a notification or on the page.
 
-// maxPreviewFile is the largest file on disk a card diffs against.
-const maxPreviewFile = 256 << 10
+// maxPreviewFile is the largest file on disk a card diffs against: as
+// large as the largest write (brabo.MaxWriteBytes), so that a write over
+// any file it may replace is shown whole.
+const maxPreviewFile = brabo.MaxWriteBytes
 
 // errHidden is a file the card must not show, with the sentence it shows
 // instead.

@@ -5,6 +5,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/brabo-dev/brabo"
 	"mvdan.cc/sh/v3/syntax"
@@ -28,7 +29,7 @@ func NeverAlwaysAllowTypes() []brabo.ActionType {
 func NeverAlwaysAllow(t brabo.ActionType) bool { return t.Traits().NeverAlwaysAllow }
 
 // subcommandWord is a second token that makes "verb subcommand" the unit.
-var subcommandWord = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_:-]*$`)
+var subcommandWord = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_:-]*$`) })
 
 // gitWithMutatingSiblings are git subcommands whose bare form would also
 // allow their mutating siblings (git branch -D): the unit stays exact.
@@ -137,7 +138,7 @@ func unitPattern(s *shell.Segment) (string, bool) {
 		unit = toks
 	case strings.HasPrefix(toks[1], "-"):
 		unit = toks
-	case subcommandWord.MatchString(toks[1]):
+	case subcommandWord().MatchString(toks[1]):
 		unit = toks[:2]
 		if shell.Base(toks[0]) == "git" && gitWithMutatingSiblings[toks[1]] {
 			unit = toks

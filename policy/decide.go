@@ -154,6 +154,7 @@ func decideTyped(d *brabo.Decision, in Input) {
 		}
 	}()
 	rel, inScope := relativeTo(in.Path, in.Scope.Root)
+	abs := absPath(in.Path, in.Scope.Root)
 lists:
 	for _, k := range []listKind{listDeny, listAsk, listAllow} {
 		l := in.Rules.list(k)
@@ -162,7 +163,7 @@ lists:
 		}
 		for _, i := range l.typed[in.Type] {
 			p := &l.patterns[i]
-			if pathLabel(string(in.Type)) && p.path.els != nil && (!inScope || !p.path.match(rel)) {
+			if pathLabel(string(in.Type)) && !p.path.matchPath(rel, inScope, abs, in.Protect.Home) {
 				continue // WriteFile(src/**) names paths, and this is not one
 			}
 			if in.Type == brabo.McpTool && !p.tool.match(in.Tool) {

@@ -16,6 +16,12 @@ import (
 // pathPattern is one compiled path pattern; nil elements match every path.
 type pathPattern struct {
 	els []string
+	// The readings of Claude Code's spelling (claudespell.go): where the
+	// path starts (pathBase…), a name matched at any depth, a match that
+	// covers everything under the path matched.
+	base     string
+	anyDepth bool
+	under    bool
 }
 
 // errPathPattern explains the shape of a path pattern.
@@ -53,7 +59,10 @@ func (p pathPattern) match(rel string) bool {
 	if p.els == nil {
 		return true
 	}
-	return matchElements(p.els, strings.Split(rel, "/"))
+	if p.base != pathBaseProject {
+		return false
+	}
+	return p.matchEls(strings.Split(rel, "/"))
 }
 
 func matchElements(pat, els []string) bool {

@@ -186,10 +186,22 @@ func compile(name string, lists [3][]string) (*Rules, error) {
 		rl := &r.lists[k]
 		for i, src := range list {
 			entry := fmt.Sprintf("%s[%d]", listNames[k], i)
-			p, warning, err := parsePattern(src)
-			if err != nil {
+			p, warning, err := parseEntry(src, listKind(k))
+			var fe2 *foreignError
+			switch {
+			case err != nil && listKind(k) == listAllow && errors.As(err, &fe2):
+				// Another agent's spelling brabo cannot read: in allow
+				// alone it is dropped, and counts as absent.
+				r.warnings = append(r.warnings, fmt.Sprintf("%s: %s %q: dropped: %s", name, entry, src, err))
+				continue
+			case err != nil:
 				fe.Entries = append(fe.Entries, EntryError{Entry: entry, Pattern: src, Why: err.Error()})
 				continue
+			case p.path.outside() && listKind(k) == listAllow:
+				r.warnings = append(r.warnings, fmt.Sprintf("%s: %s %q: dropped: %s", name, entry, src, errOutsideAllow))
+				continue
+			case p.path.outside() && listKind(k) == listAsk:
+				r.warnings = append(r.warnings, fmt.Sprintf("%s: %s %q: %s", name, entry, src, outsideAskNote))
 			}
 			if warning != "" {
 				r.warnings = append(r.warnings, fmt.Sprintf("%s: %s %q: %s", name, entry, src, warning))
@@ -273,10 +285,6 @@ func parsePattern(src string) (p pattern, warning string, err error) {
 		return p, "", err
 	}
 	synonym := ""
-	if label == "Bash" {
-		// Claude Code's spelling of a shell rule, accepted as written.
-		label, synonym = "Terminal", "Terminal("+content+")"
-	}
 	typ, ok := brabo.ActionTypeForLabel(label)
 	if !ok {
 		return p, "", fmt.Errorf("unknown label %s (labels are the action types in PascalCase: Terminal, GitPush, …)", label)

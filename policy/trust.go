@@ -108,9 +108,17 @@ func (p *pattern) normalKey() string {
 		}
 		return b.String()
 	}
+	if pathLabel(string(p.typ)) && p.synonym != "" {
+		// Claude Code's Read(./src/**) is ReadFile(src/**).
+		return string(p.typ) + "(" + p.path.key() + ")"
+	}
+	src := p.source
+	if p.synonym != "" {
+		src = p.synonym // mcp__github__x is McpTool(github__x)
+	}
 	content := ""
-	if open := strings.IndexByte(p.source, '('); open >= 0 {
-		content = strings.TrimSuffix(p.source[open+1:], ")")
+	if open := strings.IndexByte(src, '('); open >= 0 {
+		content = strings.TrimSuffix(src[open+1:], ")")
 	}
 	return string(p.typ) + "(" + content + ")"
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/brabo-dev/brabo"
 	"github.com/brabo-dev/brabo/cmd/brabo/internal/app"
-	brabohttp "github.com/brabo-dev/brabo/http"
 )
 
 // adminMore is what brabo admin -h says after the usage.
@@ -77,7 +76,7 @@ func adminToken(ctx context.Context, sf storeFlags) (string, *brabo.Member, erro
 		return "", nil, err
 	}
 	defer store.Close()
-	token := brabohttp.NewToken()
+	token := brabo.NewToken()
 	var admin *brabo.Member
 	err = store.Update(ctx, func(tx brabo.Tx) error {
 		admins, err := tx.Admins(ctx)
@@ -88,7 +87,7 @@ func adminToken(ctx context.Context, sf storeFlags) (string, *brabo.Member, erro
 			return errors.New("the database has no admin member: start brabo serve, which creates one and prints its token")
 		}
 		admin = admins[0]
-		return tx.SetMemberToken(ctx, admin.ID, brabohttp.HashToken(token), time.Now().UTC())
+		return tx.SetMemberToken(ctx, admin.ID, brabo.HashToken(token), time.Now().UTC())
 	})
 	return token, admin, err
 }

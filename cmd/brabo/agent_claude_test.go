@@ -97,7 +97,7 @@ func TestClaudeCodeAsksBrabo(t *testing.T) {
 	t.Run("denied Bash never runs and the model reads brabo's reason", func(t *testing.T) {
 		model, out := claudeRun(t, ap, claude, bash("touch denied.txt"))
 		text, isErr := toolResult(model, 1)
-		if !isErr || !strings.Contains(text, "brabo denied it: permissions.json deny: Bash(touch:*)") {
+		if !isErr || !strings.Contains(text, "brabo: denied: permissions.json denies `touch denied.txt` (Bash(touch:*))") {
 			t.Fatalf("the model got %q (error %v)\n%s", text, isErr, out)
 		}
 		if ap.exists("denied.txt") {

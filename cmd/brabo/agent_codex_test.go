@@ -106,7 +106,7 @@ func TestCodexAsksBrabo(t *testing.T) {
 
 	t.Run("denied command never runs and the model reads brabo's reason", func(t *testing.T) {
 		model, out := codexRun(t, ap, codex, home, execCommand("touch denied.txt"))
-		if got := codexOutput(model, 1); !strings.Contains(got, "brabo denied it: permissions.json deny: Bash(touch:*)") {
+		if got := codexOutput(model, 1); !strings.Contains(got, "brabo: denied: permissions.json denies `touch denied.txt` (Bash(touch:*))") {
 			t.Fatalf("the model got %q\n%s", got, out)
 		}
 		if ap.exists("denied.txt") {

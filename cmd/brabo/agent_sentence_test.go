@@ -66,7 +66,7 @@ func TestTheModelReadsOneSentence(t *testing.T) {
 			do := c.setup(t, ap)
 			text := do(t, ap, "touch by-rule.txt")
 			t.Logf("%s, denied by a rule: %q", c.agent, text)
-			if !strings.Contains(text, "brabo denied it: permissions.json deny: Bash(touch:*)") {
+			if !strings.Contains(text, "brabo: denied: permissions.json denies `touch by-rule.txt` (Bash(touch:*))") {
 				t.Errorf("the model did not read brabo's reason: %q", text)
 			}
 			if bad := modelNoise(ap, text); bad != "" {
@@ -76,7 +76,7 @@ func TestTheModelReadsOneSentence(t *testing.T) {
 			text = do(t, ap, "mkdir by-human")
 			<-decided
 			t.Logf("%s, denied by a human: %q", c.agent, text)
-			if !strings.Contains(text, "not today") {
+			if !strings.Contains(text, "brabo: denied by owner: not today") {
 				t.Errorf("the model did not read the human's reason: %q", text)
 			}
 			if bad := modelNoise(ap, text); bad != "" {

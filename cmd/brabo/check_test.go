@@ -48,6 +48,14 @@ func buildAndRun(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "brabo check tests: go build brabo-hook:", err)
 		return 1
 	}
+	// The slim checker beside brabo: brabo check's code in a binary
+	// that links none of the server's dependencies.
+	build = exec.Command("go", "build", "-o", filepath.Join(dir, "brabo-check"), "../brabo-check")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "brabo check tests: go build brabo-check:", err)
+		return 1
+	}
 	// The slim sandbox binary beside brabo, which brabo starts on every
 	// sandboxed command's path (sandboxBinary).
 	build = exec.Command("go", "build", "-o", filepath.Join(dir, "brabo-sandbox"), "../brabo-sandbox")

@@ -139,7 +139,25 @@ func runServeCmd(t testing.TB, cmd *exec.Cmd) *server {
 	return s
 }
 
+// approvePath matches an approve (or approve-always) of one action.
+var approvePath = regexp.MustCompile(`^/v1/actions/([^/?]+)/approve(-always)?$`)
+
+// call sends one request. An approve without a body names the revision of
+// the card as the caller reads it first (GET /v1/actions/{id}), as a
+// human approves the card they saw.
 func (s *server) call(method, path, token string, body any) (int, map[string]any, error) {
+	if m := approvePath.FindStringSubmatch(path); m != nil && method == "POST" && body == nil {
+		if st, a, err := s.bareCall("GET", "/v1/actions/"+m[1], token, nil); err == nil && st == 200 {
+			if rev, _ := a["revision"].(string); rev != "" {
+				body = map[string]any{"revision": rev}
+			}
+		}
+	}
+	return s.bareCall(method, path, token, body)
+}
+
+// bareCall is call without the approve's revision.
+func (s *server) bareCall(method, path, token string, body any) (int, map[string]any, error) {
 	var r io.Reader
 	if body != nil {
 		b, _ := json.Marshal(body)

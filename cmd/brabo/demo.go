@@ -236,7 +236,7 @@ func narrate(ctx context.Context, out io.Writer, store brabo.Store, svc *pipelin
 		fmt.Fprintf(out, "\n⏸ The agent is suspended, waiting for a human. Nothing runs, no iteration is spent.\n")
 		fmt.Fprintf(out, "  In the browser: %s/  (log in with the token %s)\n", base, token)
 		fmt.Fprintf(out, "  See the queue:  curl -s %s/v1/queue -H 'Authorization: Bearer %s'\n", base, token)
-		fmt.Fprintf(out, "  Approve:        curl -s -XPOST %s/v1/actions/%s/approve -H 'Authorization: Bearer %s'\n", base, id, token)
+		fmt.Fprintf(out, "  Approve:        curl -s -XPOST %s/v1/actions/%s/approve -H 'Authorization: Bearer %s' -d '{\"revision\":\"%s\"}'\n", base, id, token, revisionNow(ctx, svc, id))
 		fmt.Fprintf(out, "  Deny:           curl -s -XPOST %s/v1/actions/%s/deny -H 'Authorization: Bearer %s' -d '{\"reason\":\"not now\"}'\n\n", base, id, token)
 		if autoApprove {
 			approveSoon(ctx, out, store, svc, token, id)
@@ -245,7 +245,7 @@ func narrate(ctx context.Context, out io.Writer, store brabo.Store, svc *pipelin
 		id, _ := p["actionId"].(string)
 		fmt.Fprintf(out, "\n⏸ The agent reports the task done: a pull request waits for your approval.\n")
 		fmt.Fprintf(out, "  In the browser: %s/\n", base)
-		fmt.Fprintf(out, "  Approve it:     curl -s -XPOST %s/v1/actions/%s/approve -H 'Authorization: Bearer %s'\n\n", base, id, token)
+		fmt.Fprintf(out, "  Approve it:     curl -s -XPOST %s/v1/actions/%s/approve -H 'Authorization: Bearer %s' -d '{\"revision\":\"%s\"}'\n\n", base, id, token, revisionNow(ctx, svc, id))
 		if autoApprove {
 			approveSoon(ctx, out, store, svc, token, id)
 		}
@@ -282,9 +282,15 @@ func approveSoon(ctx context.Context, out io.Writer, store brabo.Store, svc *pip
 			return err
 		})
 		if m != nil {
-			svc.Approve(ctx, id, m)
+			svc.Approve(ctx, id, m, revisionNow(ctx, svc, id))
 		}
 	}()
+}
+
+// revisionNow is the revision of the action's card as it is now: what the
+// demo's approve line names (an approve names the card it approves).
+func revisionNow(ctx context.Context, svc *pipeline.Service, id string) string {
+	return svc.RevisionNow(ctx, id)
 }
 
 func describe(a *brabo.ProposedAction) string {

@@ -45,7 +45,6 @@ func TestDemoSuspendsAndResumes(t *testing.T) {
 		"changelog created",
 		"auto_approved: agent_autonomy: auto_approve (specific)", // the seeded git_commit
 		"→ the agent proposes: git_push brabo/task_",
-		"* [new branch]      brabo/task_", // the task's branch, pushed by the typed git_push
 		"a pull request waits for your approval",
 		"The task is in review: pull request #1 is open; merging it (git_merge) makes the task done.",
 		"The demo ends here (--approve)",
@@ -53,6 +52,12 @@ func TestDemoSuspendsAndResumes(t *testing.T) {
 		if !strings.Contains(s, want) {
 			t.Errorf("the demo's output lacks %q:\n%s", want, s)
 		}
+	}
+	// The task's branch, pushed by the typed git_push: by the SHA its card
+	// showed (git push origin <sha>:refs/heads/brabo/task_…), which git
+	// reports as the new branch made from that commit.
+	if !regexp.MustCompile(`\* \[new branch\]\s+[0-9a-f]{40} -> brabo/task_`).MatchString(s) {
+		t.Errorf("the demo's output lacks the push of the task's branch by its SHA:\n%s", s)
 	}
 	// The command's real output (indented) comes only after the suspension.
 	if strings.Index(s, "The agent is suspended") > strings.Index(s, "\n    changelog created") {

@@ -158,7 +158,7 @@ func BenchmarkCodexExecpolicy20Rules(b *testing.B) {
 // nativeCodex returns the Codex binary the npm package's Node wrapper
 // starts (@openai/codex-<platform>/vendor/<target>/bin/codex), so that
 // the comparison is with Codex's checker and not with Node's start.
-func nativeCodex(b *testing.B) string {
+func nativeCodex(b testing.TB) string {
 	agenttest.CLI(b, "codex") // skips, or fails under BRABO_REQUIRE_AGENT_CLIS=1, when Codex is missing
 	for _, pattern := range []string{"@openai/codex-*/vendor/*/bin/codex", "@openai/codex/vendor/*/bin/codex",
 		"@openai/codex/node_modules/@openai/codex-*/vendor/*/bin/codex"} {
@@ -183,12 +183,14 @@ func BenchmarkCodexNativeExecpolicy20Rules(b *testing.B) {
 }
 
 // BenchmarkStartSideBySide runs, in each iteration, a hello-world Go
-// binary, brabo-hook's start (its help), brabo check on the 20 rules and
-// the native codex execpolicy check on the same rules, one after the
-// other, so that the machine's load falls on all four alike. It reports
-// each median (wall clock, and CPU time: user + system, which the load
-// moves less) and the two ratios the targets are stated in (issue 27,
-// docs/PERFORMANCE.md): check/hook (≤ 1.5) and codex/check (≥ 3).
+// binary, brabo-hook's start (its help), the slim brabo-check on the 20
+// rules, the native codex execpolicy check on the same rules and `brabo
+// check` in the full binary, one after the other, so that the machine's
+// load falls on all alike. It reports each median (wall clock, and CPU
+// time: user + system, which the load moves less) and the two ratios the
+// targets are stated in (docs/PERFORMANCE.md), for the slim checker:
+// check/hook (≤ 1.5) and codex/check (≥ 3); and full/slim, what the
+// server's dependencies cost the full binary's start.
 //
 //	go test ./cmd/brabo -run '^$' -bench StartSideBySide -benchtime 300x
 func BenchmarkStartSideBySide(b *testing.B) {
@@ -196,6 +198,7 @@ func BenchmarkStartSideBySide(b *testing.B) {
 	rules, codexEnv := codexRules(b)
 	root := checkRulesDir(b)
 	hook := filepath.Join(filepath.Dir(braboBin), "brabo-hook")
+	slimCheck := filepath.Join(filepath.Dir(braboBin), "brabo-check")
 	runs := []struct {
 		name string
 		env  []string
@@ -203,8 +206,9 @@ func BenchmarkStartSideBySide(b *testing.B) {
 	}{
 		{"hello", nil, []string{helloBinary(b)}},
 		{"hook", nil, []string{hook, "--help"}},
-		{"check", nil, []string{braboBin, "check", "--root", root, "--", "go test ./..."}},
+		{"check", nil, []string{slimCheck, "--root", root, "--", "go test ./..."}},
 		{"codex", codexEnv, []string{codex, "execpolicy", "check", "--rules", rules, "go", "test", "./..."}},
+		{"brabo-check", nil, []string{braboBin, "check", "--root", root, "--", "go test ./..."}},
 	}
 	times := make([][]time.Duration, len(runs))
 	cpu := make([][]time.Duration, len(runs)) // user + system: what the load moves less
@@ -239,4 +243,5 @@ func BenchmarkStartSideBySide(b *testing.B) {
 	}
 	b.ReportMetric(median[2]/median[1], "check/hook")
 	b.ReportMetric(median[3]/median[2], "codex/check")
+	b.ReportMetric(median[4]/median[2], "full/slim")
 }

@@ -9,8 +9,6 @@ import (
 
 	"github.com/brabo-dev/brabo"
 	"github.com/brabo-dev/brabo/cmd/brabo/internal/app"
-	brabohttp "github.com/brabo-dev/brabo/http"
-	"github.com/brabo-dev/brabo/pipeline"
 )
 
 // limits are serve's bounds on what one agent, project or member may hold
@@ -26,13 +24,13 @@ type limits struct {
 }
 
 func (l *limits) register(fl *flag.FlagSet) {
-	fl.IntVar(&l.maxPending, "max-pending", l.envInt("BRABO_MAX_PENDING", pipeline.DefaultMaxPending),
+	fl.IntVar(&l.maxPending, "max-pending", l.envInt("BRABO_MAX_PENDING", app.DefaultMaxPending),
 		"pending actions one agent may have; past it a proposal that would wait is refused with 429 too_many_pending (env BRABO_MAX_PENDING)")
-	fl.IntVar(&l.maxRunning, "max-running", l.envInt("BRABO_MAX_RUNNING", pipeline.DefaultMaxRunning),
+	fl.IntVar(&l.maxRunning, "max-running", l.envInt("BRABO_MAX_RUNNING", app.DefaultMaxRunning),
 		"commands one project runs at once; the next ones wait their turn (env BRABO_MAX_RUNNING)")
-	fl.IntVar(&l.maxStreams, "max-streams", l.envInt("BRABO_MAX_STREAMS", brabohttp.DefaultMaxStreams),
+	fl.IntVar(&l.maxStreams, "max-streams", l.envInt("BRABO_MAX_STREAMS", app.DefaultMaxStreams),
 		"event streams (API and web page) one member may hold open; past it 429 too_many_streams (env BRABO_MAX_STREAMS)")
-	fl.DurationVar(&l.sessionTTL, "session-ttl", l.envDuration("BRABO_SESSION_TTL", brabohttp.DefaultSessionTTL),
+	fl.DurationVar(&l.sessionTTL, "session-ttl", l.envDuration("BRABO_SESSION_TTL", app.DefaultSessionTTL),
 		"how long a web login lasts (env BRABO_SESSION_TTL)")
 	l.registerWaitCap(fl)
 }
@@ -41,12 +39,12 @@ func (l *limits) register(fl *flag.FlagSet) {
 // and running caps) and --wait-cap: what a process that runs agents but
 // serves no API (brabo agent) enforces as brabo serve does.
 func (l *limits) registerPipeline(fl *flag.FlagSet) {
-	fl.IntVar(&l.maxPending, "max-pending", l.envInt("BRABO_MAX_PENDING", pipeline.DefaultMaxPending),
+	fl.IntVar(&l.maxPending, "max-pending", l.envInt("BRABO_MAX_PENDING", app.DefaultMaxPending),
 		"pending actions one agent may have; past it a proposal that would wait is refused (env BRABO_MAX_PENDING)")
-	fl.IntVar(&l.maxRunning, "max-running", l.envInt("BRABO_MAX_RUNNING", pipeline.DefaultMaxRunning),
+	fl.IntVar(&l.maxRunning, "max-running", l.envInt("BRABO_MAX_RUNNING", app.DefaultMaxRunning),
 		"commands one project runs at once; the next ones wait their turn (env BRABO_MAX_RUNNING)")
 	l.registerWaitCap(fl)
-	l.maxStreams, l.sessionTTL = brabohttp.DefaultMaxStreams, brabohttp.DefaultSessionTTL
+	l.maxStreams, l.sessionTTL = app.DefaultMaxStreams, app.DefaultSessionTTL
 }
 
 // apply puts the limits in the wiring's configuration.

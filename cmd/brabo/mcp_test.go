@@ -60,7 +60,7 @@ func TestMCPApprovalToolWithClaudeCode(t *testing.T) {
 	t.Run("denied by brabo", func(t *testing.T) {
 		model := run(t, bash("mkdir mcp-denied"))
 		text, _ := toolResult(model, 1)
-		if ap.exists("mcp-denied") || !strings.Contains(text, "brabo denied it") {
+		if ap.exists("mcp-denied") || !strings.Contains(text, "brabo: denied: ") {
 			t.Fatalf("the model got %q", text)
 		}
 	})

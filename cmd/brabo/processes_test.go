@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -53,7 +55,13 @@ func noneLeft(t *testing.T, actionID, when string) {
 func approveAsync(s *server, actionID, token string) <-chan string {
 	ch := make(chan string, 1)
 	go func() {
-		req, _ := http.NewRequest("POST", s.url+"/v1/actions/"+actionID+"/approve", nil)
+		// The approve names the card's revision, read first.
+		var body io.Reader
+		if st, a, err := s.bareCall("GET", "/v1/actions/"+actionID, token, nil); err == nil && st == 200 {
+			b, _ := json.Marshal(map[string]any{"revision": a["revision"]})
+			body = bytes.NewReader(b)
+		}
+		req, _ := http.NewRequest("POST", s.url+"/v1/actions/"+actionID+"/approve", body)
 		req.Header.Set("Authorization", "Bearer "+token)
 		resp, err := (&http.Client{Timeout: 2 * time.Minute}).Do(req)
 		if err != nil {

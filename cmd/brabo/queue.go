@@ -61,8 +61,9 @@ func runQueue(args []string, stdout, stderr io.Writer) int {
 	}
 	for _, a := range ans.Actions {
 		fmt.Fprintf(stdout, "%s  %s  %s\n", a.ID, slugs[a.ProjectID], brabo.Printable(brabo.Summary(a)))
+		fmt.Fprintf(stdout, "    %s\n", brabo.Printable(reasonText(a)))
 	}
-	fmt.Fprintf(stdout, "%d pending: brabo show ID, brabo approve ID, brabo deny ID --reason \"…\"\n", ans.Total)
+	fmt.Fprintf(stdout, "%d pending: brabo show ID (its card and revision), brabo approve ID --revision R, brabo deny ID --reason \"…\"\n", ans.Total)
 	return 0
 }
 
@@ -128,13 +129,34 @@ func printAction(w io.Writer, a *brabo.ProposedAction) {
 	fmt.Fprintf(w, "  status    %s\n", a.Status)
 	fmt.Fprintf(w, "  proposed  by %s %s, %s\n", a.ActorKind, a.ActorID, a.CreatedAt.Local().Format(time.DateTime))
 	if a.Reason != "" {
-		fmt.Fprintf(w, "  why       %s\n", brabo.Printable(a.Reason))
+		fmt.Fprintf(w, "  why       %s\n", brabo.Printable(reasonText(a)))
+	}
+	if a.Decision.Reason != "" {
+		fmt.Fprintf(w, "  rule      %s\n", brabo.Printable(a.Decision.Reason)) // as Decide wrote it
 	}
 	if a.DecidedBy != "" {
 		fmt.Fprintf(w, "  decided   by %s\n", a.DecidedBy)
 	}
 	if a.Type == brabo.Terminal && a.Payload.Command != "" {
 		fmt.Fprintf(w, "  command   %s\n", brabo.Printable(a.Payload.Command))
+	}
+	if pv := a.Preview; pv != nil {
+		if pv.Range != "" {
+			fmt.Fprintf(w, "  range     %s\n", brabo.Printable(pv.Range))
+		}
+		for _, c := range pv.Commits {
+			fmt.Fprintf(w, "  commit    %s %s\n", c.Hash, brabo.Printable(c.Subject))
+		}
+		if pv.Stat != nil {
+			fmt.Fprintf(w, "  changes   %s\n", pv.Stat)
+		}
+		for _, f := range pv.Flags {
+			fmt.Fprintf(w, "  flag      %s\n", brabo.Printable(f.String()))
+		}
+	}
+	if a.Status == brabo.StatusPending && a.Revision != "" {
+		// What brabo approve names: the card as printed here.
+		fmt.Fprintf(w, "  revision  %s\n", a.Revision)
 	}
 	if r := a.Result; r != nil {
 		fmt.Fprintf(w, "  exit      %d\n", r.ExitCode)
@@ -149,11 +171,23 @@ func printAction(w io.Writer, a *brabo.ProposedAction) {
 	}
 }
 
-// runApprove is `brabo approve ACTION [--always]`.
+// reasonText is the card's sentence (the API's reasonText, which names the
+// human who decided), or one made here for a server that does not send it.
+func reasonText(a *brabo.ProposedAction) string {
+	if a.ReasonText != "" {
+		return a.ReasonText
+	}
+	return brabo.ReasonText(a, "")
+}
+
+// runApprove is `brabo approve ACTION --revision R [--always]`. The
+// revision is the one brabo show printed with the card: without it, the
+// card as it is now is printed and nothing is approved.
 func runApprove(args []string, stdout, stderr io.Writer) int {
 	fl := newFlags("approve")
 	cf := addClientFlags(fl, false)
 	always := fl.Bool("always", false, "also allow what this action is from now on (the card's Always allow)")
+	revision := fl.String("revision", "", "the revision of the card you approve, as brabo show prints it (required)")
 	pos, code, done := parseInterspersed(fl, args, stdout, stderr)
 	if done {
 		return code
@@ -166,7 +200,14 @@ func runApprove(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "approve", "%v", err)
 	}
-	d, err := api.Approve(context.Background(), id, *always)
+	if *revision == "" {
+		// An approval names the card it approves: show it, approve nothing.
+		if a, _, err := api.Action(context.Background(), id); err == nil {
+			printAction(stderr, a)
+		}
+		return usageError(stderr, "approve", "--revision is required: approve names the card you saw (brabo show %s prints it)", id)
+	}
+	d, err := api.Approve(context.Background(), id, *revision, *always)
 	if err != nil {
 		return fail(stderr, "approve", "%v", reachError(err))
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -56,7 +57,17 @@ func TestTheQueueFromTheTerminal(t *testing.T) {
 	if err := os.WriteFile(tokenFile, []byte(admin+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r = runBraboAs(t, "", append([]string{"approve", "--token-file", tokenFile, first}, url...)...)
+	// The approve names the card's revision, as brabo show prints it;
+	// without it, nothing is approved.
+	r = runBraboAs(t, admin, append([]string{"show", first}, url...)...)
+	rev := regexp.MustCompile(`revision  (\S+)`).FindStringSubmatch(r.stdout)
+	if rev == nil {
+		t.Fatalf("show prints no revision:\n%s", r)
+	}
+	if r := runBraboAs(t, "", append([]string{"approve", "--token-file", tokenFile, first}, url...)...); r.code != exitUsage || !strings.Contains(r.stderr, "--revision is required") {
+		t.Fatalf("approve without --revision:\n%s", r)
+	}
+	r = runBraboAs(t, "", append([]string{"approve", "--token-file", tokenFile, "--revision", rev[1], first}, url...)...)
 	if r.code != 0 || !strings.Contains(r.stdout, "approved "+first+": executed") {
 		t.Fatalf("approve:\n%s", r)
 	}

@@ -110,9 +110,9 @@ func TestTheUserPathWithJSON(t *testing.T) {
 	changelog, todo := ask("touch CHANGELOG.md"), ask("touch TODO.md")
 
 	type action struct {
-		ID, Status, Type, ProjectID, Reason string
-		Payload                             struct{ Command string }
-		Execution                           *struct{ Mode, Runner string }
+		ID, Status, Type, ProjectID, Reason, Revision string
+		Payload                                       struct{ Command string }
+		Execution                                     *struct{ Mode, Runner string }
 	}
 	var q struct {
 		Actions []action
@@ -145,7 +145,8 @@ func TestTheUserPathWithJSON(t *testing.T) {
 		Action  action
 		Outcome string
 	}
-	brabo(&decided, "approve", "--json", ids["touch CHANGELOG.md"])
+	// The approve names the card brabo show printed.
+	brabo(&decided, "approve", "--json", "--revision", one.Revision, ids["touch CHANGELOG.md"])
 	if decided.Action.ID != ids["touch CHANGELOG.md"] || decided.Action.Status != "approved" {
 		t.Fatalf("approve --json: %+v", decided)
 	}

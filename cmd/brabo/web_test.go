@@ -76,7 +76,7 @@ func TestWebApprovalQueue(t *testing.T) {
 		if !strings.HasPrefix(title, "(1) ") {
 			t.Errorf("title %q: want the count (1) first", title)
 		}
-		for _, want := range []string{"terminal", "ci-bot", "touch live.txt && echo live", "asks a human: compound: the segment \"touch live.txt\" has no rule",
+		for _, want := range []string{"terminal", "ci-bot", "touch live.txt && echo live", "asks a human: nothing in permissions.json allows `touch live.txt`, one part of the line",
 			"permissions.json allow: Terminal(echo)", "scope root", "Approve", "Deny", "Always allow"} {
 			if !strings.Contains(text, want) {
 				t.Errorf("the card lacks %q:\n%s", want, text)
@@ -249,7 +249,7 @@ func TestWebApprovalQueue(t *testing.T) {
 				return l["actor"] == "dev-api" && strings.HasPrefix(l["sentence"], "asks a human: ")
 			},
 			"proposed_action.denied": func(l map[string]string) bool {
-				return l["actor"] == "owner" && l["sentence"] == "denied: not in this sprint"
+				return l["actor"] == "owner" && l["sentence"] == "denied by owner: not in this sprint"
 			},
 			"dev.awaiting_approval": func(l map[string]string) bool { return l["actor"] == "dev-api" },
 		}

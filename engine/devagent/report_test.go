@@ -179,7 +179,7 @@ func TestTheWholeFlowMovesTheTaskToDoneExactlyOnce(t *testing.T) {
 	merge, err := w.svc.Propose(context.Background(), pipeline.ProposeRequest{ProjectID: w.prj.ID,
 		Actor: pipeline.Actor{Member: w.owner}, Type: brabo.GitMerge, Payload: brabo.Payload{PR: pr.Number}})
 	must(t, err == nil && merge.Status == brabo.StatusPending, "the merge proposal: %+v, %v", merge, err)
-	d, err := w.svc.Approve(context.Background(), merge.ID, w.owner)
+	d, err := w.svc.Approve(context.Background(), merge.ID, w.owner, w.svc.RevisionNow(context.Background(), merge.ID))
 	must(t, err == nil && d.Action.Status == brabo.StatusExecuted, "the merge: %+v, %v", d, err)
 	task := w.getTask(t)
 	must(t, task.Status == brabo.TaskDone, "the task after the merge: %+v", task)
@@ -286,7 +286,7 @@ func TestAFailedPROpenGoesBackToTheModel(t *testing.T) {
 		r = w.agentRun(t)
 		return r != nil && r.State == brabo.RunAwaitingPR
 	})
-	d, err := w.svc.Approve(context.Background(), r.AwaitingActionID, w.owner)
+	d, err := w.svc.Approve(context.Background(), r.AwaitingActionID, w.owner, w.svc.RevisionNow(context.Background(), r.AwaitingActionID))
 	if err != nil || d.Action.Status != brabo.StatusFailed {
 		t.Fatalf("approve: %+v, %v", d, err)
 	}

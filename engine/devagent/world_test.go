@@ -276,7 +276,7 @@ func storedCtx(t *testing.T, r *brabo.Run) toolloop.Ctx {
 
 func (w *world) approve(t *testing.T, actionID string) {
 	t.Helper()
-	d, err := w.svc.Approve(context.Background(), actionID, w.owner)
+	d, err := w.svc.Approve(context.Background(), actionID, w.owner, w.svc.RevisionNow(context.Background(), actionID))
 	if err != nil || d.Action.Status != brabo.StatusExecuted {
 		t.Fatalf("approve: %+v, %v", d, err)
 	}

@@ -167,7 +167,7 @@ func (w *world) events(t *testing.T, typ string) []brabo.Event {
 
 func (w *world) approve(t *testing.T, id string) {
 	t.Helper()
-	d, err := w.svc.Approve(context.Background(), id, w.owner)
+	d, err := w.svc.Approve(context.Background(), id, w.owner, w.svc.RevisionNow(context.Background(), id))
 	if err != nil || d.Action.Status != brabo.StatusExecuted {
 		t.Fatalf("approve: %+v, %v", d, err)
 	}

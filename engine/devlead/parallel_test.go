@@ -181,7 +181,7 @@ func TestRaiseMaxParallel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := w.svc.Approve(context.Background(), low.ID, w.owner)
+	d, err := w.svc.Approve(context.Background(), low.ID, w.owner, w.svc.RevisionNow(context.Background(), low.ID))
 	if err != nil || d.Action.Status != brabo.StatusFailed || !strings.Contains(d.Action.Result.Error, "not a raise") ||
 		!strings.Contains(d.Action.Result.Error, "is 5 already") {
 		t.Fatalf("a lowering raise: %+v, %v", d, err)

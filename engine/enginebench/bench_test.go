@@ -314,7 +314,7 @@ func (r *rig) agent(b *testing.B, k int) []time.Duration {
 			// The agent waits as a row: no goroutine holds it.
 			waitTrue(b, "the waiting actor to park", func() bool { return !r.mgr.Running(pending.ActorID) })
 		}
-		if _, err := r.decide.Approve(ctx, pending.ID, w.owner); err != nil {
+		if _, err := r.decide.Approve(ctx, pending.ID, w.owner, r.decide.RevisionNow(ctx, pending.ID)); err != nil {
 			b.Fatal(err)
 		}
 		t0 := time.Now()

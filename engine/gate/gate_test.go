@@ -86,7 +86,7 @@ func TestADR0057TheAreaWaitsForTheApprovalAndCompletesWithBothVerdicts(t *testin
 	s := suspended(t, w, res, perf)
 	must(t, l.Waits(s.ActorKey, s.ActionID), "the lead does not know it waits")
 
-	d, err := w.svc.Approve(context.Background(), s.ActionID, w.owner)
+	d, err := w.svc.Approve(context.Background(), s.ActionID, w.owner, w.svc.RevisionNow(context.Background(), s.ActionID))
 	must(t, err == nil && d.Action.Status == brabo.StatusExecuted, "approve: %+v, %v", d, err)
 	bothVerdicts(t, w, "qa-automation: PASS, report written")
 	// The approved command ran in the gate's worktree, not in the main
@@ -171,7 +171,7 @@ func TestARestartedLeadCompletesTheAreaAfterTheApproval(t *testing.T) {
 	must(t, second.Waits(s.ActorKey, s.ActionID), "Restore did not take back the waiting area")
 	w.startWake(t, second, true)
 
-	d, err := w.svc.Approve(context.Background(), s.ActionID, w.owner)
+	d, err := w.svc.Approve(context.Background(), s.ActionID, w.owner, w.svc.RevisionNow(context.Background(), s.ActionID))
 	must(t, err == nil && d.Action.Status == brabo.StatusExecuted, "approve: %+v, %v", d, err)
 	bothVerdicts(t, w, "qa-automation: PASS, report written")
 	must(t, auto.Calls() == 1 && auto2.Calls() == 1, "qa-automation was called %d then %d times; want 1 and 1", auto.Calls(), auto2.Calls())
@@ -251,7 +251,7 @@ func TestTheSecondDelegationWaitsTooAndTheFirstVerdictIsKept(t *testing.T) {
 	must(t, len(st.Verdicts) == 1 && st.Verdicts[0].SubAgent == gate.QAAutomation && len(st.Remaining) == 0,
 		"the stored state lost the first verdict: %+v", st)
 	must(t, len(w.events(t, gate.EventGateCompleted)) == 0, "the area consolidated while waiting")
-	d, err := w.svc.Approve(context.Background(), s.ActionID, w.owner)
+	d, err := w.svc.Approve(context.Background(), s.ActionID, w.owner, w.svc.RevisionNow(context.Background(), s.ActionID))
 	must(t, err == nil && d.Action.Status == brabo.StatusExecuted, "approve: %+v, %v", d, err)
 	vs, _ := w.completedVerdicts(t)
 	must(t, len(vs) == 2 && vs[0].Verdict == "qa-automation: PASS" && vs[1].Verdict == "qa-performance-security: no findings",
@@ -268,7 +268,7 @@ func TestASecondDeliveryOfTheSettledEventResumesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := suspended(t, w, res, perf)
-	if _, err := w.svc.Approve(context.Background(), s.ActionID, w.owner); err != nil {
+	if _, err := w.svc.Approve(context.Background(), s.ActionID, w.owner, w.svc.RevisionNow(context.Background(), s.ActionID)); err != nil {
 		t.Fatal(err)
 	}
 	a := w.action(t, s.ActionID)

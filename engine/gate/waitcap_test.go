@@ -62,7 +62,7 @@ func TestAnAreaWaitingPastTheWaitCapFailsWithOriginPolicy(t *testing.T) {
 
 	// A late decision executes (the pipeline's business) and resumes
 	// nothing: the area gives no verdict.
-	if _, err := w.svc.Approve(ctx, s.ActionID, w.owner); err != nil {
+	if _, err := w.svc.Approve(ctx, s.ActionID, w.owner, w.svc.RevisionNow(ctx, s.ActionID)); err != nil {
 		t.Fatal(err)
 	}
 	w.startWake(t, l, true)
@@ -85,7 +85,7 @@ func TestADecisionBeforeTheSweepWinsOverTheCap(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := suspended(t, w, res, perf)
-	if _, err := w.svc.Approve(ctx, s.ActionID, w.owner); err != nil {
+	if _, err := w.svc.Approve(ctx, s.ActionID, w.owner, w.svc.RevisionNow(ctx, s.ActionID)); err != nil {
 		t.Fatal(err)
 	}
 	c.Advance(2 * time.Hour)

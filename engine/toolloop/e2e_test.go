@@ -173,7 +173,7 @@ func TestADR0052PendingSuspendsAndResumesOnTheRealPipeline(t *testing.T) {
 	}
 	loop, rec = w.loop(t, adrScript)
 
-	d, err := w.svc.Approve(ctx, aw.ActionID, w.owner)
+	d, err := w.svc.Approve(ctx, aw.ActionID, w.owner, w.svc.RevisionNow(ctx, aw.ActionID))
 	if err != nil || d.Action.Status != brabo.StatusExecuted {
 		t.Fatalf("approve: %+v, %v", d, err)
 	}

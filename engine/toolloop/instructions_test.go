@@ -40,7 +40,7 @@ func (w *world) patch(t *testing.T, text string) {
 	if err != nil || a.Status != brabo.StatusPending {
 		t.Fatalf("instruction_patch: %v %v", a, err)
 	}
-	d, err := w.svc.Approve(ctx, a.ID, w.owner)
+	d, err := w.svc.Approve(ctx, a.ID, w.owner, w.svc.RevisionNow(ctx, a.ID))
 	if err != nil || d.Action.Status != brabo.StatusExecuted {
 		t.Fatalf("approving the patch: %+v %v", d, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"syscall"
@@ -162,6 +163,20 @@ func (s *Sandbox) Prepare(spec Spec, argv []string) (*Prepared, error) {
 		}
 		out.ExtraFiles = append(out.ExtraFiles, df)
 		pl.ops = append(pl.ops, op{"--perms", []string{"0644"}}, op{"--ro-bind-data", []string{strconv.Itoa(4 + i), f.dst}})
+	}
+	for _, d := range spec.Data {
+		if !filepath.IsAbs(d.Dst) {
+			out.close()
+			return nil, &Error{Reason: fmt.Sprintf("data file %q is not absolute", d.Dst)}
+		}
+		df, err := dataFile(d.Content)
+		if err != nil {
+			out.close()
+			return nil, &Error{Reason: "the data file " + d.Dst, Err: err}
+		}
+		fd := 3 + len(out.ExtraFiles)
+		out.ExtraFiles = append(out.ExtraFiles, df)
+		pl.ops = append(pl.ops, op{"--perms", []string{"0400"}}, op{"--ro-bind-data", []string{strconv.Itoa(fd), d.Dst}})
 	}
 	bargs := append([]string{"--info-fd", "3"}, pl.render(argv)...)
 	if os.Geteuid() != 0 {

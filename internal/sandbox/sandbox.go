@@ -41,9 +41,15 @@ const Home = "/tmp/home"
 // Bind is one more path a command gets: Src on the host bound at Dst in
 // the sandbox (Dst defaults to Src), read-only unless ReadOnly is false.
 // A unix socket may be bound like a file.
+//
+// Under root, a writable folder is shown, as the scope root is, owned by
+// the sandbox's user (an idmapped mount: what it writes keeps its owner
+// on disk); Map does that for a read-only folder too (a remote repository
+// git reads, which refuses a repository owned by another user).
 type Bind struct {
 	Src, Dst string
 	ReadOnly bool
+	Map      bool
 }
 
 // Spec is what one sandboxed command gets.
@@ -79,6 +85,17 @@ type Spec struct {
 	// Launcher, when set, is the host path of brabo's binary, bound
 	// read-only at LauncherPath so that Landlock can be applied inside.
 	Launcher string
+	// Data are files made for this command alone: each Content is handed
+	// to bwrap on a descriptor only it holds and appears, read-only and
+	// readable by the command's user only, at Dst (a credential for the
+	// one remote a push reaches). It is on no disk and no command line.
+	Data []Data
+}
+
+// Data is one file of Spec.Data.
+type Data struct {
+	Dst     string
+	Content []byte
 }
 
 // systemRO are the host folders the root is built from, read-only, when
@@ -192,6 +209,11 @@ func build(s Spec) (*plan, error) {
 		} else {
 			add("--bind", b.Src, dst)
 			p.write = append(p.write, dst)
+		}
+		if b.Map || !b.ReadOnly {
+			if src, err := filepath.EvalSymlinks(b.Src); err == nil && !slices.ContainsFunc(p.mapped, func(m string) bool { return within(src, m) }) {
+				p.mapped = append(p.mapped, src)
+			}
 		}
 	}
 	dir := root

@@ -529,6 +529,13 @@ func (t *Tx) TransitionAction(ctx context.Context, id string, from []brabo.Actio
 	if !u.SettledAt.IsZero() {
 		set = append(set, "settled_at = "+arg(u.SettledAt.UnixMicro()))
 	}
+	if u.Preview != nil {
+		s, err := jsonText(u.Preview)
+		if err != nil {
+			return false, err
+		}
+		set = append(set, "preview = "+arg(s))
+	}
 	ph := make([]string, len(from))
 	for i, s := range from {
 		ph[i] = arg(string(s))

@@ -131,7 +131,11 @@
   // the server's: newest first by creation time (microseconds), then by
   // id. Not by id alone: ids begin with the millisecond, and two actions
   // proposed in the same one would be in random order.
+  // A risky card (data-risk, brabo.Risks) comes before any other, as the
+  // server sorts a page.
   function newer(a, b) {
+    var ra = risky(a), rb = risky(b);
+    if (ra !== rb) return ra;
     var ca = Number(a.dataset.created), cb = Number(b.dataset.created);
     return ca !== cb ? ca > cb : a.id > b.id;
   }
@@ -145,6 +149,34 @@
     }
     var empty = document.getElementById("queue-empty");
     return empty || null;
+  }
+
+  function risky(el) { return !!el.dataset.risk && el.dataset.risk !== "0"; }
+
+  // The second key: on a risky card the first a arms it and says so; a
+  // second a within armFor approves it. Any other key, or another card,
+  // disarms it.
+  var armFor = 10000;
+  function disarm() {
+    Array.prototype.forEach.call(queue.querySelectorAll("article.card[data-armed]"), function (c) {
+      delete c.dataset.armed;
+      var hint = c.querySelector(".risk-armed");
+      if (hint) hint.remove();
+    });
+  }
+  function arm(card) {
+    disarm();
+    card.dataset.armed = String(Date.now());
+    var hint = document.createElement("p");
+    hint.className = "risk-armed";
+    hint.setAttribute("role", "alert");
+    hint.textContent = "Risky: press a again to approve it; any other key cancels.";
+    var banner = card.querySelector(".risk-banner");
+    (banner || card).appendChild(hint);
+  }
+  function armed(card) {
+    var t = Number(card.dataset.armed || 0);
+    return t > 0 && Date.now() - t < armFor;
   }
 
   // busy says whether a card's own decision is in flight: its answer (the
@@ -222,6 +254,7 @@
   }
   function focusCard(el) {
     if (!el) return;
+    if (!el.dataset.armed) disarm();
     Array.prototype.forEach.call(cards(), function (c) { c.classList.remove("focused"); });
     el.classList.add("focused");
     el.focus();
@@ -242,6 +275,7 @@
       return;
     }
     var card = current();
+    if (ev.key !== "a") disarm();
     switch (ev.key) {
       case "j": move(1); break;
       case "k": move(-1); break;
@@ -249,7 +283,10 @@
       case "Escape": toggleKeys(false); break;
       case "a": {
         var ap = card && card.querySelector("button.approve");
-        if (ap && !ap.disabled) ap.click(); else return;
+        if (!ap || ap.disabled) return;
+        if (risky(card) && !armed(card)) { arm(card); break; }
+        disarm();
+        ap.click();
         break;
       }
       case "d": {
@@ -313,7 +350,13 @@
       ev.preventDefault();
       var btn = ev.submitter;
       var body = new URLSearchParams();
-      selected().forEach(function (b) { body.append("id", b.value); });
+      // Each card's revision beside its id: what the card showed is what
+      // is approved (a card that changed since is refused, card_changed).
+      selected().forEach(function (b) {
+        body.append("id", b.value);
+        var rev = b.closest("article.card").querySelector("input[name=revision]");
+        body.append("revision", rev ? rev.value : "");
+      });
       body.append("decision", btn ? btn.value : "approve");
       body.append("reason", bulk.querySelector("input[name=reason]").value);
       Array.prototype.forEach.call(bulk.querySelectorAll("button"), function (b) { b.disabled = true; });

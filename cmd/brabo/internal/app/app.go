@@ -88,6 +88,19 @@ type Config struct {
 // API (brabo agent) and is given none: brabo serve's default address.
 const DefaultPublicURL = "http://127.0.0.1:8080"
 
+// The limits' defaults, for the commands' flags (each names its adapter's
+// own default, so a flag and the package never disagree).
+const (
+	// DefaultMaxPending is how many pending actions one agent may have.
+	DefaultMaxPending = pipeline.DefaultMaxPending
+	// DefaultMaxRunning is how many commands one project runs at once.
+	DefaultMaxRunning = pipeline.DefaultMaxRunning
+	// DefaultMaxStreams caps the event streams one member holds open.
+	DefaultMaxStreams = brabohttp.DefaultMaxStreams
+	// DefaultSessionTTL is how long a web session lasts.
+	DefaultSessionTTL = brabohttp.DefaultSessionTTL
+)
+
 // App is an open brabo process. Its fields are set by Open; HTTP and
 // Listener are nil without Config.Addr, Agents before Start or without a
 // model.

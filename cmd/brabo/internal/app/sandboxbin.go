@@ -64,7 +64,7 @@ func pickSandboxBinary(self string) (path, why string) {
 // neither a version nor a revision (go build -buildvcs=false in a
 // checkout) cannot be told apart from another such build; like the slim
 // brabo-hook, brabo-sandbox is then trusted to be installed with brabo
-// (README: go install ./cmd/brabo ./cmd/brabo-hook ./cmd/brabo-sandbox).
+// (README: go install ./cmd/brabo ./cmd/brabo-hook ./cmd/brabo-sandbox ./cmd/brabo-check).
 func sameBuild(a, b string) error {
 	ia, err := buildinfo.ReadFile(a)
 	if err != nil {
