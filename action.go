@@ -143,12 +143,17 @@ const (
 	// own stop). It leaves the queue; a later approve or deny is 409
 	// abandoned.
 	StatusAbandoned ActionStatus = "abandoned"
+	// StatusNotRun is an external action brabo approved that its agent
+	// did not run: the agent refused it itself afterwards (its own deny
+	// rule, its command policy, another hook). Its result carries no exit
+	// code, the code CodeNotRun and the agent's reason as its error.
+	StatusNotRun ActionStatus = "not_run"
 )
 
 // Settled reports whether the action has left pending for good: executed,
-// failed, denied or abandoned.
+// failed, denied, abandoned or not run.
 func (s ActionStatus) Settled() bool {
-	return s == StatusExecuted || s == StatusFailed || s == StatusDenied || s == StatusAbandoned
+	return s == StatusExecuted || s == StatusFailed || s == StatusDenied || s == StatusAbandoned || s == StatusNotRun
 }
 
 // Payload is what an action would do. Each type reads the fields it needs.

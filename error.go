@@ -95,6 +95,10 @@ const (
 	// CodeNotInfraAgent refuses a container_handoff from anyone but the
 	// project's infra agent (HTTP 403).
 	CodeNotInfraAgent Code = "not_infra_agent"
+	// CodeNotRun is the code of the result of an action its agent
+	// refused itself after brabo approved it (StatusNotRun): nothing ran,
+	// and the error is the agent's reason.
+	CodeNotRun Code = "not_run"
 	// CodeNoBash is ErrNoBash's code.
 	CodeNoBash Code = "container_no_bash"
 )
@@ -201,6 +205,7 @@ var codeStatus = map[Code]int{
 	CodeContainerGone:        0,
 	CodeCwdOutsideWork:       0,
 	CodeNoBash:               0,
+	CodeNotRun:               0,
 	CodeChangedSinceApproved: 0,
 }
 

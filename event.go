@@ -19,7 +19,10 @@ const (
 	EventActionFailed      = "action.failed"
 	// EventActionAbandoned records a pending external action its agent
 	// stopped waiting for (StatusAbandoned), with the hook's reason.
-	EventActionAbandoned   = "action.abandoned"
+	EventActionAbandoned = "action.abandoned"
+	// EventActionNotRun records an approved external action its agent
+	// refused itself afterwards (StatusNotRun), with the agent's reason.
+	EventActionNotRun      = "action.not_run"
 	EventTaskStatusChanged = "backlog.task_status_changed"
 	// EventProjectProcesses records a maintainer's change of the project's
 	// process settings (git hooks, timeout ceiling).

@@ -44,7 +44,7 @@ func ReasonText(a *ProposedAction, decider string) string {
 			return "denied by " + who + ": " + r
 		}
 		return "denied: " + why(a)
-	case StatusApproved, StatusExecuted, StatusFailed:
+	case StatusApproved, StatusExecuted, StatusFailed, StatusNotRun:
 		if byHuman {
 			return "approved by " + who
 		}

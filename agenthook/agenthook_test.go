@@ -224,7 +224,10 @@ func TestInstallClaudeAndGeminiKeepOtherSettings(t *testing.T) {
 	settings, _ := readJSONFile(filepath.Join(root, ".claude", "settings.json"))
 	b, _ := json.Marshal(settings)
 	s := string(b)
-	if strings.Count(s, "brabo-hook") != 4 || !strings.Contains(s, "my-lint") || !strings.Contains(s, `"model":"opus"`) ||
+	// Five hooks: PreToolUse, PermissionRequest, PostToolUse,
+	// PostToolUseFailure and PostToolBatch (a call Claude Code refused
+	// itself after brabo allowed it).
+	if strings.Count(s, "brabo-hook") != 5 || !strings.Contains(s, "my-lint") || !strings.Contains(s, `"model":"opus"`) ||
 		!strings.Contains(s, `"FOO":"1"`) || !strings.Contains(s, "CLAUDE_CODE_SHELL") || !strings.Contains(s, `"timeout":90`) {
 		t.Fatalf("claude settings after two installs: %s", s)
 	}

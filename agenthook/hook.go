@@ -30,6 +30,10 @@ type hookInput struct {
 	ToolResponse json.RawMessage `json:"tool_response"`
 	Error        string          `json:"error"`       // Claude Code's PostToolUseFailure
 	McpContext   json.RawMessage `json:"mcp_context"` // Gemini CLI
+
+	// TranscriptPath is the agent's own record of the session (Claude
+	// Code, Codex): Codex's watcher reads a call's result there.
+	TranscriptPath string `json:"transcript_path"`
 }
 
 // Agents are the agents brabo hook speaks to, as named on its command line.
@@ -41,8 +45,9 @@ var runnerNames = map[string]string{"claude": "claude-code", "codex": "codex", "
 // events are each agent's hook events as named on the command line, and
 // whether they decide (before the tool) or report (after it).
 var events = map[string]map[string]bool{
-	"claude": {"pre-tool-use": true, "permission-request": true, "post-tool-use": false, "post-tool-use-failure": false},
-	"codex":  {"pre-tool-use": true, "permission-request": true, "post-tool-use": false},
+	"claude": {"pre-tool-use": true, "permission-request": true, "post-tool-use": false, "post-tool-use-failure": false,
+		"post-tool-batch": false},
+	"codex":  {"pre-tool-use": true, "permission-request": true, "post-tool-use": false, "watch": false},
 	"gemini": {"before-tool": true, "after-tool": false},
 }
 
@@ -51,7 +56,7 @@ const maxInput = 16 << 20
 
 // Usage is the hook's command line.
 const Usage = "usage: brabo hook claude|codex|gemini <event> --config FILE\n" +
-	"  claude: pre-tool-use, permission-request, post-tool-use, post-tool-use-failure\n" +
+	"  claude: pre-tool-use, permission-request, post-tool-use, post-tool-use-failure, post-tool-batch\n" +
 	"  codex:  pre-tool-use, permission-request, post-tool-use\n" +
 	"  gemini: before-tool, after-tool\n"
 
@@ -61,7 +66,7 @@ const Usage = "usage: brabo hook claude|codex|gemini <event> --config FILE\n" +
 // bad command line, a configuration it cannot read, an unreachable brabo or
 // an unknown tool is a deny.
 func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	agent, event, configPath := "", "", ""
+	agent, event, configPath, statePath := "", "", "", ""
 	var rest []string
 	for i := 0; i < len(args); i++ {
 		switch a := args[i]; {
@@ -70,6 +75,10 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			i++
 		case strings.HasPrefix(a, "--config="):
 			configPath = strings.TrimPrefix(a, "--config=")
+		case a == "--state" && i+1 < len(args):
+			// Codex's watcher (watch.go): the call it reports.
+			statePath = args[i+1]
+			i++
 		default:
 			rest = append(rest, a)
 		}
@@ -84,6 +93,9 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	h := &hook{agent: agent, event: event, stdout: stdout, stderr: stderr}
+	if event == "watch" {
+		return h.watch(configPath, statePath)
+	}
 	if !deciding {
 		return h.report(configPath, stdin)
 	}
@@ -122,7 +134,14 @@ func (h *hook) decide(configPath string, stdin io.Reader) outcome {
 	if err != nil {
 		return denied("%v; denied", err)
 	}
-	return decideCall(context.Background(), h.agent, configPath, in, waiting{stderr: &h.pending})
+	o := decideCall(context.Background(), h.agent, configPath, in, waiting{stderr: &h.pending})
+	if o.verdict == allow && h.agent+" "+h.event == "codex pre-tool-use" && in.TranscriptPath != "" {
+		// Codex may never run PostToolUse for it (watch.go).
+		if p := stateKey(configPath, in); peekState(p) != nil {
+			startWatcher(configPath, p)
+		}
+	}
+	return o
 }
 
 // waiting is told what the hook waits for: a line on the agent's stderr

@@ -134,7 +134,7 @@ func installClaude(o InstallOptions, cmd func(string) string, timeout time.Durat
 		return err
 	}
 	for event, name := range map[string]string{"PreToolUse": "pre-tool-use", "PermissionRequest": "permission-request",
-		"PostToolUse": "post-tool-use", "PostToolUseFailure": "post-tool-use-failure"} {
+		"PostToolUse": "post-tool-use", "PostToolUseFailure": "post-tool-use-failure", "PostToolBatch": "post-tool-batch"} {
 		command := ""
 		if cmd != nil {
 			command = cmd(name)
@@ -163,7 +163,7 @@ func installClaude(o InstallOptions, cmd func(string) string, timeout time.Durat
 	if cmd == nil {
 		fmt.Fprintf(o.Out, "removed brabo's hooks from %s\n", path)
 	} else {
-		fmt.Fprintf(o.Out, "wrote %s: PreToolUse, PermissionRequest, PostToolUse and PostToolUseFailure run brabo's hook (timeout %s); CLAUDE_CODE_SHELL=%s\n", path, timeout, bash)
+		fmt.Fprintf(o.Out, "wrote %s: PreToolUse, PermissionRequest, PostToolUse, PostToolUseFailure and PostToolBatch run brabo's hook (timeout %s); CLAUDE_CODE_SHELL=%s\n", path, timeout, bash)
 	}
 	return nil
 }

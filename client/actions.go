@@ -142,3 +142,11 @@ func (c *Client) Report(ctx context.Context, id string, exitCode *int, output, e
 	}
 	return c.Do(ctx, "POST", "/v1/actions/"+url.PathEscape(id)+"/result", body, nil, 15*time.Second)
 }
+
+// ReportNotRun says that the agent refused an action itself after brabo
+// approved it (its own deny rule, its command policy, another hook): the
+// action becomes not_run, with the agent's reason.
+func (c *Client) ReportNotRun(ctx context.Context, id, reason string) error {
+	body := map[string]any{"notRun": true, "error": reason}
+	return c.Do(ctx, "POST", "/v1/actions/"+url.PathEscape(id)+"/result", body, nil, 15*time.Second)
+}

@@ -115,9 +115,7 @@ func actionFilter(r *http.Request) (brabo.ActionFilter, error) {
 	if len(f.Text) > 200 {
 		return f, badRequest("q: at most 200 bytes")
 	}
-	switch f.Status {
-	case "", brabo.StatusPending, brabo.StatusAutoApproved, brabo.StatusApproved, brabo.StatusDenied, brabo.StatusExecuted, brabo.StatusFailed:
-	default:
+	if f.Status != "" && !validStatus(f.Status) {
 		return f, badRequest("status %q is not an action status", f.Status)
 	}
 	if f.Type != "" && !f.Type.Valid() {

@@ -164,12 +164,20 @@ func (s *Server) reportResult(w http.ResponseWriter, r *http.Request) error {
 		Error     string `json:"error"`
 		TimedOut  bool   `json:"timedOut"`
 		Truncated bool   `json:"truncated"`
+		// NotRun says the agent refused the call itself after brabo
+		// approved it; Error is then the agent's reason.
+		NotRun bool `json:"notRun"`
 	}
 	if err := s.decode(w, r, &in); err != nil {
 		return err
 	}
 	res := brabo.Result{Output: in.Output, Error: in.Error, TimedOut: in.TimedOut, Truncated: in.Truncated}
-	if in.ExitCode != nil {
+	if in.NotRun {
+		if in.ExitCode != nil {
+			return badRequest("a call its agent did not run has no exit code")
+		}
+		res.Code = brabo.CodeNotRun
+	} else if in.ExitCode != nil {
 		res.ExitCode = *in.ExitCode
 	} else {
 		// Some agents report a tool's output without its exit code

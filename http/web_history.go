@@ -58,7 +58,7 @@ func (s *Server) historyPage(w http.ResponseWriter, r *http.Request, v *viewer) 
 	view := historyView{ProjectID: p.ID, Slug: p.Slug, Page: page, Status: q.Get("status"), Agent: q.Get("agent"),
 		Type: q.Get("type"), Text: strings.TrimSpace(q.Get("q")), Types: brabo.AllActionTypes(),
 		Statuses: []brabo.ActionStatus{brabo.StatusPending, brabo.StatusAutoApproved, brabo.StatusApproved,
-			brabo.StatusDenied, brabo.StatusExecuted, brabo.StatusFailed, brabo.StatusAbandoned}}
+			brabo.StatusDenied, brabo.StatusExecuted, brabo.StatusFailed, brabo.StatusAbandoned, brabo.StatusNotRun}}
 	f := brabo.ActionFilter{ProjectIDs: []string{p.ID}, Status: brabo.ActionStatus(view.Status), Type: brabo.ActionType(view.Type),
 		ActorID: view.Agent, Text: view.Text, Limit: historyPageSize, Offset: (page - 1) * historyPageSize}
 	if f.Status != "" && !validStatus(f.Status) {
@@ -109,7 +109,7 @@ func (s *Server) historyPage(w http.ResponseWriter, r *http.Request, v *viewer) 
 func validStatus(st brabo.ActionStatus) bool {
 	switch st {
 	case brabo.StatusPending, brabo.StatusAutoApproved, brabo.StatusApproved, brabo.StatusDenied, brabo.StatusExecuted, brabo.StatusFailed,
-		brabo.StatusAbandoned:
+		brabo.StatusAbandoned, brabo.StatusNotRun:
 		return true
 	}
 	return false

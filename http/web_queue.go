@@ -362,6 +362,8 @@ func outcomeText(a *brabo.ProposedAction) string {
 		return fmt.Sprintf("failed, exit %d", a.Result.ExitCode)
 	case a.Status == brabo.StatusAbandoned:
 		return "abandoned: the agent is no longer waiting; it did not run"
+	case a.Status == brabo.StatusNotRun && a.Result != nil:
+		return "not run: the agent refused it itself (" + a.Result.Error + ")"
 	}
 	return string(a.Status)
 }

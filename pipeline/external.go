@@ -23,6 +23,9 @@ const (
 	// MaxReportedOutput is how much of a reported output is kept; the
 	// rest is cut and the result marked truncated.
 	MaxReportedOutput = 64 << 10
+	// maxNotRunReason bounds the agent's reason for not running an
+	// action.
+	maxNotRunReason = 2 << 10
 	// maxWaitUntil bounds how far ahead a hook's announced deadline is.
 	maxWaitUntil = 24 * time.Hour
 )
@@ -64,7 +67,10 @@ func validateExecution(req ProposeRequest) error {
 
 // Report records what the agent that proposed an external action did with
 // it: executed (it ran; a non-zero exit code is still executed, as for
-// brabo's own commands) or failed (res.Error says why it could not run).
+// brabo's own commands), failed (res.Error says why it could not run) or,
+// with res.Code CodeNotRun, not_run: the agent refused it itself after
+// brabo approved it (its own deny rule, its command policy, another
+// hook), and res.Error is the agent's reason (action.not_run).
 // Only the proposing agent reports, once, and only for an action that was
 // approved: a pending one must not have run (not_decided), a denied one is
 // action_already_denied, a second report already_reported.
@@ -82,12 +88,32 @@ func (s *Service) Report(ctx context.Context, actionID string, agent *brabo.Agen
 	res.Output = strings.ToValidUTF8(res.Output, "\uFFFD")
 	res.Error = strings.ToValidUTF8(res.Error, "\uFFFD")
 	detail := map[string]string{"executedBy": "agent:" + agent.ID}
-	if res.Detail["exitCode"] == "unknown" {
+	if res.Code == brabo.CodeNotRun {
+		detail = map[string]string{"refusedBy": "agent:" + agent.ID}
+	} else if res.Detail["exitCode"] == "unknown" {
 		detail["exitCode"] = "unknown" // the agent ran it and did not say how it ended
 	}
 	res.Detail = detail
 	status, event := brabo.StatusExecuted, brabo.EventActionExecuted
-	if res.Error != "" {
+	switch {
+	case res.Code == brabo.CodeNotRun:
+		// The agent refused it itself after brabo approved it: nothing
+		// ran, so the result has no exit code and no output.
+		status, event = brabo.StatusNotRun, brabo.EventActionNotRun
+		res.ExitCode, res.Output, res.Truncated, res.TimedOut = 0, "", false, false
+		if res.Error == "" {
+			res.Error = "the agent did not run it"
+		}
+		if len(res.Error) > maxNotRunReason {
+			cut := maxNotRunReason
+			for cut > 0 && !utf8.RuneStart(res.Error[cut]) {
+				cut--
+			}
+			res.Error = res.Error[:cut]
+		}
+	case res.Code != "":
+		return nil, invalid("a reported result's code is %q or none", brabo.CodeNotRun)
+	case res.Error != "":
 		status, event = brabo.StatusFailed, brabo.EventActionFailed
 	}
 	var a *brabo.ProposedAction
@@ -118,6 +144,9 @@ func (s *Service) Report(ctx context.Context, actionID string, agent *brabo.Agen
 			return brabo.Errorf(brabo.CodeAlreadyReported, "action %s is %s: its result was reported already", a.ID, a.Status)
 		}
 		payload := map[string]any{"exitCode": res.ExitCode, "error": res.Error, "by": "agent"}
+		if status == brabo.StatusNotRun {
+			payload = map[string]any{"reason": res.Error, "by": "agent"}
+		}
 		if a.Execution.Runner != "" {
 			payload["runner"] = a.Execution.Runner
 		}

@@ -113,8 +113,10 @@ func TestInstallIsIdempotentAndAtomic(t *testing.T) {
 			t.Fatalf("hook agents after three installs at once: %v", agents)
 		}
 		settings, _ := os.ReadFile(filepath.Join(ap.root, ".claude", "settings.json"))
-		if n := strings.Count(string(settings), "brabo-hook"); n != 4 {
-			t.Fatalf("%d hook commands in the settings, want 4 (one per event):\n%s", n, settings)
+		// One per event: PreToolUse, PermissionRequest, PostToolUse,
+		// PostToolUseFailure, PostToolBatch.
+		if n := strings.Count(string(settings), "brabo-hook"); n != 5 {
+			t.Fatalf("%d hook commands in the settings, want 5 (one per event):\n%s", n, settings)
 		}
 		works(t, "after-parallel")
 	})

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -43,6 +44,13 @@ func OpenAIResponses(t testing.TB, script ...Call) *Server {
 			args, _ := json.Marshal(call.Input)
 			item = map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_%d", n), "call_id": fmt.Sprintf("call_%02d", done+1),
 				"name": call.Name, "arguments": string(args), "status": "completed"}
+			// An MCP tool, mcp__server__tool: Codex offers it as the tool
+			// of a namespace (mcp__server), and the model calls it so.
+			if rest, isMcp := strings.CutPrefix(call.Name, "mcp__"); isMcp {
+				if server, tool, found := strings.Cut(rest, "__"); found {
+					item["namespace"], item["name"] = "mcp__"+server, tool
+				}
+			}
 		default:
 			item = map[string]any{"type": "message", "id": fmt.Sprintf("msg_%d", n), "role": "assistant", "status": "completed",
 				"content": []any{map[string]any{"type": "output_text", "text": FinalText, "annotations": []any{}}}}

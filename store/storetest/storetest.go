@@ -64,6 +64,7 @@ func Run(t *testing.T, open Opener) {
 		{"WaitingAgents", testWaitingAgents},
 		{"ViewLatest", testViewLatest},
 		{"InfraAgent", testInfraAgent},
+		{"NotRun", testNotRun},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

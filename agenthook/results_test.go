@@ -1,0 +1,96 @@
+package agenthook
+
+import (
+	"encoding/json"
+	"os"
+	"testing"
+)
+
+// TestToolResultShapes: the output each agent's after-tool hook gives,
+// in the shapes the real CLIs send (cmd/brabo's agent_results_test.go
+// drives them), is the output brabo records; no tool's result is empty.
+func TestToolResultShapes(t *testing.T) {
+	for _, tc := range []struct {
+		name, agent, resp, want string
+	}{
+		{"Claude Code Bash", "claude", `{"stdout":"hi\n","stderr":"","interrupted":false,"isImage":false}`, "hi\n"},
+		{"Claude Code Bash, no output", "claude", `{"stdout":"","stderr":"","interrupted":false}`, ""},
+		{"Claude Code Read", "claude", `{"type":"text","file":{"filePath":"/x/o.txt","content":"outside-content\n","numLines":2}}`, "outside-content\n"},
+		{"Claude Code Edit", "claude", `{"filePath":"/p/e.txt","oldString":"two","newString":"three","originalFile":"one two\n",
+			"structuredPatch":[{"oldStart":1,"oldLines":1,"newStart":1,"newLines":1,"lines":["-one two","+one three"]}]}`,
+			"--- /p/e.txt\n+++ /p/e.txt\n@@ -1,1 +1,1 @@\n-one two\n+one three\n"},
+		{"Claude Code Write of a new file", "claude", `{"type":"create","filePath":"/p/n.txt","content":"fresh\n","structuredPatch":[]}`, "fresh\n"},
+		{"Claude Code MCP", "claude", `[{"type":"text","text":"echo-server says: hi"}]`, "echo-server says: hi"},
+		{"Codex MCP", "codex", `{"content":[{"type":"text","text":"echo-server says: hi"}]}`, "echo-server says: hi"},
+		{"Codex exec_command", "codex", `"Output:\nhello\n"`, "Output:\nhello\n"},
+		{"Gemini CLI replace", "gemini", `{"llmContent":"Successfully modified file: /p/e.txt (1 replacements).","returnDisplay":{"fileDiff":"…"}}`,
+			"Successfully modified file: /p/e.txt (1 replacements)."},
+		{"Gemini CLI MCP parts", "gemini", `{"llmContent":[{"text":"echo-server says: hi"}],"returnDisplay":"echo-server says: hi"}`, "echo-server says: hi"},
+		{"an unknown shape", "gemini", `{"answer":42}`, `{"answer":42}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := &hookInput{ToolName: "x", ToolResponse: json.RawMessage(tc.resp)}
+			_, out, errText := toolResult(tc.agent, "post-tool-use", in)
+			if out != tc.want || errText != "" {
+				t.Errorf("output %q (error %q), want %q", out, errText, tc.want)
+			}
+		})
+	}
+}
+
+// TestCodexTranscriptOutcome: what the watcher reads in a Codex rollout
+// file: a patch applied, a patch Codex could not apply, a command its
+// policy rejected, and a line still being written.
+func TestCodexTranscriptOutcome(t *testing.T) {
+	dir := t.TempDir()
+	n := 0
+	write := func(lines ...string) string {
+		n++
+		p := dir + "/rollout" + string(rune('0'+n)) + ".jsonl"
+		b := ""
+		for _, l := range lines {
+			b += l + "\n"
+		}
+		if err := writeFile(p, b); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	applied := write(`{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"FileChange","id":"call_01","status":"completed","stdout":"Success.","stderr":""}}}`,
+		`{"type":"response_item","payload":{"type":"function_call_output","call_id":"call_01","output":"Exit code: 0\nOutput:\nSuccess. Updated the following files:\nA notes/a.txt\n"}}`)
+	tr := &codexTranscript{path: applied, call: "call_01"}
+	if !tr.scan() {
+		t.Fatal("the output was not found")
+	}
+	code, errText := tr.outcome()
+	if _, notRun := tr.notRun(); notRun || code == nil || *code != 0 || errText != "" || tr.output == "" {
+		t.Errorf("an applied patch: code %v, error %q, output %q", code, errText, tr.output)
+	}
+	failed := write(`{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"FileChange","id":"call_02","status":"failed","stderr":"no such file"}}}`,
+		`{"type":"response_item","payload":{"type":"function_call_output","call_id":"call_02","output":"apply_patch verification failed"}}`)
+	tr = &codexTranscript{path: failed, call: "call_02"}
+	tr.scan()
+	if _, errText := tr.outcome(); errText != "no such file" {
+		t.Errorf("a patch Codex could not apply: error %q", errText)
+	}
+	rejected := write(`{"type":"response_item","payload":{"type":"function_call_output","call_id":"call_03","output":"exec_command failed: CreateProcess { message: \"Rejected(policy forbids commands starting with echo)\" }"}}`)
+	tr = &codexTranscript{path: rejected, call: "call_03"}
+	tr.scan()
+	if reason, ok := tr.notRun(); !ok || reason == "" {
+		t.Errorf("a rejected command: not run %v (%q)", ok, reason)
+	}
+	partial := write(`{"type":"response_item","payload":{"type":"function_call_output","call_id":"call_04","output":"x"}}`)
+	other := &codexTranscript{path: partial, call: "call_05"}
+	if other.scan() {
+		t.Error("another call's output was taken for this one")
+	}
+	if err := writeFile(partial, `{"type":"response_item","payload":{"type":"function_call_output","call_id":"call_05"`); err != nil {
+		t.Fatal(err)
+	}
+	other.offset = 0
+	if other.scan() {
+		t.Error("a line still being written was read")
+	}
+}
+
+func writeFile(p, s string) error { return os.WriteFile(p, []byte(s), 0o600) }
