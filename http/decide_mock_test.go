@@ -22,6 +22,13 @@ func TestDenyHandlerCarriesTheDecision(t *testing.T) {
 	ana := &brabo.Member{ID: "mem_ana", Name: "ana"}
 	coder := &brabo.Agent{ID: "agt_coder", ProjectID: "prj_1", Name: "coder"}
 	projects := &mock.ProjectService{
+		// The answer's sentence names the member who decided.
+		MemberFn: func(_ context.Context, id string) (*brabo.Member, error) {
+			if id == ana.ID {
+				return ana, nil
+			}
+			return nil, brabo.ErrNotFound
+		},
 		ByTokenHashFn: func(_ context.Context, hash string) (*brabo.Member, *brabo.Agent, error) {
 			switch hash {
 			case brabo.HashToken("member-token"):
@@ -72,6 +79,9 @@ func TestDenyHandlerCarriesTheDecision(t *testing.T) {
 	a, _ := out["action"].(map[string]any)
 	if a["id"] != "act_1" || a["status"] != string(brabo.StatusDenied) || a["reason"] != "not on main" {
 		t.Fatalf("the answer is not what Deny returned: %v", out)
+	}
+	if a["reasonText"] != "denied by ana: not on main" || out["outcome"] != "denied" {
+		t.Fatalf("the answer's sentence or outcome: %v", out)
 	}
 
 	if status, out := deny("agent-token", "act_2", `{"reason": "self-denial"}`); status != http.StatusForbidden || out["code"] != string(brabo.CodeForbiddenRole) {

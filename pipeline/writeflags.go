@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -29,8 +30,14 @@ const maxPipeFlags = 3
 var (
 	fetchWord = `(?:curl|wget|fetch|aria2c|http|xh)`
 	shellWord = `(?:(?:/usr)?(?:/local)?/bin/)?(?:ba|z|da|k|a|fi|mk|tc|c)?sh`
-	pipeShell = regexp.MustCompile(`\b` + fetchWord + `\b.*\|\s*(?:sudo\b(?:\s+-\S+)*\s+|env\b(?:\s+\S+=\S*)*\s+|exec\s+)*` + shellWord + `\b`)
-	subShell  = regexp.MustCompile(`(?:\b` + shellWord + `\b(?:\s+-\S+)*\s+(?:-c\s+)?["']?|\b(?:source|eval)\s+["']?|(?:^|[;&|(]\s*)\.\s+)(?:<\(|\$\()\s*` + fetchWord + `\b`)
+	// Compiled on first use: brabo's start pays for nothing a command
+	// does not use (TestCheckStartInitCost).
+	pipeShell = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\b` + fetchWord + `\b.*\|\s*(?:sudo\b(?:\s+-\S+)*\s+|env\b(?:\s+\S+=\S*)*\s+|exec\s+)*` + shellWord + `\b`)
+	})
+	subShell = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?:\b` + shellWord + `\b(?:\s+-\S+)*\s+(?:-c\s+)?["']?|\b(?:source|eval)\s+["']?|(?:^|[;&|(]\s*)\.\s+)(?:<\(|\$\()\s*` + fetchWord + `\b`)
+	})
 )
 
 // writeFlags adds what the content of a write to p (relative to root, or
@@ -79,7 +86,7 @@ func pipedDownloads(content string) (hits []string, more int) {
 			i++
 			line = strings.TrimSuffix(line, "\\") + " " + lines[i]
 		}
-		if !pipeShell.MatchString(line) && !subShell.MatchString(line) {
+		if !pipeShell().MatchString(line) && !subShell().MatchString(line) {
 			continue
 		}
 		if len(hits) == maxPipeFlags {
