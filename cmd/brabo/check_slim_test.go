@@ -2,9 +2,7 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 )
@@ -41,7 +39,7 @@ func TestBraboCheckBinaryAnswersAsBraboCheck(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			full := runBrabo(t, dir, stdinOf(c.stdin), append([]string{"check"}, c.args...)...)
-			got := runSlimCheck(t, slim, dir, stdinOf(c.stdin), c.args...)
+			got := runBinary(t, slim, dir, stdinOf(c.stdin), c.args...)
 			if full.code != c.want {
 				t.Fatalf("brabo check exits %d, want %d\n%s", full.code, c.want, full)
 			}
@@ -51,7 +49,7 @@ func TestBraboCheckBinaryAnswersAsBraboCheck(t *testing.T) {
 		})
 	}
 	// Help alone exits 0 in both, and names the command.
-	if r := runSlimCheck(t, slim, dir, nil, "-h"); r.code != 0 || !bytes.Contains([]byte(r.stdout), []byte("brabo-check [flags] -- 'command'")) {
+	if r := runBinary(t, slim, dir, nil, "-h"); r.code != 0 || !bytes.Contains([]byte(r.stdout), []byte("brabo-check [flags] -- 'command'")) {
 		t.Errorf("brabo-check -h:\n%s", r)
 	}
 }
@@ -61,27 +59,4 @@ func stdinOf(s string) []byte {
 		return nil
 	}
 	return []byte(s)
-}
-
-// runSlimCheck runs the slim brabo-check binary in dir with args.
-func runSlimCheck(t *testing.T, bin, dir string, stdin []byte, args ...string) result {
-	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = dir
-	if stdin != nil {
-		cmd.Stdin = bytes.NewReader(stdin)
-	}
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	r := result{stdout: out.String(), stderr: errOut.String()}
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &exit) && exit.Exited():
-		r.code = exit.ExitCode()
-	default:
-		t.Fatalf("brabo-check %q: %v\n%s", args, err, r)
-	}
-	return r
 }

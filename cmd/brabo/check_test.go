@@ -80,7 +80,14 @@ func (r result) String() string {
 // runBrabo runs the binary in dir with args; stdin is nil for no input.
 func runBrabo(t *testing.T, dir string, stdin []byte, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(braboBin, args...)
+	return runBinary(t, braboBin, dir, stdin, args...)
+}
+
+// runBinary runs the binary bin in dir with args; stdin is nil for no
+// input. An exit other than a normal one fails the test.
+func runBinary(t *testing.T, bin, dir string, stdin []byte, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
@@ -95,7 +102,7 @@ func runBrabo(t *testing.T, dir string, stdin []byte, args ...string) result {
 	case errors.As(err, &exit) && exit.Exited():
 		r.code = exit.ExitCode()
 	default:
-		t.Fatalf("brabo %q: %v\n%s", args, err, r)
+		t.Fatalf("%s %q: %v\n%s", filepath.Base(bin), args, err, r)
 	}
 	return r
 }
