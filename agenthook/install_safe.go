@@ -5,11 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/brabo-dev/brabo/internal/progfind"
 )
 
 // lockInstalls takes the installs' lock, ConfigDir()/.install.lock, so
@@ -114,16 +115,34 @@ func checkBlock(path string) error {
 }
 
 // codexBinary is the codex that reports the hooks' trust hashes.
-func codexBinary(o InstallOptions) (string, error) {
-	if o.Codex != "" {
-		if _, err := os.Stat(o.Codex); err != nil {
+func codexBinary(o InstallOptions) (string, error) { return CodexBinary(o.Codex, o.Root) }
+
+// ErrNoCodex is CodexBinary's answer when no codex is on PATH outside the
+// folders an agent can write.
+var ErrNoCodex = errors.New("codex is not on PATH (outside the project and the temp folders); name it with --codex")
+
+// CodexBinary returns the codex binary brabo starts on the user's behalf
+// (install's listing of the hooks, import's check of each rule): explicit
+// when given (--codex), else "codex" looked up in this process's PATH as
+// the executor hands it to a command (progfind.SafePATH): without the
+// entries an agent could fill, the project folder root, the temp folders
+// and relative entries. A codex that an agent wrote, or that an entry it
+// writes could shadow, is refused, so brabo never starts one outside the
+// sandbox.
+func CodexBinary(explicit, root string) (string, error) {
+	if explicit != "" {
+		if _, err := os.Stat(explicit); err != nil {
 			return "", fmt.Errorf("--codex: %w", err)
 		}
-		return o.Codex, nil
+		return explicit, nil
 	}
-	p, err := exec.LookPath("codex")
-	if err != nil {
-		return "", errors.New("codex is not on PATH")
+	w := progfind.AgentWritable(root)
+	p := progfind.Resolve([]string{"codex"}, progfind.Env{PATH: progfind.SafePATH(os.Getenv("PATH"), w), Cwd: root, Writable: w})["codex"]
+	switch {
+	case p.Path == "":
+		return "", ErrNoCodex
+	case p.Writable:
+		return "", fmt.Errorf("codex on PATH is %s, in a folder an agent can write: brabo does not start it; name the codex to use with --codex", p.Path)
 	}
-	return p, nil
+	return p.Path, nil
 }

@@ -5,10 +5,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"github.com/brabo-dev/brabo/agenthook"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -79,9 +80,11 @@ func runImport(args []string, stdout, stderr io.Writer) int {
 	case "gemini":
 		res, err = ruleimport.Gemini(root, from)
 	case "codex":
-		bin := *codex
-		if bin == "" {
-			bin, _ = exec.LookPath("codex")
+		var bin string
+		// No codex is an error only where a rule needs its check
+		// (ruleimport says so); one an agent could have written is never run.
+		if bin, err = agenthook.CodexBinary(*codex, root); err != nil && !errors.Is(err, agenthook.ErrNoCodex) {
+			return fail(stderr, name, "%v", err)
 		}
 		res, err = ruleimport.Codex(context.Background(), root, from, bin)
 	}
