@@ -334,9 +334,18 @@ func TestLeasesARenewalClaimsInChunks(t *testing.T) {
 		agents = append(agents, w.newAgent(t, name, true).ID)
 	}
 	w.instance(t, "proc_a", time.Minute)
-	waitFor(t, "every agent's lease to be proc_a's", func() bool {
+	waitFor(t, "every agent's lease to be proc_a's, and its claim recorded", func() bool {
 		for _, id := range agents {
 			if l := w.lease(t, id); l == nil || l.Owner != "proc_a" {
+				return false
+			}
+		}
+		// A claim's transaction commits before the recorder notes it:
+		// read the record only once it names every agent.
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		for _, id := range agents {
+			if !rec.claimed[id] {
 				return false
 			}
 		}
