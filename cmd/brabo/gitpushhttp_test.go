@@ -11,8 +11,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/brabo-dev/brabo/internal/sandbox"
 )
 
 // TestHTTPPushRunsInTheSandboxOfTheServer (issue 23 item 1): an approved
@@ -27,12 +25,7 @@ func TestHTTPPushRunsInTheSandboxOfTheServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: starts real servers")
 	}
-	if err := sandbox.Available(); err != nil {
-		if os.Getenv("BRABO_REQUIRE_SANDBOX") != "" {
-			t.Fatalf("BRABO_REQUIRE_SANDBOX is set and the sandbox is missing: %v", err)
-		}
-		t.Skip("the sandbox is missing (BRABO_REQUIRE_SANDBOX makes this a failure):", err)
-	}
+	needBwrap(t)
 	const user, password = "pusher", "s3cret-pw-0815"
 	base := t.TempDir()
 	root, bare, home := filepath.Join(base, "shop"), filepath.Join(base, "remote.git"), filepath.Join(base, "home")

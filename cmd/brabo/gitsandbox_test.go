@@ -6,10 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-
-	"github.com/brabo-dev/brabo/internal/sandbox"
 )
 
 // TestTypedGitActionsRunInTheSandbox (issue 23 item 1): the git of an
@@ -25,12 +22,7 @@ func TestTypedGitActionsRunInTheSandbox(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: starts real servers")
 	}
-	if err := sandbox.Available(); err != nil {
-		if os.Getenv("BRABO_REQUIRE_SANDBOX") != "" {
-			t.Fatalf("BRABO_REQUIRE_SANDBOX is set and the sandbox is missing: %v", err)
-		}
-		t.Skip("the sandbox is missing (BRABO_REQUIRE_SANDBOX makes this a failure):", err)
-	}
+	needBwrap(t)
 	secret := filepath.Join(t.TempDir(), "secret")
 	os.WriteFile(secret, []byte("the-planted-secret\n"), 0o644)
 	for _, v := range []struct {
@@ -44,38 +36,14 @@ func TestTypedGitActionsRunInTheSandbox(t *testing.T) {
 		})
 	}
 	t.Run("unprivileged server", func(t *testing.T) {
-		if os.Geteuid() != 0 {
-			t.Skip("the test switches to another user: it runs as root") // not a missing part: CI runs as root
-		}
-		const uid = 4242
-		base, err := os.MkdirTemp("", "brabo-gitbox-user-")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { os.RemoveAll(base) })
-		os.Chmod(base, 0o755)
-		base, _ = filepath.EvalSymlinks(base)
-		data, tmp, bin := filepath.Join(base, "data"), filepath.Join(base, "tmp"), filepath.Join(base, "bin", "brabo")
-		for _, d := range []string{data, tmp, filepath.Dir(bin)} {
-			os.MkdirAll(d, 0o755)
-		}
-		if b, err := os.ReadFile(braboBin); err != nil || os.WriteFile(bin, b, 0o755) != nil {
-			t.Fatal("copying brabo:", err)
-		}
-		secret := filepath.Join(base, "secret")
+		u := newUnprivileged(t, "brabo-gitbox-user-")
+		data := filepath.Join(u.base, "data")
+		os.MkdirAll(data, 0o755)
+		secret := filepath.Join(u.base, "secret")
 		os.WriteFile(secret, []byte("the-planted-secret\n"), 0o644)
-		chown := func() {
-			t.Helper()
-			if out, err := exec.Command("chown", "-R", "4242:4242", base).CombinedOutput(); err != nil {
-				t.Fatalf("chown: %v %s", err, out)
-			}
-		}
+		chown := func() { t.Helper(); u.chown(t, u.base) }
 		chown()
-		cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--log-level", "warn", "--data", data)
-		cmd.Dir = tmp
-		cmd.Env = append(os.Environ(), "BRABO_DB=", "TMPDIR="+tmp, "HOME="+tmp, "XDG_RUNTIME_DIR=")
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: uid}}
-		gitHookScene(t, runServeCmd(t, cmd), data, filepath.Join(base, "shop"), secret, true, chown)
+		gitHookScene(t, u.serve(t, data), data, filepath.Join(u.base, "shop"), secret, true, chown)
 	})
 }
 

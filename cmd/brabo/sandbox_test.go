@@ -23,12 +23,7 @@ import (
 // cannot run here, and skips otherwise.
 func needSandbox(t *testing.T) {
 	t.Helper()
-	if err := sandbox.Available(); err != nil {
-		if os.Getenv("BRABO_REQUIRE_SANDBOX") != "" {
-			t.Fatalf("BRABO_REQUIRE_SANDBOX is set and the sandbox is missing: %v", err)
-		}
-		t.Skip("the sandbox is missing (BRABO_REQUIRE_SANDBOX makes this a failure):", err)
-	}
+	needBwrap(t)
 	for _, tool := range []string{"npm", "python3"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			if os.Getenv("BRABO_REQUIRE_SANDBOX") != "" {
@@ -209,32 +204,78 @@ func TestSandboxStopsTheAttacksOfAnUnprivilegedServer(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("the test switches to another user: it runs as root") // not a missing part: CI runs as root
 	}
-	const uid = 4242
-	base, err := os.MkdirTemp("", "brabo-sandbox-user-")
+	u := newUnprivileged(t, "brabo-sandbox-user-")
+	sc := layScene(t, filepath.Join(u.base, "scene"))
+	u.chown(t, filepath.Join(u.base, "scene"), u.tmp)
+	sc.srv = u.serve(t, sc.data, "HOME="+sc.home, "OPENAI_API_KEY=sk-server-secret")
+	sc.register(t)
+	attacks(t, sc)
+}
+
+// needBwrap skips the test without the sandbox, and fails it instead
+// under BRABO_REQUIRE_SANDBOX.
+func needBwrap(t *testing.T) {
+	t.Helper()
+	if err := sandbox.Available(); err != nil {
+		if os.Getenv("BRABO_REQUIRE_SANDBOX") != "" {
+			t.Fatalf("BRABO_REQUIRE_SANDBOX is set and the sandbox is missing: %v", err)
+		}
+		t.Skip("the sandbox is missing (BRABO_REQUIRE_SANDBOX makes this a failure):", err)
+	}
+}
+
+// unprivilegedUID is the server user of the tests that run brabo serve as
+// a user other than root.
+const unprivilegedUID = 4242
+
+// unprivileged is a folder for a brabo serve run as unprivilegedUID: base
+// (mode 0755, its symbolic links resolved, removed after the test) holds
+// a copy of brabo the user can run, in bin, and tmp, the server's
+// working, temp and default home folder.
+type unprivileged struct{ base, bin, tmp string }
+
+// newUnprivileged makes one, with prefix naming its folder; the test is
+// skipped unless it runs as root (not a missing part: CI runs as root).
+func newUnprivileged(t *testing.T, prefix string) unprivileged {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("the test switches to another user: it runs as root")
+	}
+	base, err := os.MkdirTemp("", prefix)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(base) })
 	os.Chmod(base, 0o755)
 	base, _ = filepath.EvalSymlinks(base)
-	sc := layScene(t, filepath.Join(base, "scene"))
-	bin := filepath.Join(base, "bin", "brabo")
-	os.MkdirAll(filepath.Dir(bin), 0o755)
-	if b, err := os.ReadFile(braboBin); err != nil || os.WriteFile(bin, b, 0o755) != nil {
+	u := unprivileged{base: base, bin: filepath.Join(base, "bin", "brabo"), tmp: filepath.Join(base, "tmp")}
+	for _, d := range []string{u.tmp, filepath.Dir(u.bin)} {
+		os.MkdirAll(d, 0o755)
+	}
+	if b, err := os.ReadFile(braboBin); err != nil || os.WriteFile(u.bin, b, 0o755) != nil {
 		t.Fatal("copying brabo:", err)
 	}
-	tmp := filepath.Join(base, "tmp")
-	os.MkdirAll(tmp, 0o755)
-	if out, err := exec.Command("chown", "-R", strconv.Itoa(uid)+":"+strconv.Itoa(uid), filepath.Join(base, "scene"), tmp).CombinedOutput(); err != nil {
+	return u
+}
+
+// chown gives paths (recursively) to the server's user.
+func (u unprivileged) chown(t *testing.T, paths ...string) {
+	t.Helper()
+	id := strconv.Itoa(unprivilegedUID)
+	if out, err := exec.Command("chown", append([]string{"-R", id + ":" + id}, paths...)...).CombinedOutput(); err != nil {
 		t.Fatalf("chown: %v %s", err, out)
 	}
-	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--log-level", "warn", "--data", sc.data)
-	cmd.Dir = tmp
-	cmd.Env = append(os.Environ(), "BRABO_DB=", "TMPDIR="+tmp, "HOME="+sc.home, "OPENAI_API_KEY=sk-server-secret", "XDG_RUNTIME_DIR=")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: uid}}
-	sc.srv = runServeCmd(t, cmd)
-	sc.register(t)
-	attacks(t, sc)
+}
+
+// serve starts the copy of brabo serve as the server's user, on data, in
+// tmp, with env (HOME=…, say) over tmp's defaults.
+func (u unprivileged) serve(t *testing.T, data string, env ...string) *server {
+	t.Helper()
+	cmd := exec.Command(u.bin, "serve", "--addr", "127.0.0.1:0", "--log-level", "warn", "--data", data)
+	cmd.Dir = u.tmp
+	cmd.Env = append(append(os.Environ(), "BRABO_DB=", "TMPDIR="+u.tmp, "HOME="+u.tmp, "XDG_RUNTIME_DIR="), env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: unprivilegedUID, Gid: unprivilegedUID}}
+	return runServeCmd(t, cmd)
 }
 
 // noBwrapPath is a PATH holding every program of the system's folders but
