@@ -1,7 +1,7 @@
 package executor_test
 
 import (
-	"bytes"
+	"github.com/brabo-dev/brabo/internal/proctest"
 	"net/http"
 	"net/http/cgi"
 	"net/http/httptest"
@@ -51,7 +51,7 @@ func TestHTTPPushGoesThroughTheProxyToItsHostOnly(t *testing.T) {
 			return
 		}
 		mu.Lock()
-		seen = append(seen, inProcessTable(password)...)
+		seen = append(seen, proctest.Holding(password)...)
 		mu.Unlock()
 		backend.ServeHTTP(w, r)
 	}))
@@ -97,22 +97,4 @@ func TestHTTPPushGoesThroughTheProxyToItsHostOnly(t *testing.T) {
 	if res.ExitCode == 0 || elsewhere.Load() != 0 {
 		t.Errorf("a push redirected to another host:port reached it (%d requests): %+v", elsewhere.Load(), res)
 	}
-}
-
-// inProcessTable returns the /proc entries whose command line or
-// environment holds s.
-func inProcessTable(s string) []string {
-	var hits []string
-	ents, _ := os.ReadDir("/proc")
-	for _, d := range ents {
-		if d.Name()[0] < '0' || d.Name()[0] > '9' {
-			continue
-		}
-		for _, f := range []string{"cmdline", "environ"} {
-			if b, err := os.ReadFile(filepath.Join("/proc", d.Name(), f)); err == nil && bytes.Contains(b, []byte(s)) {
-				hits = append(hits, d.Name()+"/"+f)
-			}
-		}
-	}
-	return hits
 }

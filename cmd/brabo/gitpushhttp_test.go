@@ -1,7 +1,7 @@
 package main
 
 import (
-	"bytes"
+	"github.com/brabo-dev/brabo/internal/proctest"
 	"net/http"
 	"net/http/cgi"
 	"net/http/httptest"
@@ -56,7 +56,7 @@ func TestHTTPPushRunsInTheSandboxOfTheServer(t *testing.T) {
 			return
 		}
 		mu.Lock()
-		seen = append(seen, passwordInProcs(password)...)
+		seen = append(seen, proctest.Holding(password)...)
 		mu.Unlock()
 		backend.ServeHTTP(w, r)
 	}))
@@ -98,22 +98,4 @@ func TestHTTPPushRunsInTheSandboxOfTheServer(t *testing.T) {
 	if b, err := os.ReadFile(report); err == nil {
 		t.Errorf("the pre-push hook ran in the push's sandbox, with the credential in reach:\n%s", b)
 	}
-}
-
-// passwordInProcs returns the /proc entries whose command line or
-// environment holds s.
-func passwordInProcs(s string) []string {
-	var hits []string
-	ents, _ := os.ReadDir("/proc")
-	for _, d := range ents {
-		if d.Name()[0] < '0' || d.Name()[0] > '9' {
-			continue
-		}
-		for _, f := range []string{"cmdline", "environ"} {
-			if b, err := os.ReadFile(filepath.Join("/proc", d.Name(), f)); err == nil && bytes.Contains(b, []byte(s)) {
-				hits = append(hits, d.Name()+"/"+f)
-			}
-		}
-	}
-	return hits
 }
