@@ -124,10 +124,12 @@ var coreRules = []struct {
 		forbidden: []string{"database/sql", "net", "net/http", "os/exec"}},
 	// The hook runs before every tool call of an agent: it links the
 	// domain, policy and the standard library only, so that brabo-hook
-	// starts fast; the MCP SDK stays in mcpserver, its edge.
-	{rel: "agenthook", mayImport: []string{"", "policy", "client"}, forbidden: []string{"database/sql"}},
-	{rel: "mcpserver", mayImport: []string{"", "policy", "agenthook", "client"}, forbidden: []string{"database/sql"}},
-	{rel: "cmd/brabo-hook", mayImport: []string{"", "policy", "agenthook", "client"}, forbidden: []string{"database/sql"}},
+	// starts fast; the MCP SDK stays in mcpserver, its edge. It may use
+	// internal/progfind (the standard library only) to find the codex
+	// install starts in a PATH without the folders an agent writes.
+	{rel: "agenthook", mayImport: []string{"", "policy", "client", "internal/progfind"}, forbidden: []string{"database/sql"}},
+	{rel: "mcpserver", mayImport: []string{"", "policy", "agenthook", "client", "internal/progfind"}, forbidden: []string{"database/sql"}},
+	{rel: "cmd/brabo-hook", mayImport: []string{"", "policy", "agenthook", "client", "internal/progfind"}, forbidden: []string{"database/sql"}},
 	// The one /v1 client: the root package and the standard library, so
 	// that the hook linking it stays light (client_test.go's rule).
 	{rel: "client", mayImport: []string{""}, forbidden: []string{"database/sql"}},

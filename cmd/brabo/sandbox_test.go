@@ -239,7 +239,7 @@ type unprivileged struct{ base, bin, tmp string }
 func newUnprivileged(t *testing.T, prefix string) unprivileged {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("the test switches to another user: it runs as root")
+		t.Skip("the test switches to another user: it runs as root") // not a missing part: CI runs as root
 	}
 	base, err := os.MkdirTemp("", prefix)
 	if err != nil {
