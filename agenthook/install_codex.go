@@ -36,10 +36,12 @@ const (
 // allow (0) into a block (2). The hook killed while it waits is the hook's
 // process, not this shell, which still answers. The shell's own messages
 // (a "Killed" line naming the hook's command line) go to /dev/null: the
-// model reads the hook's sentence, or this one.
+// model reads the hook's sentence, or this one. The hook gets no fd 3: the
+// watcher it leaves behind (watch.go) would hold Codex's stderr open, and
+// Codex waits for it.
 const (
 	codexFailClosedPrefix = `exec 3>&2 2>/dev/null; `
-	codexFailClosedSuffix = ` 2>&3 || { s=$?; [ "$s" = 2 ] || echo "brabo: the hook ended without an answer (exit $s), so this call is denied" >&3; exit 2; }`
+	codexFailClosedSuffix = ` 2>&3 3>&- || { s=$?; [ "$s" = 2 ] || echo "brabo: the hook ended without an answer (exit $s), so this call is denied" >&3; exit 2; }`
 )
 
 // codexHome is the folder of Codex's user configuration.
