@@ -142,6 +142,20 @@ func TestClaudeCodeAgentSandbox(t *testing.T) {
 	t.Logf("Claude Code --agent-sandbox: the model got %q", told)
 	checkConfined(t, ap, outside, told)
 
+	// The model asks to leave the sandbox: allowUnsandboxedCommands false
+	// ignores it.
+	outside = t.TempDir()
+	decided = ap.decideWhenPending(t, outside, "", 30*time.Second)
+	leave := bash(escapeCommand(outside, ap.home))
+	leave.Input["dangerouslyDisableSandbox"] = true
+	model, run = claudeRun(t, ap, claude, leave)
+	if <-decided == "" {
+		t.Fatalf("the second command was never proposed to brabo\n%s", run)
+	}
+	told, _ = toolResult(model, 1)
+	t.Logf("Claude Code --agent-sandbox, dangerouslyDisableSandbox: the model got %q", told)
+	checkConfined(t, ap, outside, told)
+
 	uninstallAgent(t, ap, "claude")
 	settings, _ = os.ReadFile(filepath.Join(ap.root, ".claude", "settings.json"))
 	if strings.Contains(string(settings), "sandbox") {
