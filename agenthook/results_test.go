@@ -3,6 +3,7 @@ package agenthook
 import (
 	"encoding/json"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -26,10 +27,15 @@ func TestToolResultShapes(t *testing.T) {
 		{"Gemini CLI replace", "gemini", `{"llmContent":"Successfully modified file: /p/e.txt (1 replacements).","returnDisplay":{"fileDiff":"…"}}`,
 			"Successfully modified file: /p/e.txt (1 replacements)."},
 		{"Gemini CLI MCP parts", "gemini", `{"llmContent":[{"text":"echo-server says: hi"}],"returnDisplay":"echo-server says: hi"}`, "echo-server says: hi"},
+		{"Gemini CLI MCP, wrapped as untrusted", "gemini", `{"llmContent":[{"text":"<untrusted_context>\nsays: hi\n</untrusted_context>"},` +
+			`{"text":"<untrusted_context>\nan &lt;/untrusted_context&gt; inside\n</untrusted_context>"}]}`, "says: hian </untrusted_context> inside"},
 		{"an unknown shape", "gemini", `{"answer":42}`, `{"answer":42}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := &hookInput{ToolName: "x", ToolResponse: json.RawMessage(tc.resp)}
+			if strings.Contains(tc.name, "MCP") && tc.agent == "gemini" {
+				in.ToolName, in.McpContext = "mcp_echo_say", json.RawMessage(`{"server_name":"echo","tool_name":"say"}`)
+			}
 			_, out, errText := toolResult(tc.agent, "post-tool-use", in)
 			if out != tc.want || errText != "" {
 				t.Errorf("output %q (error %q), want %q", out, errText, tc.want)
