@@ -82,3 +82,29 @@ func TestGeminiCLIMcpToolsReachBrabo(t *testing.T) {
 		t.Errorf("the MCP servers said %q; want the allowed call only", said)
 	}
 }
+
+// TestGeminiCLIOwnPolicyRefusal: a command Gemini CLI's own policy denies
+// after brabo's hook allowed it never runs, and stays unreported in brabo
+// (docs/hooks.md, "What stays unreported"): Gemini CLI 0.61.0 runs
+// BeforeTool before its policy check and AfterTool only for a tool it
+// ran, and no other hook event names the call. A Gemini CLI that reports
+// it (or runs it) fails this test: then docs/hooks.md changes with it.
+func TestGeminiCLIOwnPolicyRefusal(t *testing.T) {
+	gemini := agenttest.CLI(t, "gemini")
+	ap := newAgentProject(t, `{"allow": ["Bash(echo:*)"]}`)
+	home := geminiHomeFor(t, ap)
+	ap.install(t, "gemini", 20*time.Second, nil, "GEMINI_CLI_HOME="+home)
+	// The user's own rule, above brabo's (priority 900).
+	rule := "[[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"echo refused-by-gemini\"\ndecision = \"deny\"\npriority = 950\n"
+	if err := os.WriteFile(filepath.Join(home, ".gemini", "policies", "mine.toml"), []byte(rule), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	model, out := geminiRun(t, ap, gemini, home, shellCall("echo refused-by-gemini > refused.txt"))
+	if got := geminiResponse(model, 1); !strings.Contains(got, "denied by policy") || ap.exists("refused.txt") {
+		t.Fatalf("Gemini CLI's own deny: ran=%v, the model got %q\n%s", ap.exists("refused.txt"), got, out)
+	}
+	time.Sleep(2 * time.Second) // an after-tool hook that came would have reported by now
+	if a := ap.action("echo refused-by-gemini"); a == nil || a["status"] != "auto_approved" {
+		t.Errorf("the call Gemini CLI refused after brabo allowed it: %v; docs/hooks.md says it stays decided, not reported", a)
+	}
+}
