@@ -63,7 +63,9 @@ func TestGeminiCLIMcpToolsReachBrabo(t *testing.T) {
 	model, out := geminiRun(t, ap, gemini, home,
 		agenttest.Call{Name: "mcp_echo_say", Input: map[string]any{"text": "hi from gemini"}},
 		agenttest.Call{Name: "mcp_blocked_say", Input: map[string]any{"text": "never said"}})
-	if strings.Contains(out, "brabo.toml") || strings.Contains(out, "Policy file") || strings.Contains(out, "settings.json") {
+	// Gemini names a policy file it rejects or warns about, and a settings file
+	// that fails its schema ("Invalid configuration in …").
+	if strings.Contains(out, "brabo.toml") || strings.Contains(out, "Policy file") || strings.Contains(out, "Invalid configuration") {
 		t.Errorf("Gemini CLI warned about a file brabo install wrote:\n%s", out)
 	}
 	if got := geminiResponse(model, 1); !strings.Contains(got, agenttest.MCPEchoPrefix+"hi from gemini") {
