@@ -285,7 +285,9 @@ func (e *Executor) runGitPush(ctx context.Context, req brabo.ExecRequest) (*brab
 // (`git ls-remote --exit-code`), and returns Detail "head", "base", "title"
 // (the head's name when the payload has none) and "remote". It does not
 // record the PR: the pipeline does, in the transaction that settles the
-// action.
+// action. A head or base the approval bound (req.Bound) that is not the
+// remote's now opens nothing (changed_since_approved); Detail
+// "head_commit" and "base_commit" are the commits it opened on.
 func (e *Executor) runPROpen(ctx context.Context, req brabo.ExecRequest) (*brabo.Result, error) {
 	const t = brabo.PrOpen
 	p := req.Action.Payload
@@ -355,7 +357,10 @@ func (e *Executor) runPROpen(ctx context.Context, req brabo.ExecRequest) (*brabo
 // forced: a base that moved meanwhile refuses the push). A conflict is a
 // failed Result with Error "merge conflict" and git's output; a head the
 // base already contains is a failed Result too, since nothing would be
-// merged. Detail: "merge_commit", "base", "head", "pr". The temporary
+// merged. The head merged is the bound one, by SHA, into the bound base
+// (req.Bound "head", "base"): either moved on the remote since the
+// approval merges nothing (changed_since_approved). Detail:
+// "merge_commit", "base", "head", "head_commit", "pr". The temporary
 // clone is always removed.
 func (e *Executor) runGitMerge(ctx context.Context, req brabo.ExecRequest) (*brabo.Result, error) {
 	const t = brabo.GitMerge
@@ -405,11 +410,11 @@ func (e *Executor) runGitMerge(ctx context.Context, req brabo.ExecRequest) (*bra
 	// approval merges nothing.
 	if want := req.Bound["base"]; want != "" {
 		if base, _ := g.query("rev-parse", "--verify", "--quiet", "HEAD"); base != want {
-			return changed(t, "the base %s is at %s on %s, not at the %s its card showed", pr.Base, short(orNone(base)), remote, short(want)), nil
+			return changed(t, "the base %s is at %s on %s, not at the %s its card showed (as last fetched)", pr.Base, short(orNone(base)), remote, short(want)), nil
 		}
 	}
 	if want := req.Bound["head"]; want != "" && head != want {
-		return changed(t, "the head %s is at %s on %s, not at the %s its card showed", pr.Head, short(head), remote, short(want)), nil
+		return changed(t, "the head %s is at %s on %s, not at the %s its card showed (as last fetched)", pr.Head, short(head), remote, short(want)), nil
 	}
 	if _, code := g.query("merge-base", "--is-ancestor", head, "HEAD"); code == 0 {
 		return g.fail("nothing to merge: %q already contains %q", pr.Base, pr.Head)
