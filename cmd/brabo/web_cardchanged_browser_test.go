@@ -16,7 +16,8 @@ import (
 // behind brabo's back, the person clicks Approve: the page says the card
 // changed, naming what moved, and shows the new card (the new commit);
 // nothing was pushed and the action still waits. Approve again pushes
-// exactly the new range.
+// exactly the new range. With BRABO_UPDATE_SCREENSHOTS the refused card
+// is saved as docs/screenshots/action-card-changed.png.
 func TestWebCardChangedOnTheActionPage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: starts a server and a browser")
@@ -70,6 +71,7 @@ func TestWebCardChangedOnTheActionPage(t *testing.T) {
 
 	do(t, ctx, "approve the card as opened", chromedp.Click(css(card+" button.approve")))
 	waitJS(t, ctx, "the refusal on the card", `!!document.querySelector("`+card+` .refusal")`)
+	docShot(t, ctx, t.TempDir(), card, "action-card-changed.png")
 	refusal := text(t, ctx, card+" .refusal")
 	if !strings.Contains(refusal, "changed") || !strings.Contains(refusal, "commit") {
 		t.Errorf("the refusal does not say the card changed, naming the commit: %q", refusal)
