@@ -105,6 +105,43 @@ func (r *remoteStep) run(g *gitSession, args ...string) int {
 	return g.step(append(append([]string(nil), r.opts...), args...)...)
 }
 
+// output is run for a step whose standard output the action reads (the
+// refs ls-remote lists); the transcript keeps the command and its output.
+func (r *remoteStep) output(g *gitSession, args ...string) (string, int) {
+	args = append(append([]string(nil), r.opts...), args...)
+	fmt.Fprintf(g.out, "$ git %s\n", displayArgs(args))
+	var out string
+	var code int
+	switch {
+	case r.onHost:
+		out, code = g.hostQuery(args...)
+	default:
+		if r.box != nil {
+			g.sandboxed(r.box)
+		}
+		if r.done != nil {
+			g.env = g.e.gitEnv(g.req, g.set, false)
+		}
+		out, code = g.query(args...)
+	}
+	if out != "" {
+		fmt.Fprintln(g.out, out)
+	}
+	g.code = code
+	return out, code
+}
+
+// lsRemoteCommit is the commit of ref in ls-remote's answer out ("" when
+// it lists no such ref).
+func lsRemoteCommit(out, ref string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if sha, name, ok := strings.Cut(strings.TrimSpace(l), "\t"); ok && name == ref {
+			return sha
+		}
+	}
+	return ""
+}
+
 func (r *remoteStep) close() {
 	if r.done != nil {
 		r.done()
