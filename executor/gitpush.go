@@ -137,18 +137,22 @@ func (g *gitSession) remoteBox(remote string, urls []string, push bool) (*remote
 	var spec *sandbox.Spec
 	step := &remoteStep{}
 	if onHost {
-		u, ok := httpRemote(urls[0])
-		if len(urls) != 1 || !ok {
+		if len(urls) != 1 {
 			return &remoteStep{onHost: true}, nil
 		}
-		box, opts, done, ok, err := g.networkBox(u)
+		var ok bool
+		var err error
+		if u, isHTTP := httpRemote(urls[0]); isHTTP {
+			spec, step.opts, step.done, ok, err = g.networkBox(u)
+		} else if tgt, isSSH := sshRemote(urls[0]); isSSH {
+			spec, step.done, ok, err = g.sshBox(urls[0], tgt) // gitssh.go
+		}
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
 			return &remoteStep{onHost: true}, nil
 		}
-		spec, step.opts, step.done = box, opts, done
 	} else {
 		spec = &sandbox.Spec{Root: g.root}
 	}
