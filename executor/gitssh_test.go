@@ -4,73 +4,15 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/brabo-dev/brabo"
 	"github.com/brabo-dev/brabo/executor"
 	"github.com/brabo-dev/brabo/internal/egress"
-	"github.com/brabo-dev/brabo/internal/proctest"
 	"github.com/brabo-dev/brabo/internal/sandbox"
 	"github.com/brabo-dev/brabo/internal/sshtest"
 )
-
-// sshSeen is what a watcher of the process table saw during an ssh push:
-// the ssh client's and the tunnel's processes (their pid namespaces and
-// command lines), and where the private key was in a command line or an
-// environment.
-type sshSeen struct {
-	mu      sync.Mutex
-	clients []string // "<pid namespace> <command line>" of each ssh seen
-	held    []string
-	stop    chan struct{}
-	done    chan struct{}
-}
-
-// watchSSH polls /proc for ssh processes and for the secret until stopped.
-func watchSSH(secret string) *sshSeen {
-	w := &sshSeen{stop: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(w.done)
-		for {
-			held := proctest.Holding(secret)
-			ents, _ := os.ReadDir("/proc")
-			var clients []string
-			for _, d := range ents {
-				b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
-				if err != nil || !strings.HasPrefix(string(b), "ssh\x00") && !strings.Contains(string(b), egress.ConnectSubcommand) {
-					continue
-				}
-				ns, _ := os.Readlink(filepath.Join("/proc", d.Name(), "ns", "pid"))
-				clients = append(clients, ns+" "+strings.ReplaceAll(string(b), "\x00", " "))
-			}
-			w.mu.Lock()
-			w.held = append(w.held, held...)
-			w.clients = append(w.clients, clients...)
-			w.mu.Unlock()
-			select {
-			case <-w.stop:
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-		}
-	}()
-	return w
-}
-
-func (w *sshSeen) end() { close(w.stop); <-w.done }
-
-// keySecret is a line of a private key's body: what must not travel on a
-// command line or in an environment.
-func keySecret(t *testing.T, key string) string {
-	t.Helper()
-	lines := strings.Split(strings.TrimSpace(key), "\n")
-	if len(lines) < 3 {
-		t.Fatalf("a private key of %d lines", len(lines))
-	}
-	return lines[1]
-}
 
 // TestSSHPushRunsInTheSandboxThroughItsTunnel: with a sandbox and a
 // Network, a git_push to an ssh remote (a real sshd of the test's, the
@@ -105,9 +47,9 @@ func TestSSHPushRunsInTheSandboxThroughItsTunnel(t *testing.T) {
 	commitOn(t, work, "feat/later", "l.txt", "l\n")
 	req := request(work, brabo.GitPush, brabo.Payload{Branch: "feat/ssh", Remote: "box"})
 	req.Bound = map[string]string{"commit": hash}
-	w := watchSSH(keySecret(t, srv.Key))
+	w := sshtest.Watch(sshtest.KeySecret(t, srv.Key), egress.ConnectSubcommand)
 	res := mustSucceed(t, e, req)
-	w.end()
+	clients, held := w.Stop()
 	if got := git(t, bare, "rev-parse", "refs/heads/feat/ssh"); got != hash {
 		t.Fatalf("the remote's feat/ssh is %q, want the approved %q\n%s", got, hash, res.Output)
 	}
@@ -115,13 +57,12 @@ func TestSSHPushRunsInTheSandboxThroughItsTunnel(t *testing.T) {
 		t.Errorf("the push landed more than the approved branch")
 	}
 	self, _ := os.Readlink("/proc/self/ns/pid")
-	w.mu.Lock()
-	if len(w.clients) == 0 {
+	if len(clients) == 0 {
 		t.Errorf("no ssh client was seen during the push (sshd log:\n%s)", srv.LogText())
 	}
-	for _, c := range w.clients {
-		ns, cmdline, _ := strings.Cut(c, " ")
-		if ns == self {
+	for _, c := range clients {
+		cmdline := c.Cmdline
+		if c.PidNS == self {
 			t.Errorf("an ssh process of the push ran in the host's pid namespace: %s", cmdline)
 		}
 		if strings.HasPrefix(cmdline, "ssh ") && (!strings.Contains(cmdline, "-F /dev/null") ||
@@ -130,11 +71,10 @@ func TestSSHPushRunsInTheSandboxThroughItsTunnel(t *testing.T) {
 			t.Errorf("the ssh client ran without brabo's options: %s", cmdline)
 		}
 	}
-	if len(w.held) > 0 {
-		t.Errorf("the private key was in the process table during the push: %v", w.held)
+	if len(held) > 0 {
+		t.Errorf("the private key was in the process table during the push: %v", held)
 	}
-	w.mu.Unlock()
-	if strings.Contains(res.Output, keySecret(t, srv.Key)) {
+	if strings.Contains(res.Output, sshtest.KeySecret(t, srv.Key)) {
 		t.Errorf("the transcript holds the private key:\n%s", res.Output)
 	}
 	mustSucceed(t, e, request(work, brabo.PrOpen, brabo.Payload{Branch: "feat/ssh", Base: "main", Remote: "box"}))

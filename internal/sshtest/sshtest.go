@@ -16,7 +16,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"sync"
 	"time"
+
+	"github.com/brabo-dev/brabo/internal/proctest"
 )
 
 // Server is one running sshd.
@@ -166,4 +169,74 @@ func Start(t testing.TB, delay time.Duration) *Server {
 func (s *Server) LogText() string {
 	b, _ := os.ReadFile(s.Log)
 	return string(b)
+}
+
+// Client is an ssh client process (or the tunnel of one) a Watcher saw.
+type Client struct {
+	PidNS, NetNS string // its namespaces (readlink /proc/<pid>/ns/…)
+	Cmdline      string // its command line, arguments joined by spaces
+}
+
+// Watcher polls the process table, while a push runs, for ssh clients
+// (a program named ssh, or a command line holding match) and for a
+// secret on any command line or in any environment.
+type Watcher struct {
+	mu      sync.Mutex
+	clients []Client
+	held    []string
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+// Watch starts a Watcher.
+func Watch(secret, match string) *Watcher {
+	w := &Watcher{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		for {
+			held := proctest.Holding(secret)
+			ents, _ := os.ReadDir("/proc")
+			var clients []Client
+			for _, d := range ents {
+				b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+				if err != nil || !strings.HasPrefix(string(b), "ssh\x00") && !strings.Contains(string(b), match) {
+					continue
+				}
+				pid, _ := os.Readlink(filepath.Join("/proc", d.Name(), "ns", "pid"))
+				nt, _ := os.Readlink(filepath.Join("/proc", d.Name(), "ns", "net"))
+				clients = append(clients, Client{PidNS: pid, NetNS: nt, Cmdline: strings.TrimSpace(strings.ReplaceAll(string(b), "\x00", " "))})
+			}
+			w.mu.Lock()
+			w.held = append(w.held, held...)
+			w.clients = append(w.clients, clients...)
+			w.mu.Unlock()
+			select {
+			case <-w.stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
+	return w
+}
+
+// Stop ends the watch and returns the clients seen and where the secret
+// was seen.
+func (w *Watcher) Stop() (clients []Client, held []string) {
+	close(w.stop)
+	<-w.done
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.clients, w.held
+}
+
+// KeySecret is a line of the body of the private key key: what must
+// travel on no command line and in no environment.
+func KeySecret(t testing.TB, key string) string {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(key), "\n")
+	if len(lines) < 3 {
+		t.Fatalf("a private key of %d lines", len(lines))
+	}
+	return lines[1]
 }
