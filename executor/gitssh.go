@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"os/user"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -145,7 +146,7 @@ func (g *gitSession) sshBox(raw string, tgt sshTarget) (spec *sandbox.Spec, done
 	if g.e.opts.Sandbox == nil || n == nil || n.Proxy == nil || n.Forwarder == "" {
 		return nil, nil, false, nil
 	}
-	home, _ := os.UserHomeDir()
+	home := sshHome()
 	refuse := func(why error) (*sandbox.Spec, func(), bool, error) {
 		return nil, nil, false, &RepositoryRefusedError{Type: g.t, Err: fmt.Errorf("the remote %s: %w", raw, why)}
 	}
@@ -186,6 +187,18 @@ func (g *gitSession) sshBox(raw string, tgt sshTarget) (spec *sandbox.Spec, done
 	}
 	g.with("GIT_SSH_COMMAND="+cmd, "GIT_SSH_VARIANT=ssh", "GIT_SSH=", "SSH_AUTH_SOCK=", "SSH_ASKPASS=")
 	return spec, nr.close, true, nil
+}
+
+// sshHome is the home folder of brabo's user: HOME, or the account's when
+// HOME is not set (a service started without one).
+func sshHome() string {
+	if h := os.Getenv("HOME"); h != "" {
+		return h
+	}
+	if u, err := user.Current(); err == nil {
+		return u.HomeDir
+	}
+	return ""
 }
 
 // shellSafe is a word sh reads as itself.
