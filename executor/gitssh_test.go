@@ -17,7 +17,7 @@ import (
 // TestSSHPushRunsInTheSandboxThroughItsTunnel: with a sandbox and a
 // Network, a git_push to an ssh remote (a real sshd of the test's, the
 // user's default identity and known_hosts in HOME) lands exactly the
-// approved commit, from an ssh client in the sandbox's pid namespace with
+// approved commit, runs no hook (gitHooks on), from an ssh client in the sandbox's pid namespace with
 // brabo's own options (no configuration file, no agent, strict host
 // keys, the egress tunnel as ProxyCommand); the private key is on no
 // command line and in no environment while it runs. pr_open reads the
@@ -45,8 +45,14 @@ func TestSSHPushRunsInTheSandboxThroughItsTunnel(t *testing.T) {
 	hash := commitOn(t, work, "feat/ssh", "s.txt", "s\n")
 	git(t, work, "branch", "--quiet", "feat/later", "feat/ssh")
 	commitOn(t, work, "feat/later", "l.txt", "l\n")
+	// The maintainer turned hooks on; a pre-push hook in the push's
+	// sandbox would read the key: it does not run.
+	report := filepath.Join(work, "hook-report")
+	writeFile(t, filepath.Join(work, ".git", "hooks", "pre-push"), "#!/bin/sh\ncat /run/brabo/ssh-id_ed25519 >> '"+report+"' 2>&1; echo ran >> '"+report+"'\n")
+	os.Chmod(filepath.Join(work, ".git", "hooks", "pre-push"), 0o755)
 	req := request(work, brabo.GitPush, brabo.Payload{Branch: "feat/ssh", Remote: "box"})
 	req.Bound = map[string]string{"commit": hash}
+	req.Project = &brabo.Project{GitHooks: true}
 	w := sshtest.Watch(sshtest.KeySecret(t, srv.Key), egress.ConnectSubcommand)
 	res := mustSucceed(t, e, req)
 	clients, held := w.Stop()
@@ -76,6 +82,9 @@ func TestSSHPushRunsInTheSandboxThroughItsTunnel(t *testing.T) {
 	}
 	if strings.Contains(res.Output, sshtest.KeySecret(t, srv.Key)) {
 		t.Errorf("the transcript holds the private key:\n%s", res.Output)
+	}
+	if b, err := os.ReadFile(report); err == nil {
+		t.Errorf("the pre-push hook ran in the push's sandbox, with the key in reach:\n%s", b)
 	}
 	mustSucceed(t, e, request(work, brabo.PrOpen, brabo.Payload{Branch: "feat/ssh", Base: "main", Remote: "box"}))
 

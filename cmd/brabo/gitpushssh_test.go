@@ -21,7 +21,9 @@ import (
 // than brabo, with brabo's options (no configuration file, no agent,
 // strict host keys, the egress tunnel as ProxyCommand), and while it runs
 // the private key is on no command line and in no environment, nor in
-// the result. pr_open reads the remote the same way. A host no
+// the result. The project's pre-push hook (gitHooks on), which would
+// read the key in the push's sandbox, does not run. pr_open reads the
+// remote the same way. A host no
 // known_hosts line names fails with that reason and pushes nothing. As
 // root and as an unprivileged server user.
 func TestSSHPushRunsInTheSandboxOfTheServer(t *testing.T) {
@@ -72,6 +74,8 @@ func sshPushScene(t *testing.T, home, base string, fix func(), serve func() *ser
 	gitIn(root, "add", "p.txt")
 	gitIn(root, "commit", "-q", "-m", "to push")
 	hash := gitIn(root, "rev-parse", "HEAD")
+	report := filepath.Join(root, "hook-report")
+	os.WriteFile(filepath.Join(root, ".git", "hooks", "pre-push"), []byte("#!/bin/sh\ncat /run/brabo/ssh-id_ed25519 >> '"+report+"' 2>&1; echo ran >> '"+report+"'\n"), 0o755)
 	sshDir := filepath.Join(home, ".ssh")
 	os.MkdirAll(sshDir, 0o700)
 	os.WriteFile(filepath.Join(sshDir, "id_ed25519"), []byte(srv.Key), 0o600)
@@ -85,6 +89,7 @@ func sshPushScene(t *testing.T, home, base string, fix func(), serve func() *ser
 	s := serve()
 	project := s.must(t, "POST", "/v1/projects", s.token, map[string]any{"slug": "shop", "mode": "local", "root": root}, 201)["id"].(string)
 	agent := s.must(t, "POST", "/v1/projects/"+project+"/agents", s.token, map[string]any{"name": "coder"}, 201)["token"].(string)
+	s.must(t, "PATCH", "/v1/projects/"+project, s.token, map[string]any{"gitHooks": true}, 200)
 	approve := func(typ string, payload map[string]any) map[string]any {
 		t.Helper()
 		a := s.must(t, "POST", "/v1/projects/"+project+"/actions", agent, map[string]any{"type": typ, "payload": payload}, 201)
@@ -123,6 +128,9 @@ func sshPushScene(t *testing.T, home, base string, fix func(), serve func() *ser
 	}
 	if out, _ := res["output"].(string); strings.Contains(out, secret) {
 		t.Errorf("the result holds the private key: %v", res)
+	}
+	if b, err := os.ReadFile(report); err == nil {
+		t.Errorf("the pre-push hook ran in the push's sandbox, with the key in reach:\n%s", b)
 	}
 	if pr := approve("pr_open", map[string]any{"branch": "main", "base": "base", "title": "t"}); pr["status"] != "executed" {
 		t.Fatalf("the pr_open: %v %v", pr["status"], pr["result"])
