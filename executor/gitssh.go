@@ -65,16 +65,17 @@ const maxSSHData = 16 << 10
 
 // sshTarget is the host and port an ssh remote is reached at.
 type sshTarget struct {
-	host string // lowercased, an IP address bare
+	host string // the host to connect to: lowercased, an IP address bare and in its short form
+	name string // the host as ssh looks it up in known_hosts: as written, lowercased
 	port int
 }
 
-// known is the host's name in known_hosts: host, or [host]:port.
+// known is the host's name in known_hosts: name, or [name]:port.
 func (t sshTarget) known() string {
 	if t.port == 22 {
-		return t.host
+		return t.name
 	}
-	return "[" + t.host + "]:" + strconv.Itoa(t.port)
+	return "[" + t.name + "]:" + strconv.Itoa(t.port)
 }
 
 // hostNameRE is a host name brabo hands ssh: letters, digits, dots,
@@ -128,12 +129,12 @@ func sshRemote(raw string) (sshTarget, bool) {
 	}
 	host = strings.ToLower(host)
 	if a, err := netip.ParseAddr(host); err == nil && a.Zone() == "" {
-		return sshTarget{host: a.Unmap().String(), port: port}, true
+		return sshTarget{host: a.Unmap().String(), name: host, port: port}, true
 	}
 	if !hostNameRE.MatchString(host) {
 		return sshTarget{}, false
 	}
-	return sshTarget{host: strings.TrimSuffix(host, "."), port: port}, true
+	return sshTarget{host: strings.TrimSuffix(host, "."), name: host, port: port}, true
 }
 
 // sshBox returns the sandbox of a step to the ssh remote raw at tgt, and

@@ -47,6 +47,20 @@ func TestSSHRemoteForms(t *testing.T) {
 	}
 }
 
+// ssh looks a host up in known_hosts as the URL writes it (lowercased),
+// whatever form brabo connects to.
+func TestSSHRemoteKnownName(t *testing.T) {
+	for raw, want := range map[string]string{
+		"user@[fe80:0:0:0:0:0:0:1]:repo": "fe80:0:0:0:0:0:0:1",
+		"ssh://Git.Example:2222/r":       "[git.example]:2222",
+		"git@git.example:r":              "git.example",
+	} {
+		if tgt, ok := sshRemote(raw); !ok || tgt.known() != want {
+			t.Errorf("sshRemote(%q).known() = %q, want %q", raw, tgt.known(), want)
+		}
+	}
+}
+
 // knownHostsFor keeps the lines that name the host (plain, on its port,
 // wildcard, hashed, a CA) and no other, and none but revocations is no
 // known host.
@@ -68,7 +82,7 @@ func TestKnownHostsForTheRemoteOnly(t *testing.T) {
 	}
 	os.MkdirAll(filepath.Join(home, ".ssh"), 0o700)
 	os.WriteFile(filepath.Join(home, ".ssh", "known_hosts"), []byte(strings.Join(lines, "\n")+"\n"), 0o600)
-	got := string(knownHostsFor(sshTarget{host: "git.example", port: 2222}, home))
+	got := string(knownHostsFor(sshTarget{host: "git.example", name: "git.example", port: 2222}, home))
 	for _, want := range []string{"AAAAplain", "AAAAhashed", "AAAAca"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the filtered known_hosts lacks the %s line:\n%s", want, got)
@@ -80,15 +94,15 @@ func TestKnownHostsForTheRemoteOnly(t *testing.T) {
 		}
 	}
 	// On port 22 the name is the host's: its own line and the wildcard.
-	got = string(knownHostsFor(sshTarget{host: "git.example", port: 22}, home))
+	got = string(knownHostsFor(sshTarget{host: "git.example", name: "git.example", port: 22}, home))
 	if !strings.Contains(got, "AAAAport22") || !strings.Contains(got, "AAAAwild") || strings.Contains(got, "AAAAplain") {
 		t.Errorf("the filtered known_hosts of port 22:\n%s", got)
 	}
-	if got := knownHostsFor(sshTarget{host: "bad.example", port: 22}, home); got != nil {
+	if got := knownHostsFor(sshTarget{host: "bad.example", name: "bad.example", port: 22}, home); got != nil {
 		t.Errorf("a host a negated pattern excludes: %q", got)
 	}
 	os.WriteFile(filepath.Join(home, ".ssh", "known_hosts"), []byte("@revoked git.example ssh-ed25519 AAAArev\n"), 0o600)
-	if got := knownHostsFor(sshTarget{host: "git.example", port: 22}, home); got != nil {
+	if got := knownHostsFor(sshTarget{host: "git.example", name: "git.example", port: 22}, home); got != nil {
 		t.Errorf("a host with only a revocation is known: %q", got)
 	}
 }
