@@ -15,8 +15,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"testing"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/brabo-dev/brabo/internal/proctest"
