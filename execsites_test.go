@@ -59,6 +59,7 @@ var execSites = map[string]string{
 	// Test support, linked into no brabo binary.
 	"docker/dockertest/dockertest.go: *":                      "test support: podman for the container tests",
 	"engine/enginetest/git.go: *":                             "test support: git in the tests' own repositories",
+	"internal/sshtest/sshtest.go: *":                          "test support: sshd and ssh-keygen for the ssh push tests",
 	"policy/internal/shell/testdata/bashdiff/stub/main.go: *": "test data: the differential test's stub programs",
 }
 
