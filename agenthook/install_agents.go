@@ -215,14 +215,15 @@ func geminiHome(o InstallOptions) string {
 const brabosGeminiPolicy = `# Written by brabo install gemini; brabo install gemini --uninstall removes it.
 # brabo's BeforeTool hook is the gate for these tools: these rules let them
 # run without Gemini CLI's own prompt (headless runs hide them otherwise).
-# If the hook is missing or broken, these tools run unprompted.
+# If the hook is missing or broken, these tools run unprompted. Both rules
+# are at the user tier's lowest priority: any rule of yours (priority 2 and
+# up), Gemini's mcp and tools settings and admin policies win over them.
 [[rule]]
 toolName = ["run_shell_command", "write_file", "replace"]
 decision = "allow"
-priority = 900
+priority = 1
 
-# Every MCP server's tools, below any rule of yours (priority 2 and up)
-# and below Gemini's mcp and tools settings.
+# Every MCP server's tools.
 [[rule]]
 toolName = "mcp_*"
 decision = "allow"

@@ -95,8 +95,8 @@ func TestGeminiCLIOwnPolicyRefusal(t *testing.T) {
 	ap := newAgentProject(t, `{"allow": ["Bash(echo:*)"]}`)
 	home := geminiHomeFor(t, ap)
 	ap.install(t, "gemini", 20*time.Second, nil, "GEMINI_CLI_HOME="+home)
-	// The user's own rule, above brabo's (priority 900).
-	rule := "[[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"echo refused-by-gemini\"\ndecision = \"deny\"\npriority = 950\n"
+	// The user's own rule, at an ordinary priority: above brabo's (1).
+	rule := "[[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"echo refused-by-gemini\"\ndecision = \"deny\"\npriority = 500\n"
 	if err := os.WriteFile(filepath.Join(home, ".gemini", "policies", "mine.toml"), []byte(rule), 0o644); err != nil {
 		t.Fatal(err)
 	}
