@@ -55,10 +55,11 @@ var execSites = map[string]string{
 	"cmd/brabo/internal/ruleimport/codex.go: codexCheck": "codex execpolicy check, found by CodexBinary " +
 		"(TestImportNeverStartsACodexAnAgentWrote)",
 	"agenthook/watch_unix.go: startWatcher": "brabo's own hook binary (os.Executable) watching Codex's " +
-		"transcript, in the agent's own process tree",
+		"or Gemini CLI's transcript, in the agent's own process tree",
 	// Test support, linked into no brabo binary.
 	"docker/dockertest/dockertest.go: *":                      "test support: podman for the container tests",
 	"engine/enginetest/git.go: *":                             "test support: git in the tests' own repositories",
+	"internal/sshtest/sshtest.go: *":                          "test support: sshd and ssh-keygen for the ssh push tests",
 	"policy/internal/shell/testdata/bashdiff/stub/main.go: *": "test data: the differential test's stub programs",
 }
 

@@ -28,7 +28,8 @@ type ExecRequest struct {
 	Container *ContainerTarget
 	// Bound is what the approval bound (Preview.Bound, name to value):
 	// the executor runs exactly it — pushes the commit "commit", commits
-	// the tree "tree" onto "head", writes only over the file "file" — and
+	// the tree "tree" onto "head", writes only over the file "file",
+	// opens a pull request or merges its "head" into its "base" — and
 	// when the repository or the file moved since, runs nothing and
 	// returns a result with CodeChangedSinceApproved. nil binds nothing.
 	Bound map[string]string

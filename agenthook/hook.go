@@ -48,7 +48,7 @@ var events = map[string]map[string]bool{
 	"claude": {"pre-tool-use": true, "permission-request": true, "post-tool-use": false, "post-tool-use-failure": false,
 		"post-tool-batch": false},
 	"codex":  {"pre-tool-use": true, "permission-request": true, "post-tool-use": false, "watch": false},
-	"gemini": {"before-tool": true, "after-tool": false},
+	"gemini": {"before-tool": true, "after-tool": false, "watch": false},
 }
 
 // maxInput bounds what the hook reads from the agent.
@@ -135,8 +135,9 @@ func (h *hook) decide(configPath string, stdin io.Reader) outcome {
 		return denied("%v; denied", err)
 	}
 	o := decideCall(context.Background(), h.agent, configPath, in, waiting{stderr: &h.pending})
-	if o.verdict == allow && h.agent+" "+h.event == "codex pre-tool-use" && in.TranscriptPath != "" {
-		// Codex may never run PostToolUse for it (watch.go).
+	if e := h.agent + " " + h.event; o.verdict == allow && (e == "codex pre-tool-use" || e == "gemini before-tool") && in.TranscriptPath != "" {
+		// Codex may never run PostToolUse for it, Gemini CLI AfterTool
+		// (watch.go, watch_gemini.go).
 		if p := stateKey(configPath, in); peekState(p) != nil {
 			startWatcher(configPath, p)
 		}

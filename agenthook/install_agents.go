@@ -203,15 +203,31 @@ func geminiHome(o InstallOptions) string {
 
 // brabosGeminiPolicy lets Gemini CLI run the tools brabo's hook gates
 // without its own prompt, in headless runs too, where it would otherwise
-// hide them: the BeforeTool hook is the gate.
+// hide them: the BeforeTool hook is the gate. Gemini CLI 0.61.0 runs the
+// hook before its policy check, but takes a tool its policy denies out of
+// the model's tool list, and with no rule a headless run denies every MCP
+// tool ("Tool \"mcp_server_tool\" not found"), so the hook never sees one.
+// The second rule covers every MCP server's tools: "mcp_*" is Gemini's
+// wildcard for them (it matches only a call with a server). Its priority
+// is the lowest of the user tier (4.001), so every rule the user wrote
+// (priority 2 and up), Gemini's mcp.excluded, tools.exclude and tools.core
+// settings (4.24–4.9) and the admin tier still win over it.
 const brabosGeminiPolicy = `# Written by brabo install gemini; brabo install gemini --uninstall removes it.
-# brabo's BeforeTool hook is the gate for these tools: this rule lets them
+# brabo's BeforeTool hook is the gate for these tools: these rules let them
 # run without Gemini CLI's own prompt (headless runs hide them otherwise).
-# If the hook is missing or broken, these tools run unprompted.
+# If the hook is missing or broken, these tools run unprompted. Both rules
+# are at the user tier's lowest priority: any rule of yours (priority 2 and
+# up), Gemini's mcp and tools settings and admin policies win over them.
 [[rule]]
 toolName = ["run_shell_command", "write_file", "replace"]
 decision = "allow"
-priority = 900
+priority = 1
+
+# Every MCP server's tools.
+[[rule]]
+toolName = "mcp_*"
+decision = "allow"
+priority = 1
 `
 
 // installGemini writes (cmd nil: removes) Gemini CLI's BeforeTool and
@@ -246,6 +262,6 @@ func installGemini(o InstallOptions, cmd func(string) string, timeout time.Durat
 	if err := writeAtomic(policy, []byte(brabosGeminiPolicy), 0o644); err != nil {
 		return err
 	}
-	fmt.Fprintf(o.Out, "wrote %s: run_shell_command, write_file and replace run without Gemini's prompt; brabo's hook is their gate (a broken hook lets them run unprompted)\n", policy)
+	fmt.Fprintf(o.Out, "wrote %s: run_shell_command, write_file, replace and MCP tools run without Gemini's prompt; brabo's hook is their gate (a broken hook lets them run unprompted)\n", policy)
 	return nil
 }

@@ -53,6 +53,9 @@ func toolResult(agent, event string, in *hookInput) (code *int, output, errText 
 	var resp any
 	json.Unmarshal(in.ToolResponse, &resp)
 	output = responseText(resp)
+	if _, mcp := mcpTool(agent, in.ToolName, in.McpContext); mcp && agent == "gemini" {
+		output = untrusted(output)
+	}
 	if r, ok := resp.(map[string]any); ok {
 		if n, ok := r["exit_code"].(float64); ok {
 			c := int(n)
@@ -84,6 +87,19 @@ func toolResult(agent, event string, in *hookInput) (code *int, output, errText 
 		code = &zero // Claude Code reports a failing command as PostToolUseFailure
 	}
 	return code, output, errText
+}
+
+var untrustedRE = regexp.MustCompile(`(?s)<untrusted_context>\n(.*?)\n</untrusted_context>`)
+
+// untrusted takes off the <untrusted_context> wrapper Gemini CLI puts
+// around each text an MCP tool returned before its model reads it, and
+// undoes the escape of a closing tag inside: brabo records the tool's own
+// text, as it does for the other agents.
+func untrusted(s string) string {
+	return untrustedRE.ReplaceAllStringFunc(s, func(m string) string {
+		inner := untrustedRE.FindStringSubmatch(m)[1]
+		return strings.ReplaceAll(inner, "&lt;/untrusted_context&gt;", "</untrusted_context>")
+	})
 }
 
 // responseText is the output of a tool as its agent hands it to the

@@ -3,6 +3,7 @@ package agenthook
 import (
 	"encoding/json"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -26,10 +27,15 @@ func TestToolResultShapes(t *testing.T) {
 		{"Gemini CLI replace", "gemini", `{"llmContent":"Successfully modified file: /p/e.txt (1 replacements).","returnDisplay":{"fileDiff":"…"}}`,
 			"Successfully modified file: /p/e.txt (1 replacements)."},
 		{"Gemini CLI MCP parts", "gemini", `{"llmContent":[{"text":"echo-server says: hi"}],"returnDisplay":"echo-server says: hi"}`, "echo-server says: hi"},
+		{"Gemini CLI MCP, wrapped as untrusted", "gemini", `{"llmContent":[{"text":"<untrusted_context>\nsays: hi\n</untrusted_context>"},` +
+			`{"text":"<untrusted_context>\nan &lt;/untrusted_context&gt; inside\n</untrusted_context>"}]}`, "says: hian </untrusted_context> inside"},
 		{"an unknown shape", "gemini", `{"answer":42}`, `{"answer":42}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := &hookInput{ToolName: "x", ToolResponse: json.RawMessage(tc.resp)}
+			if strings.Contains(tc.name, "MCP") && tc.agent == "gemini" {
+				in.ToolName, in.McpContext = "mcp_echo_say", json.RawMessage(`{"server_name":"echo","tool_name":"say"}`)
+			}
 			_, out, errText := toolResult(tc.agent, "post-tool-use", in)
 			if out != tc.want || errText != "" {
 				t.Errorf("output %q (error %q), want %q", out, errText, tc.want)
@@ -94,3 +100,35 @@ func TestCodexTranscriptOutcome(t *testing.T) {
 }
 
 func writeFile(p, s string) error { return os.WriteFile(p, []byte(s), 0o600) }
+
+// TestGeminiTranscriptOutcome: what Gemini's watcher reads in its chat
+// recording: a call its policy denied, the same call that ran, another
+// call, and a line still being written.
+func TestGeminiTranscriptOutcome(t *testing.T) {
+	p := t.TempDir() + "/session.jsonl"
+	rec := func(cmd, status, result string) string {
+		return `{"id":"m","type":"gemini","toolCalls":[{"id":"c","name":"run_shell_command","args":{"command":"` + cmd +
+			`","description":"run it"},"result":[{"functionResponse":{"id":"c","name":"run_shell_command","response":` + result +
+			`}}],"status":"` + status + `","resultDisplay":"x"}]}` + "\n"
+	}
+	input := map[string]any{"description": "run it", "command": "echo hi"}
+	denied := rec("echo hi", "error", `{"error":"Tool execution denied by policy. not here"}`)
+	if err := writeFile(p, rec("echo other", "error", `{"error":"Tool execution denied by policy."}`)+denied); err != nil {
+		t.Fatal(err)
+	}
+	tr := &geminiTranscript{path: p, tool: "run_shell_command", input: input}
+	if !tr.scan() || tr.status != "error" || tr.errText != "Tool execution denied by policy. not here" {
+		t.Errorf("a denied call: status %q, error %q", tr.status, tr.errText)
+	}
+	ran := rec("echo hi", "success", `{"output":"hi"}`)
+	writeFile(p, denied+ran)
+	tr = &geminiTranscript{path: p, tool: "run_shell_command", input: input, offset: int64(len(denied))}
+	if !tr.scan() || tr.status != "success" || tr.errText != "" {
+		t.Errorf("the same call that ran, after an older denial: status %q, error %q", tr.status, tr.errText)
+	}
+	writeFile(p, strings.TrimSuffix(denied, "\n"))
+	tr = &geminiTranscript{path: p, tool: "run_shell_command", input: input}
+	if tr.scan() {
+		t.Error("a line still being written was read")
+	}
+}

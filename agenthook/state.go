@@ -24,6 +24,10 @@ type callState struct {
 	ToolUseID  string `json:"toolUseId,omitempty"`
 	Cwd        string `json:"cwd,omitempty"`
 	Transcript string `json:"transcript,omitempty"`
+	// Gemini CLI gives no call id: its watcher finds the call in its
+	// transcript by tool and input.
+	ToolName  string          `json:"toolName,omitempty"`
+	ToolInput json.RawMessage `json:"toolInput,omitempty"`
 }
 
 func stateDir() string {
@@ -49,8 +53,11 @@ func saveState(configPath string, in *hookInput, ids []string) string {
 	if err := os.MkdirAll(stateDir(), 0o700); err != nil {
 		return ""
 	}
-	b, _ := json.Marshal(callState{IDs: ids, SessionID: in.SessionID, ToolUseID: in.ToolUseID, Cwd: in.Cwd,
-		Transcript: in.TranscriptPath})
+	st := callState{IDs: ids, SessionID: in.SessionID, ToolUseID: in.ToolUseID, Cwd: in.Cwd, Transcript: in.TranscriptPath}
+	if in.ToolUseID == "" && in.TranscriptPath != "" {
+		st.ToolName, st.ToolInput = in.ToolName, in.ToolInput
+	}
+	b, _ := json.Marshal(st)
 	p := stateKey(configPath, in)
 	if os.WriteFile(p, b, 0o600) != nil {
 		return ""

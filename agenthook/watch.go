@@ -35,6 +35,9 @@ const (
 // watch is `brabo hook codex watch --config FILE --state FILE`, which
 // the pre-tool-use hook starts (startWatcher).
 func (h *hook) watch(configPath, statePath string) int {
+	if h.agent == "gemini" {
+		return h.watchGemini(configPath, statePath)
+	}
 	st := peekState(statePath)
 	if st == nil || st.Transcript == "" || st.ToolUseID == "" {
 		return 0

@@ -181,6 +181,22 @@ func (g *gitSession) run(ctx context.Context, args []string, attempt func() (std
 // gitguard has read the repository as data, and hooks are off
 // (docs/sandbox.md, "Git actions").
 func (g *gitSession) hostStep(args ...string) int {
+	return g.onHost(func() int { return g.step(args...) })
+}
+
+// hostQuery is query on the host, as hostStep is step.
+func (g *gitSession) hostQuery(args ...string) (string, int) {
+	var out string
+	code := g.onHost(func() int {
+		var c int
+		out, c = g.query(args...)
+		return c
+	})
+	return out, code
+}
+
+// onHost runs run (a step or a query) out of the session's sandbox.
+func (g *gitSession) onHost(run func() int) int {
 	if g.box != nil && g.startErr == nil && !g.timedOut {
 		// What the sandboxed steps left is read as data again before git
 		// runs on the host there: a control file they could not be kept
@@ -193,7 +209,7 @@ func (g *gitSession) hostStep(args ...string) int {
 	box := g.box
 	g.sandboxed(nil)
 	defer g.sandboxed(box)
-	return g.step(args...)
+	return run()
 }
 
 // prepare is the sandboxed command of one git step, nil when the session

@@ -285,7 +285,9 @@ func (e *Executor) runGitPush(ctx context.Context, req brabo.ExecRequest) (*brab
 // (`git ls-remote --exit-code`), and returns Detail "head", "base", "title"
 // (the head's name when the payload has none) and "remote". It does not
 // record the PR: the pipeline does, in the transaction that settles the
-// action.
+// action. A head or base the approval bound (req.Bound) that is not the
+// remote's now opens nothing (changed_since_approved); Detail
+// "head_commit" and "base_commit" are the commits it opened on.
 func (e *Executor) runPROpen(ctx context.Context, req brabo.ExecRequest) (*brabo.Result, error) {
 	const t = brabo.PrOpen
 	p := req.Action.Payload
@@ -320,20 +322,31 @@ func (e *Executor) runPROpen(ctx context.Context, req brabo.ExecRequest) (*brabo
 	if err != nil {
 		return nil, err
 	}
+	at := map[string]string{}
 	for _, b := range []struct{ role, name string }{{"head", p.Branch}, {"base", p.Base}} {
-		switch rs.run(g, append(append([]string{"ls-remote"}, flags...), "--exit-code", remote, "refs/heads/"+b.name)...) {
+		ref := "refs/heads/" + b.name
+		out, code := rs.output(g, append(append([]string{"ls-remote"}, flags...), "--exit-code", remote, ref)...)
+		switch code {
 		case 0:
 		case 2:
 			return g.fail("%s branch %q is not on remote %q (push it first)", b.role, b.name, remote)
 		default:
 			return g.fail("git ls-remote %s failed", remote)
 		}
+		at[b.role] = lsRemoteCommit(out, ref)
+		// The pull request opens on the commits its card showed: a head or
+		// a base that moved on the remote since opens nothing.
+		if want := req.Bound[b.role]; want != "" && at[b.role] != want {
+			return changed(t, "the %s branch %s is at %s on %s, not at the %s its card showed (as last fetched)",
+				b.role, b.name, short(orNone(at[b.role])), remote, short(want)), nil
+		}
 	}
 	title := strings.TrimSpace(p.Title)
 	if title == "" {
 		title = p.Branch
 	}
-	return g.ok(map[string]string{"head": p.Branch, "base": p.Base, "title": title, "remote": remote})
+	return g.ok(map[string]string{"head": p.Branch, "base": p.Base, "title": title, "remote": remote,
+		"head_commit": at["head"], "base_commit": at["base"]})
 }
 
 // runGitMerge merges the pull request req.PR on the remote for real: it
@@ -344,7 +357,10 @@ func (e *Executor) runPROpen(ctx context.Context, req brabo.ExecRequest) (*brabo
 // forced: a base that moved meanwhile refuses the push). A conflict is a
 // failed Result with Error "merge conflict" and git's output; a head the
 // base already contains is a failed Result too, since nothing would be
-// merged. Detail: "merge_commit", "base", "head", "pr". The temporary
+// merged. The head merged is the bound one, by SHA, into the bound base
+// (req.Bound "head", "base"): either moved on the remote since the
+// approval merges nothing (changed_since_approved). Detail:
+// "merge_commit", "base", "head", "head_commit", "pr". The temporary
 // clone is always removed.
 func (e *Executor) runGitMerge(ctx context.Context, req brabo.ExecRequest) (*brabo.Result, error) {
 	const t = brabo.GitMerge
@@ -385,14 +401,26 @@ func (e *Executor) runGitMerge(ctx context.Context, req brabo.ExecRequest) (*bra
 	}
 	defer done()
 	headRef := "refs/remotes/origin/" + pr.Head
-	if _, code := g.query("rev-parse", "--verify", "--quiet", headRef+"^{commit}"); code != 0 {
+	head, code := g.query("rev-parse", "--verify", "--quiet", headRef+"^{commit}")
+	if code != 0 {
 		return g.fail("head branch %q is not on remote %q", pr.Head, remote)
 	}
-	if _, code := g.query("merge-base", "--is-ancestor", headRef, "HEAD"); code == 0 {
+	// The merge its card showed is what runs: the shown head, by SHA, into
+	// the shown base; a base or a head that moved on the remote since the
+	// approval merges nothing.
+	if want := req.Bound["base"]; want != "" {
+		if base, _ := g.query("rev-parse", "--verify", "--quiet", "HEAD"); base != want {
+			return changed(t, "the base %s is at %s on %s, not at the %s its card showed (as last fetched)", pr.Base, short(orNone(base)), remote, short(want)), nil
+		}
+	}
+	if want := req.Bound["head"]; want != "" && head != want {
+		return changed(t, "the head %s is at %s on %s, not at the %s its card showed (as last fetched)", pr.Head, short(head), remote, short(want)), nil
+	}
+	if _, code := g.query("merge-base", "--is-ancestor", head, "HEAD"); code == 0 {
 		return g.fail("nothing to merge: %q already contains %q", pr.Base, pr.Head)
 	}
 	msg := fmt.Sprintf("Merge pull request #%d: %s", pr.Number, pr.Title)
-	if g.step("merge", "--no-ff", "--no-edit", "-m", msg, "origin/"+pr.Head) != 0 {
+	if g.step("merge", "--no-ff", "--no-edit", "-m", msg, head) != 0 {
 		if unmerged, _ := g.query("ls-files", "--unmerged"); unmerged != "" {
 			return g.fail("merge conflict")
 		}
@@ -407,7 +435,7 @@ func (e *Executor) runGitMerge(ctx context.Context, req brabo.ExecRequest) (*bra
 		return g.fail("pushing the merged %q back to %s was refused", pr.Base, remote)
 	}
 	return g.ok(map[string]string{"merge_commit": hash, "base": pr.Base, "head": pr.Head,
-		"pr": strconv.FormatInt(pr.Number, 10)})
+		"head_commit": head, "pr": strconv.FormatInt(pr.Number, 10)})
 }
 
 // remoteClone clones the remote named remote (a configured remote of the

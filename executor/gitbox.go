@@ -17,7 +17,7 @@ import (
 // its common folder) are writable; their control files — config,
 // config.worktree, commondir, hooks/, info/, objects/info/ — stay
 // read-only over them. git_push and pr_open run in a sandbox of their own
-// (gitpush.go); a step to a network remote, and git_merge's clone and push
+// (gitpush.go); a step to a git:// remote, and git_merge's clone and push
 // back, stay on the host under gitguard (hostStep): see docs/sandbox.md,
 // "Git actions".
 

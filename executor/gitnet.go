@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -55,19 +56,14 @@ func (g *gitSession) networkBox(u *url.URL) (spec *sandbox.Spec, gitOpts []strin
 	if port == "" {
 		port = map[string]string{"https": "443", "http": "80"}[u.Scheme]
 	}
-	pattern := net.JoinHostPort(u.Hostname(), port)
-	if strings.Contains(u.Hostname(), ":") {
-		pattern = u.Hostname() + ":" + port // Network(…) writes an IPv6 address bare
-	}
-	rules, err := policy.Parse("the remote "+u.Redacted(), []byte(fmt.Sprintf(`{"allow": [%q]}`, "Network("+pattern+")")))
+	portN, err := strconv.Atoi(port)
 	if err != nil {
-		return nil, nil, nil, false, fmt.Errorf("%s: the remote's network rule: %w", g.t, err)
+		return nil, nil, nil, false, fmt.Errorf("%s: the remote %s: the port %q", g.t, u.Redacted(), port)
 	}
-	sess, err := n.Proxy.Open(n.Dir, rules)
+	nr, err := g.remoteProxy(u.Hostname(), portN, u.Redacted())
 	if err != nil {
-		return nil, nil, nil, false, fmt.Errorf("%s: the network proxy: %w", g.t, err)
+		return nil, nil, nil, false, err
 	}
-	nr := &netRun{n: n, sess: sess}
 	spec = &sandbox.Spec{Root: g.root}
 	nr.sandbox(spec)
 	// No credential of the repository's or of anything else: only the
@@ -81,6 +77,25 @@ func (g *gitSession) networkBox(u *url.URL) (spec *sandbox.Spec, gitOpts []strin
 	}
 	g.with("GIT_TERMINAL_PROMPT=0")
 	return spec, gitOpts, nr.close, true, nil
+}
+
+// remoteProxy opens the proxy session of one step to a network remote
+// (shown names it): its rules allow host:port only.
+func (g *gitSession) remoteProxy(host string, port int, shown string) (*netRun, error) {
+	n := g.e.opts.Network
+	pattern := net.JoinHostPort(host, strconv.Itoa(port))
+	if strings.Contains(host, ":") {
+		pattern = host + ":" + strconv.Itoa(port) // Network(…) writes an IPv6 address bare
+	}
+	rules, err := policy.Parse("the remote "+shown, []byte(fmt.Sprintf(`{"allow": [%q]}`, "Network("+pattern+")")))
+	if err != nil {
+		return nil, fmt.Errorf("%s: the remote's network rule: %w", g.t, err)
+	}
+	sess, err := n.Proxy.Open(n.Dir, rules)
+	if err != nil {
+		return nil, fmt.Errorf("%s: the network proxy: %w", g.t, err)
+	}
+	return &netRun{n: n, sess: sess}, nil
 }
 
 // hostCredential asks the user's git on the host (`git credential fill`,

@@ -22,9 +22,11 @@ import (
 // on this machine (a path, file://…) is bound into that one sandbox, its
 // git folders writable for a push and read-only for pr_open's ls-remote,
 // their control files (config, hooks/, info/, objects/info/, ...)
-// read-only over them. A network remote (https, ssh, git://) needs the
-// user's credentials and a way out, which the sandbox does not give: its
-// push and ls-remote still run on the host, under gitguard, hooks off
+// read-only over them. A network remote needs the user's credentials and
+// a way out: an https one (gitnet.go) and an ssh one (gitssh.go) get both
+// for that step alone, through a proxy session allowing the remote's
+// host:port only; a git:// one, or a remote with several push URLs, still
+// runs its push and ls-remote on the host, under gitguard, hooks off
 // (hostStep). A remote of any other kind is refused before git runs.
 
 // ErrRemoteUnroutable is wrapped by the refusal of a git action whose
@@ -39,7 +41,7 @@ type remoteKind int
 
 const (
 	remoteLocal   remoteKind = iota // a path or file://: bound into the sandbox
-	remoteNetwork                   // https, http, ssh, git, scp-like: on the host
+	remoteNetwork                   // https, http, ssh, git, scp-like: through the proxy or on the host
 )
 
 // networkSchemes are the URL schemes of transports built into git.
@@ -105,6 +107,43 @@ func (r *remoteStep) run(g *gitSession, args ...string) int {
 	return g.step(append(append([]string(nil), r.opts...), args...)...)
 }
 
+// output is run for a step whose standard output the action reads (the
+// refs ls-remote lists); the transcript keeps the command and its output.
+func (r *remoteStep) output(g *gitSession, args ...string) (string, int) {
+	args = append(append([]string(nil), r.opts...), args...)
+	fmt.Fprintf(g.out, "$ git %s\n", displayArgs(args))
+	var out string
+	var code int
+	switch {
+	case r.onHost:
+		out, code = g.hostQuery(args...)
+	default:
+		if r.box != nil {
+			g.sandboxed(r.box)
+		}
+		if r.done != nil {
+			g.env = g.e.gitEnv(g.req, g.set, false)
+		}
+		out, code = g.query(args...)
+	}
+	if out != "" {
+		fmt.Fprintln(g.out, out)
+	}
+	g.code = code
+	return out, code
+}
+
+// lsRemoteCommit is the commit of ref in ls-remote's answer out ("" when
+// it lists no such ref).
+func lsRemoteCommit(out, ref string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if sha, name, ok := strings.Cut(strings.TrimSpace(l), "\t"); ok && name == ref {
+			return sha
+		}
+	}
+	return ""
+}
+
 func (r *remoteStep) close() {
 	if r.done != nil {
 		r.done()
@@ -114,9 +153,9 @@ func (r *remoteStep) close() {
 // remoteBox returns where a push (push true) or ls-remote to the remote
 // named remote, whose URLs are urls, runs from the session's repository.
 // Every URL is classified first: one brabo cannot route refuses the
-// action, with or without a sandbox. A single http or https URL runs in
-// the sandbox through the egress proxy when the executor has a Network
-// (gitnet.go); another network remote runs on the host.
+// action, with or without a sandbox. A single http, https or ssh URL runs
+// in the sandbox through the egress proxy when the executor has a Network
+// (gitnet.go, gitssh.go); another network remote runs on the host.
 func (g *gitSession) remoteBox(remote string, urls []string, push bool) (*remoteStep, error) {
 	var locals []string
 	onHost := false
@@ -137,18 +176,22 @@ func (g *gitSession) remoteBox(remote string, urls []string, push bool) (*remote
 	var spec *sandbox.Spec
 	step := &remoteStep{}
 	if onHost {
-		u, ok := httpRemote(urls[0])
-		if len(urls) != 1 || !ok {
+		if len(urls) != 1 {
 			return &remoteStep{onHost: true}, nil
 		}
-		box, opts, done, ok, err := g.networkBox(u)
+		var ok bool
+		var err error
+		if u, isHTTP := httpRemote(urls[0]); isHTTP {
+			spec, step.opts, step.done, ok, err = g.networkBox(u)
+		} else if tgt, isSSH := sshRemote(urls[0]); isSSH {
+			spec, step.done, ok, err = g.sshBox(urls[0], tgt) // gitssh.go
+		}
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
 			return &remoteStep{onHost: true}, nil
 		}
-		spec, step.opts, step.done = box, opts, done
 	} else {
 		spec = &sandbox.Spec{Root: g.root}
 	}

@@ -18,9 +18,9 @@ import (
 // network namespace that is the command's only way out; without a sandbox
 // it is a route the command may ignore, which is why brabo sets it only
 // with the sandbox. Typed actions brabo runs itself do not use the
-// project's rules: a git_push or pr_open to an http(s) remote goes
-// through a session of its own allowing only the remote's host:port
-// (gitnet.go); the others use brabo's own network.
+// project's rules: a git_push or pr_open to an http(s) or ssh remote
+// goes through a session of its own allowing only the remote's host:port
+// (gitnet.go, gitssh.go); the others use brabo's own network.
 type Network struct {
 	// Proxy is the egress proxy the sessions are opened on.
 	Proxy *egress.Proxy

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os/exec"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/brabo-dev/brabo"
@@ -117,9 +118,13 @@ func (e *Executor) start(ctx context.Context, cmd *exec.Cmd, prep *sandbox.Prepa
 	stopped := r.stopped != ""
 	r.mu.Unlock()
 	if stopped {
-		// Stop signalled the action's processes just before this one
-		// existed: it must not live on.
-		_ = killGroup(g.PGID)
+		// Stop began before the group was known: its SIGTERM may have
+		// missed this one, so it gets its own. Its SIGKILL comes with
+		// the rest of the action's, once Stop's grace is over (Stop ends
+		// the run's context, and the context's Cancel kills the group),
+		// so a command that was already running when Stop looked keeps
+		// its grace period.
+		_ = syscall.Kill(-g.PGID, syscall.SIGTERM)
 	}
 	if r.started != nil {
 		r.started(g)

@@ -283,7 +283,7 @@ func maxInt(a, b int) int {
 	return b
 }
 
-var pagerRE = regexp.MustCompile(`(\d+)–(\d+) of (\d+), newest first`)
+var pagerRE = regexp.MustCompile(`(\d+)–(\d+) of (\d+), risky first, then newest first`)
 
 // TestTheQueuePagesWithTheTrueCount: 230 pending actions show as pages of
 // 100 whose title and count say 230, not as a silent cut; the API pages

@@ -123,10 +123,11 @@ type queueView struct {
 const queuePageSize = 100
 
 // pendingCards reads one page of the pending actions of every project the
-// member has a role in, newest first, and their true count.
+// member has a role in, risky first across the pages (queueOrder), newest
+// first within each, and their true count.
 func (s *Server) pendingCards(ctx context.Context, m *brabo.Member, page int) (queueView, error) {
 	view := queueView{Page: page, Size: queuePageSize}
-	actions, total, err := s.Actions.PendingOf(ctx, m.ID, queuePageSize, (page-1)*queuePageSize)
+	actions, total, err := s.queueOrder(ctx, m, page)
 	view.Total = total
 	if err != nil {
 		return view, err

@@ -94,13 +94,23 @@ func AppendLists(data []byte, add [3][]string) (out []byte, added [3][]string, e
 	if n == 0 {
 		return data, added, nil
 	}
+	if out, err = writeTopLevel(order, top); err != nil {
+		return nil, added, err
+	}
+	return out, added, nil
+}
+
+// writeTopLevel writes a permissions file's top-level keys in order, each
+// value indented as people write them, and parses the result, so that
+// what is returned is a file brabo reads.
+func writeTopLevel(order []string, top map[string]json.RawMessage) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteString("{\n")
 	for i, k := range order {
 		key, _ := json.Marshal(k)
 		var v bytes.Buffer
 		if err := json.Indent(&v, top[k], "  ", "  "); err != nil {
-			return nil, added, err
+			return nil, err
 		}
 		fmt.Fprintf(&b, "  %s: %s", key, v.Bytes())
 		if i < len(order)-1 {
@@ -110,7 +120,7 @@ func AppendLists(data []byte, add [3][]string) (out []byte, added [3][]string, e
 	}
 	b.WriteString("}\n")
 	if _, err := Parse("permissions.json", b.Bytes()); err != nil {
-		return nil, added, err
+		return nil, err
 	}
-	return b.Bytes(), added, nil
+	return b.Bytes(), nil
 }

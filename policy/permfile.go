@@ -46,23 +46,7 @@ func AppendAllow(data []byte, patterns []string) (out []byte, added []string, er
 		order = append([]string{"allow"}, order...)
 	}
 	top["allow"] = raw
-	var b bytes.Buffer
-	b.WriteString("{\n")
-	for i, k := range order {
-		key, _ := json.Marshal(k)
-		var v bytes.Buffer
-		if err := json.Indent(&v, top[k], "  ", "  "); err != nil {
-			return nil, nil, err
-		}
-		fmt.Fprintf(&b, "  %s: %s", key, v.Bytes())
-		if i < len(order)-1 {
-			b.WriteByte(',')
-		}
-		b.WriteByte('\n')
-	}
-	b.WriteString("}\n")
-	out = b.Bytes()
-	if _, err := Parse("permissions.json", out); err != nil {
+	if out, err = writeTopLevel(order, top); err != nil {
 		return nil, nil, err
 	}
 	return out, added, nil

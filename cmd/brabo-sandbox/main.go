@@ -1,7 +1,7 @@
 // Command brabo-sandbox is the part of brabo that runs on every sandboxed
 // command's path, alone, for speed: the sandbox's root helper
 // (internal/sandbox), the Landlock launcher (internal/confine) and the
-// egress forwarder (internal/egress). brabo starts it instead of itself
+// egress forwarder and its tunnel for ssh (internal/egress). brabo starts it instead of itself
 // when it lies beside brabo's binary and was built from the same version
 // (cmd/brabo/internal/app's sandboxBinary); brabo's own binary, whose package
 // initialisation (the HTTP templates, the model SDKs, the database
@@ -32,7 +32,7 @@ func main() {
 	case egress.IsForwarder(os.Args):
 		egress.Main(os.Args)
 	}
-	fmt.Fprintf(os.Stderr, "brabo-sandbox is started by brabo only, as %s, %s or %s\n",
-		confine.Subcommand, sandbox.HelperSubcommand, egress.Subcommand)
+	fmt.Fprintf(os.Stderr, "brabo-sandbox is started by brabo only, as %s, %s, %s or %s\n",
+		confine.Subcommand, sandbox.HelperSubcommand, egress.Subcommand, egress.ConnectSubcommand)
 	os.Exit(2)
 }

@@ -160,9 +160,8 @@ func TestCodexResultsInTheLog(t *testing.T) {
 }
 
 // TestGeminiCLIResultsInTheLog: Gemini CLI's replace and write_file report
-// their output (AfterTool's llmContent). Its MCP tools do not reach the
-// hook in -p yet (issue 29, 6), so their results are checked in
-// agenthook's table test of the AfterTool shapes.
+// their output (AfterTool's llmContent). Its MCP results are checked in
+// TestGeminiCLIMcpToolsReachBrabo.
 func TestGeminiCLIResultsInTheLog(t *testing.T) {
 	gemini := agenttest.CLI(t, "gemini")
 	ap := newAgentProject(t, `{"allow": ["Bash(echo:*)", "WriteFile(notes/**)"]}`)

@@ -457,6 +457,10 @@ func runReadmeSession(t *testing.T, s readmeSession) {
 	cmd.Dir = repo // "From a clone of this repository"
 	cmd.Env = readmeEnv(t, home, gopath, addr)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// At the deadline the whole session ends, and a background command
+	// still holding the output pipes does not keep the test waiting.
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 10 * time.Second
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	runErr := cmd.Run()

@@ -37,9 +37,10 @@ func ForwarderArgs(socket string, argv ...string) []string {
 	return append([]string{Subcommand, "-s", socket, "--"}, argv...)
 }
 
-// IsForwarder reports whether args (os.Args) start the forwarder.
+// IsForwarder reports whether args (os.Args) start the forwarder, or its
+// tunnel (ConnectSubcommand), which Main runs too.
 func IsForwarder(args []string) bool {
-	return len(args) > 1 && args[1] == Subcommand
+	return len(args) > 1 && args[1] == Subcommand || IsConnect(args)
 }
 
 // ProxyEnv returns the environment the forwarder gives its child: env
@@ -69,8 +70,12 @@ func ProxyEnv(env []string, proxyURL string) []string {
 // SIGHUP. It never returns; when it cannot start it prints why and exits
 // 126 without running the program. A program that is brabo's Landlock
 // launcher (argv[1] is confine.Subcommand) is confined in-process
-// (confine.Restrict) and its own program started directly.
+// (confine.Restrict) and its own program started directly. Started as the
+// tunnel (IsConnect), it is ConnectMain.
 func Main(args []string) {
+	if IsConnect(args) {
+		ConnectMain(args)
+	}
 	fail := func(format string, a ...any) {
 		fmt.Fprintf(os.Stderr, CannotForward+": "+format+"\n", a...)
 		os.Exit(exitCannotForward)

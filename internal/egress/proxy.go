@@ -3,7 +3,9 @@
 // HTTP proxy on a unix socket of its own that the sandbox binds in; inside
 // the sandbox the forwarder (forward.go, brabo itself in a launcher mode)
 // listens on the namespace's 127.0.0.1 and relays to that socket, with
-// HTTP_PROXY, HTTPS_PROXY and ALL_PROXY pointing at it.
+// HTTP_PROXY, HTTPS_PROXY and ALL_PROXY pointing at it. ssh, which speaks
+// no HTTP, reaches a session through the tunnel (connect.go): its
+// ProxyCommand asks the socket for a CONNECT and relays its stream.
 //
 // The proxy handles plain HTTP and HTTPS CONNECT. It decides each
 // connection on the host name the command asked for (policy.DecideNetwork),
