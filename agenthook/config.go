@@ -45,6 +45,10 @@ type Config struct {
 	PassUnknownFolders bool `json:"passUnknownFolders,omitempty"`
 	// Projects are the guarded project folders with their hook tokens.
 	Projects []ProjectConfig `json:"projects"`
+	// AgentSandbox: brabo install --agent-sandbox turned the agent's own
+	// sandbox on in its settings; --uninstall turns it off again (and
+	// leaves a sandbox the user turned on alone).
+	AgentSandbox bool `json:"agentSandbox,omitempty"`
 }
 
 // ProjectConfig is one guarded project.

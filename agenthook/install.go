@@ -33,6 +33,11 @@ type InstallOptions struct {
 	// Wait is the hook's own wait for a human; the agent's hook timeout is
 	// set 30 s longer.
 	Wait time.Duration
+	// AgentSandbox also turns on the agent's own command sandbox
+	// (agentsandbox.go): commands the agent runs itself are outside
+	// brabo's sandbox. A re-install without it leaves it as it is;
+	// --uninstall turns it off.
+	AgentSandbox bool
 	// Codex is the codex binary used to read the hook's trust hash
 	// (PATH's codex by default).
 	Codex string
@@ -125,6 +130,9 @@ func Install(ctx context.Context, o InstallOptions) error {
 	default:
 		err = installCodex(ctx, o, cmd, timeout)
 	}
+	if err == nil && o.AgentSandbox {
+		err = setAgentSandbox(o, true)
+	}
 	if err != nil {
 		return undo(err)
 	}
@@ -201,6 +209,11 @@ func preflight(o InstallOptions) error {
 			return err
 		}
 	}
+	if o.AgentSandbox {
+		if err := checkCodexSandbox(hooks); err != nil {
+			return err
+		}
+	}
 	if _, err := codexBinary(o); err != nil {
 		return fmt.Errorf("recording the hooks' trust (Codex skips an untrusted hook): %w; run brabo install codex --codex <path of codex>", err)
 	}
@@ -217,6 +230,7 @@ func newConfig(old *Config, o InstallOptions, ag *installedAgent) *Config {
 	}
 	cfg.Server, cfg.Agent, cfg.PassUnknownFolders = o.Server, o.Agent, o.User
 	cfg.WaitSeconds = int(o.Wait / time.Second)
+	cfg.AgentSandbox = cfg.AgentSandbox || o.AgentSandbox
 	var keep []ProjectConfig
 	for _, p := range cfg.Projects {
 		if p.ID != o.ProjectID {
@@ -273,6 +287,10 @@ func uninstall(ctx context.Context, o InstallOptions, cfgPath string) error {
 		err = installGemini(o, nil, 0)
 	default:
 		err = installCodex(ctx, o, nil, 0)
+	}
+	if err == nil && (o.Agent == "codex" || cfg != nil && cfg.AgentSandbox) {
+		// Codex's block is brabo's by its marker lines.
+		err = setAgentSandbox(o, false)
 	}
 	if err != nil {
 		return err

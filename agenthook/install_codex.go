@@ -28,6 +28,22 @@ const (
 	codexEnd   = "# <<< brabo install codex <<<"
 )
 
+// codexFailClosed wraps the deciding hooks' command. Codex 0.171.0 runs
+// the tool when a hook fails (its program missing, killed, any exit but
+// 2), whatever its approval_policy or sandbox_mode, and its hooks have no
+// option that changes that (docs/hooks.md, "When the hook is missing or
+// killed"); so the shell Codex runs the hook with turns every end but an
+// allow (0) into a block (2). The hook killed while it waits is the hook's
+// process, not this shell, which still answers. The shell's own messages
+// (a "Killed" line naming the hook's command line) go to /dev/null: the
+// model reads the hook's sentence, or this one. The hook gets no fd 3: the
+// watcher it leaves behind (watch.go) would hold Codex's stderr open, and
+// Codex waits for it.
+const (
+	codexFailClosedPrefix = `exec 3>&2 2>/dev/null; `
+	codexFailClosedSuffix = ` 2>&3 3>&- || { s=$?; [ "$s" = 2 ] || echo "brabo: the hook ended without an answer (exit $s), so this call is denied" >&3; exit 2; }`
+)
+
 // codexHome is the folder of Codex's user configuration.
 func codexHome(o InstallOptions) string {
 	if h := os.Getenv("CODEX_HOME"); h != "" {
@@ -116,8 +132,12 @@ func installCodex(ctx context.Context, o InstallOptions, cmd func(string) string
 	}
 	var hooks strings.Builder
 	for _, ev := range []struct{ table, name string }{{"PreToolUse", "pre-tool-use"}, {"PermissionRequest", "permission-request"}, {"PostToolUse", "post-tool-use"}} {
+		c := cmd(ev.name)
+		if ev.name != "post-tool-use" {
+			c = codexFailClosedPrefix + c + codexFailClosedSuffix
+		}
 		fmt.Fprintf(&hooks, "[[hooks.%s]]\nmatcher = \"*\"\n[[hooks.%s.hooks]]\ntype = \"command\"\ncommand = %s\ntimeout = %d\n\n",
-			ev.table, ev.table, tomlString(cmd(ev.name)), int(timeout/time.Second))
+			ev.table, ev.table, tomlString(c), int(timeout/time.Second))
 	}
 	trust := ""
 	if !o.User {
@@ -139,7 +159,7 @@ func installCodex(ctx context.Context, o InstallOptions, cmd func(string) string
 			return err
 		}
 	}
-	fmt.Fprintf(o.Out, "wrote %s: PreToolUse, PermissionRequest and PostToolUse run brabo's hook (timeout %s)\n", hooksFile, timeout)
+	fmt.Fprintf(o.Out, "wrote %s: PreToolUse, PermissionRequest and PostToolUse run brabo's hook (timeout %s); a missing or killed hook blocks the call (Codex 0.171.0 has no setting for that: the hook's shell does it)\n", hooksFile, timeout)
 	// Trust: ask Codex for the hash of each hook it now sees, and record it.
 	listed, err := codexHooks(ctx, o)
 	if err != nil {

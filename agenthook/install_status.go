@@ -34,6 +34,9 @@ type InstallStatus struct {
 	Reaches bool `json:"reaches"`
 	// Detail says what is wrong, or who the hook is in brabo.
 	Detail string `json:"detail"`
+	// AgentSandbox: the agent's own command sandbox is on in the settings
+	// (brabo install --agent-sandbox).
+	AgentSandbox bool `json:"agentSandbox"`
 }
 
 // OK reports whether the hook is installed and works, or is not installed
@@ -66,7 +69,7 @@ func Status(ctx context.Context, o InstallOptions) []InstallStatus {
 }
 
 func status(ctx context.Context, o InstallOptions) InstallStatus {
-	s := InstallStatus{Agent: o.Agent, Scope: map[bool]string{false: "project", true: "user"}[o.User]}
+	s := InstallStatus{Agent: o.Agent, Scope: map[bool]string{false: "project", true: "user"}[o.User], AgentSandbox: agentSandboxStatus(o)}
 	var command string
 	switch o.Agent {
 	case "claude", "gemini":
@@ -97,7 +100,7 @@ func status(ctx context.Context, o InstallOptions) InstallStatus {
 		return s
 	}
 	s.Installed = true
-	words := shellSplit(command)
+	words := shellSplit(strings.TrimPrefix(command, codexFailClosedPrefix))
 	if len(words) > 0 {
 		s.Program = words[0]
 	}
@@ -148,12 +151,13 @@ func WriteStatus(w io.Writer, list []InstallStatus) bool {
 	for _, s := range list {
 		ok = ok && s.OK()
 		yes := map[bool]string{true: "yes", false: "no"}
+		sb := map[bool]string{true: "; agent's own sandbox: on", false: ""}[s.AgentSandbox]
 		if !s.Installed {
-			fmt.Fprintf(w, "%-6s %-7s installed: no  (%s)%s\n", s.Agent, s.Scope, s.Settings, map[bool]string{true: "", false: ": " + s.Detail}[s.Detail == ""])
+			fmt.Fprintf(w, "%-6s %-7s installed: no  (%s)%s%s\n", s.Agent, s.Scope, s.Settings, map[bool]string{true: "", false: ": " + s.Detail}[s.Detail == ""], sb)
 			continue
 		}
-		fmt.Fprintf(w, "%-6s %-7s installed: yes (%s); on disk: %s; reaches brabo: %s: %s\n", s.Agent, s.Scope, s.Settings,
-			yes[s.OnDisk], yes[s.Reaches], s.Detail)
+		fmt.Fprintf(w, "%-6s %-7s installed: yes (%s); on disk: %s; reaches brabo: %s: %s%s\n", s.Agent, s.Scope, s.Settings,
+			yes[s.OnDisk], yes[s.Reaches], s.Detail, sb)
 	}
 	return ok
 }

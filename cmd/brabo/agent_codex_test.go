@@ -149,30 +149,40 @@ func TestCodexAsksBrabo(t *testing.T) {
 		}
 	})
 
-	t.Run("the hook killed mid-wait", func(t *testing.T) {
+	// The table in docs/hooks.md ("When the hook is missing or killed")
+	// says what Codex does with the hook brabo install writes: a killed or
+	// missing hook blocks the command, and the model reads why. A Codex or
+	// an install that changes this fails here.
+	t.Run("the hook killed mid-wait blocks the command", func(t *testing.T) {
 		killed := ap.killHookWhenPending(t, "mkdir codex-killed", 30*time.Second)
 		model, out := codexRun(t, ap, codex, home, execCommand("mkdir codex-killed"))
 		if !<-killed {
 			t.Fatalf("no hook to kill\n%s", out)
 		}
-		t.Logf("Codex with its hook killed mid-wait: ran=%v, the model got %q", ap.exists("codex-killed"), codexOutput(model, 1))
-		// The README's table ("When the hook is missing or killed") says
-		// the command runs: a Codex that changes this changes the table.
-		if !ap.exists("codex-killed") {
-			t.Error("Codex no longer runs a command whose hook was killed: update the table in docs/hooks.md")
+		got := codexOutput(model, 1)
+		t.Logf("Codex with its hook killed mid-wait: ran=%v, the model got %q", ap.exists("codex-killed"), got)
+		if ap.exists("codex-killed") {
+			t.Error("Codex ran a command whose hook was killed: the table in docs/hooks.md says it is blocked")
+		}
+		if !strings.Contains(got, "brabo: the hook ended without an answer (exit 137), so this call is denied") || strings.Contains(got, "--config") {
+			t.Errorf("the model got %q, want brabo's one sentence and no hook command line", got)
 		}
 	})
 
-	t.Run("the hook binary missing", func(t *testing.T) {
+	t.Run("the hook binary missing blocks the command", func(t *testing.T) {
 		hook := filepath.Join(filepath.Dir(braboBin), "brabo-hook")
 		if err := os.Rename(hook, hook+".away"); err != nil {
 			t.Fatal(err)
 		}
 		defer os.Rename(hook+".away", hook)
 		model, _ := codexRun(t, ap, codex, home, execCommand("mkdir codex-nohook"))
-		t.Logf("Codex with its hook missing: ran=%v, the model got %q", ap.exists("codex-nohook"), codexOutput(model, 1))
-		if !ap.exists("codex-nohook") {
-			t.Error("Codex no longer runs a command whose hook is missing: update the table in docs/hooks.md")
+		got := codexOutput(model, 1)
+		t.Logf("Codex with its hook missing: ran=%v, the model got %q", ap.exists("codex-nohook"), got)
+		if ap.exists("codex-nohook") {
+			t.Error("Codex ran a command whose hook is missing: the table in docs/hooks.md says it is blocked")
+		}
+		if !strings.Contains(got, "brabo: the hook ended without an answer (exit 127), so this call is denied") {
+			t.Errorf("the model got %q", got)
 		}
 	})
 

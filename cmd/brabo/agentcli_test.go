@@ -243,3 +243,5 @@ func runBraboEnv(t *testing.T, dir string, env []string, args ...string) result 
 }
 
 func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

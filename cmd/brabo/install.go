@@ -57,6 +57,7 @@ func runInstall(args []string, stdout, stderr io.Writer) int {
 		root      = fl.String("root", "", "the project folder (default: the current directory)")
 		name      = fl.String("name", "", "the hook agent's name in brabo (default: the agent's, claude-user for --scope user); a re-install re-uses it with a new token")
 		wait      = fl.Duration("wait", agenthook.DefaultWait, "how long the hook waits for a human; the agent's hook timeout is 30 s longer")
+		sandbox   = fl.Bool("agent-sandbox", false, "also turn on the agent's own command sandbox (Claude Code's sandbox, Codex's workspace-write, Gemini CLI's tools.sandbox): the commands it runs itself are outside brabo's sandbox; --uninstall turns it off")
 		codex     = fl.String("codex", "", "the codex binary that reports the hooks' trust hashes (default: codex on PATH)")
 		// The old spellings, for one release.
 		server    = fl.String("server", "", "deprecated: use --url (or BRABO_URL)")
@@ -161,7 +162,7 @@ func runInstall(args []string, stdout, stderr io.Writer) int {
 	}
 	opts := agenthook.InstallOptions{Agent: agent, User: isUser, Uninstall: *uninstall, KeepAgent: *keepAgent,
 		Server: base, Token: tok, ProjectID: project, Root: *root, Name: *name,
-		HookCommand: hookCmd, Wait: *wait, Codex: *codex, Out: out}
+		HookCommand: hookCmd, Wait: *wait, Codex: *codex, AgentSandbox: *sandbox, Out: out}
 	if err := agenthook.Install(ctx, opts); err != nil {
 		return fail(stderr, cmd, "%v", err)
 	}
