@@ -64,7 +64,7 @@ func TestCodexTranscriptOutcome(t *testing.T) {
 	}
 	applied := write(`{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"FileChange","id":"call_01","status":"completed","stdout":"Success.","stderr":""}}}`,
 		`{"type":"response_item","payload":{"type":"function_call_output","call_id":"call_01","output":"Exit code: 0\nOutput:\nSuccess. Updated the following files:\nA notes/a.txt\n"}}`)
-	tr := &codexTranscript{path: applied, call: "call_01"}
+	tr := &codexTranscript{transcriptTail: transcriptTail{path: applied}, call: "call_01"}
 	if !tr.scan() {
 		t.Fatal("the output was not found")
 	}
@@ -74,19 +74,19 @@ func TestCodexTranscriptOutcome(t *testing.T) {
 	}
 	failed := write(`{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"FileChange","id":"call_02","status":"failed","stderr":"no such file"}}}`,
 		`{"type":"response_item","payload":{"type":"function_call_output","call_id":"call_02","output":"apply_patch verification failed"}}`)
-	tr = &codexTranscript{path: failed, call: "call_02"}
+	tr = &codexTranscript{transcriptTail: transcriptTail{path: failed}, call: "call_02"}
 	tr.scan()
 	if _, errText := tr.outcome(); errText != "no such file" {
 		t.Errorf("a patch Codex could not apply: error %q", errText)
 	}
 	rejected := write(`{"type":"response_item","payload":{"type":"function_call_output","call_id":"call_03","output":"exec_command failed: CreateProcess { message: \"Rejected(policy forbids commands starting with echo)\" }"}}`)
-	tr = &codexTranscript{path: rejected, call: "call_03"}
+	tr = &codexTranscript{transcriptTail: transcriptTail{path: rejected}, call: "call_03"}
 	tr.scan()
 	if reason, ok := tr.notRun(); !ok || reason == "" {
 		t.Errorf("a rejected command: not run %v (%q)", ok, reason)
 	}
 	partial := write(`{"type":"response_item","payload":{"type":"function_call_output","call_id":"call_04","output":"x"}}`)
-	other := &codexTranscript{path: partial, call: "call_05"}
+	other := &codexTranscript{transcriptTail: transcriptTail{path: partial}, call: "call_05"}
 	if other.scan() {
 		t.Error("another call's output was taken for this one")
 	}
@@ -116,18 +116,18 @@ func TestGeminiTranscriptOutcome(t *testing.T) {
 	if err := writeFile(p, rec("echo other", "error", `{"error":"Tool execution denied by policy."}`)+denied); err != nil {
 		t.Fatal(err)
 	}
-	tr := &geminiTranscript{path: p, tool: "run_shell_command", input: input}
+	tr := &geminiTranscript{transcriptTail: transcriptTail{path: p}, tool: "run_shell_command", input: input}
 	if !tr.scan() || tr.status != "error" || tr.errText != "Tool execution denied by policy. not here" {
 		t.Errorf("a denied call: status %q, error %q", tr.status, tr.errText)
 	}
 	ran := rec("echo hi", "success", `{"output":"hi"}`)
 	writeFile(p, denied+ran)
-	tr = &geminiTranscript{path: p, tool: "run_shell_command", input: input, offset: int64(len(denied))}
+	tr = &geminiTranscript{transcriptTail: transcriptTail{path: p, offset: int64(len(denied))}, tool: "run_shell_command", input: input}
 	if !tr.scan() || tr.status != "success" || tr.errText != "" {
 		t.Errorf("the same call that ran, after an older denial: status %q, error %q", tr.status, tr.errText)
 	}
 	writeFile(p, strings.TrimSuffix(denied, "\n"))
-	tr = &geminiTranscript{path: p, tool: "run_shell_command", input: input}
+	tr = &geminiTranscript{transcriptTail: transcriptTail{path: p}, tool: "run_shell_command", input: input}
 	if tr.scan() {
 		t.Error("a line still being written was read")
 	}

@@ -42,7 +42,7 @@ func (h *hook) watch(configPath, statePath string) int {
 	if st == nil || st.Transcript == "" || st.ToolUseID == "" {
 		return 0
 	}
-	tr := &codexTranscript{path: st.Transcript, call: st.ToolUseID}
+	tr := &codexTranscript{transcriptTail: transcriptTail{path: st.Transcript}, call: st.ToolUseID}
 	for deadline := time.Now().Add(watchFor); time.Now().Before(deadline); time.Sleep(watchPoll) {
 		if _, err := os.Stat(statePath); err != nil {
 			return 0 // reported by PostToolUse
@@ -79,8 +79,8 @@ func (h *hook) watch(configPath, statePath string) int {
 // codexTranscript reads one call's result in a Codex rollout file, from
 // where it last stopped.
 type codexTranscript struct {
-	path, call string
-	offset     int64
+	transcriptTail
+	call string
 	// What the file said of the call: the output its model read, and for
 	// a patch Codex's status of the file change.
 	output      string
@@ -92,28 +92,42 @@ type codexTranscript struct {
 // scan reads the lines added since the last scan and reports whether the
 // call's output is there.
 func (t *codexTranscript) scan() bool {
+	t.readLines(t.line, func() bool { return false })
+	return t.found
+}
+
+// transcriptTail reads a JSON-lines file an agent appends to (Codex's
+// rollout, Gemini CLI's chat recording), on from where it last stopped.
+type transcriptTail struct {
+	path   string
+	offset int64
+}
+
+// readLines hands line each complete line added since the last call, until
+// done reports that what is sought was found; a line still being written
+// is left for the next call. A file it cannot read yields no line.
+func (t *transcriptTail) readLines(line func([]byte), done func() bool) {
 	f, err := os.Open(t.path)
 	if err != nil {
-		return false
+		return
 	}
 	defer f.Close()
 	if _, err := f.Seek(t.offset, io.SeekStart); err != nil {
-		return false
+		return
 	}
 	b, err := io.ReadAll(io.LimitReader(f, 64<<20))
 	if err != nil {
-		return false
+		return
 	}
-	for {
+	for !done() {
 		i := bytes.IndexByte(b, '\n')
 		if i < 0 {
 			break // a line still being written
 		}
-		t.line(b[:i])
+		line(b[:i])
 		t.offset += int64(i + 1)
 		b = b[i+1:]
 	}
-	return t.found
 }
 
 func (t *codexTranscript) line(b []byte) {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"reflect"
 	"strings"
@@ -33,7 +32,7 @@ func (h *hook) watchGemini(configPath, statePath string) int {
 		return 0
 	}
 	// Gemini records a call once it completed: what is there now is older.
-	tr := &geminiTranscript{path: st.Transcript, tool: st.ToolName}
+	tr := &geminiTranscript{transcriptTail: transcriptTail{path: st.Transcript}, tool: st.ToolName}
 	json.Unmarshal(st.ToolInput, &tr.input)
 	if fi, err := os.Stat(st.Transcript); err == nil {
 		tr.offset = fi.Size()
@@ -71,37 +70,17 @@ func (h *hook) watchGemini(configPath, statePath string) int {
 // geminiTranscript finds one call's record in Gemini CLI's chat
 // recording, reading on from where it last stopped.
 type geminiTranscript struct {
-	path, tool string
-	input      any
-	offset     int64
-	status     string // the call's final status: success, error, cancelled
-	errText    string
+	transcriptTail
+	tool    string
+	input   any
+	status  string // the call's final status: success, error, cancelled
+	errText string
 }
 
 // scan reads the lines added since the last scan and reports whether the
 // call's record is there.
 func (t *geminiTranscript) scan() bool {
-	f, err := os.Open(t.path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	if _, err := f.Seek(t.offset, io.SeekStart); err != nil {
-		return false
-	}
-	b, err := io.ReadAll(io.LimitReader(f, 64<<20))
-	if err != nil {
-		return false
-	}
-	for t.status == "" {
-		i := bytes.IndexByte(b, '\n')
-		if i < 0 {
-			break // a line still being written
-		}
-		t.line(b[:i])
-		t.offset += int64(i + 1)
-		b = b[i+1:]
-	}
+	t.readLines(t.line, func() bool { return t.status != "" })
 	return t.status != ""
 }
 
