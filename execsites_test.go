@@ -42,7 +42,9 @@ var execSites = map[string]string{
 		"with the confined command",
 	"internal/egress/forward.go: Main": "inside the sandbox: the egress forwarder starting the confined " +
 		"command with the proxy's address",
-	// brabo's own git on the host, never in a folder an agent writes.
+	// brabo's own git on the host. gitwork's runs in a repository an agent
+	// may have written, so its configuration is checked as data first; the
+	// other two run where no agent writes.
 	"engine/internal/gitwork/gitwork.go: Git": "brabo's git on its own worktrees, bound by the scope root, " +
 		"with the repository's config read as data and hooks, filters and helpers off (gitguard)",
 	"executor/gitnet.go: hostCredential": "git credential fill in / with no GIT_* variable: the server " +
