@@ -176,3 +176,64 @@ func TestClientImportsOnlyTheRootAndTheStandardLibrary(t *testing.T) {
 		t.Fatal("go list ./... does not list the client package")
 	}
 }
+
+// systemTests is the one test-only package of the system tests.
+const systemTests = "cmd/brabo/e2e"
+
+// TestSystemTestsAreOnePackageOnTheWiring: the system tests (end to end,
+// the browser, the README, the crashes, the instances) are one package
+// of test files only, and open brabo by the one wiring; no other
+// package's tests start a server of brabo's on a pipeline of their own,
+// but the benchmarks that measure the pipeline alone (http/bench_test.go).
+func TestSystemTestsAreOnePackageOnTheWiring(t *testing.T) {
+	ents, err := os.ReadDir(systemTests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wired := false
+	for _, e := range ents {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".go") {
+			continue
+		}
+		if !strings.HasSuffix(name, "_test.go") {
+			t.Errorf("%s/%s is not a test file: the system tests' package holds only tests", systemTests, name)
+			continue
+		}
+		src, err := os.ReadFile(filepath.Join(systemTests, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wired = wired || strings.Contains(string(src), `"github.com/brabo-dev/brabo/`+theWiring+`"`)
+	}
+	if !wired {
+		t.Errorf("%s does not import %s: its end-to-end tests must open brabo as brabo serve does", systemTests, theWiring)
+	}
+	err = filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, "_test.go") || strings.HasPrefix(path, systemTests+"/") ||
+			path == "http/bench_test.go" || path == "http/sandbox_bench_test.go" {
+			return err
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, src, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		var pipeline, http bool
+		for _, im := range f.Imports {
+			p, _ := strconv.Unquote(im.Path.Value)
+			pipeline = pipeline || p == "github.com/brabo-dev/brabo/pipeline"
+			http = http || p == "github.com/brabo-dev/brabo/http"
+		}
+		if pipeline && http {
+			t.Errorf("%s starts brabo's HTTP server on a pipeline of its own: an end-to-end test belongs in %s, on the one wiring", path, systemTests)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

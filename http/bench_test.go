@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -21,6 +22,7 @@ import (
 	"github.com/brabo-dev/brabo/pipeline"
 	"github.com/brabo-dev/brabo/store/postgres"
 	"github.com/brabo-dev/brabo/store/sqlite"
+	"github.com/brabo-dev/brabo/store/storetest"
 )
 
 // noExecution settles every action at once without running anything: the
@@ -144,7 +146,7 @@ func forEachStore(b *testing.B, bench func(*testing.B, brabo.Store)) {
 		bench(b, s)
 	})
 	b.Run("postgres", func(b *testing.B) {
-		s, err := postgres.Open(context.Background(), postgresURL(b))
+		s, err := postgres.Open(context.Background(), storetest.PostgresURL(b))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -269,4 +271,23 @@ func BenchmarkHTTPFloor(b *testing.B) {
 	defer srv.Close()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	post16(b, client, srv.URL+"/v1/projects/p/actions", "token", benchBody, "requests/s")
+}
+
+// probeDir is the server's check of a project folder: a directory brabo
+// can write in.
+func probeDir(path string) (bool, bool, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return false, false, nil
+	}
+	if !info.IsDir() {
+		return false, false, nil
+	}
+	f, err := os.CreateTemp(path, ".probe-*")
+	if err != nil {
+		return true, false, nil
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return true, true, nil
 }

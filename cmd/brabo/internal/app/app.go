@@ -44,6 +44,10 @@ type Config struct {
 	Data string
 	// DB is "" for SQLite in Data, or a postgres:// URL.
 	DB string
+	// Store, when set, is the store to use, open and migrated, of the kind
+	// DB names (the system tests wrap one to watch it); Open opens none,
+	// and Close closes it.
+	Store brabo.Store
 	// Hidden are files no sandboxed command may read though their folder
 	// is bound (the --db-file).
 	Hidden []string
@@ -82,6 +86,13 @@ type Config struct {
 	// sandbox, the first admin token).
 	Log    *slog.Logger
 	Stdout io.Writer
+	// NotSubreaper keeps the process from becoming a child subreaper
+	// (procs.BecomeSubreaper): for a process that starts programs outside
+	// procs.Start, whose exit status the reaper would take (the system
+	// tests open brabo in their own process). Its commands' escaped
+	// descendants then become init's children, and are still found by
+	// their BRABO_ACTION_ID.
+	NotSubreaper bool
 }
 
 // DefaultPublicURL is the links' address of a process that serves no
@@ -213,8 +224,10 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 		}
 		a.closers = append(a.closers, func() { a.Listener.Close() })
 	}
-	if a.Store, err = OpenStore(ctx, cfg.Data, cfg.DB); err != nil {
-		return a, err
+	if a.Store = cfg.Store; a.Store == nil {
+		if a.Store, err = OpenStore(ctx, cfg.Data, cfg.DB); err != nil {
+			return a, err
+		}
 	}
 	a.closers = append(a.closers, func() { a.Store.Close() })
 	if err := dataOutsideProjects(ctx, a.Store, cfg.Data); err != nil {
@@ -268,7 +281,7 @@ func Open(ctx context.Context, cfg Config) (a *App, err error) {
 	// One process owns a SQLite file (the data folder's lock): what it
 	// left running is not running anymore. On PostgreSQL only what dead
 	// instances left is recovered.
-	if a.inst, err = startInstance(ctx, a.Pipeline, a.Executor, a.SoleOwner, log); err != nil {
+	if a.inst, err = startInstance(ctx, a.Pipeline, a.Executor, a.SoleOwner, !cfg.NotSubreaper, log); err != nil {
 		return a, fmt.Errorf("recovering interrupted actions: %w", err)
 	}
 	a.closers = append(a.closers, a.inst.close)

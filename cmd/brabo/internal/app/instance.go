@@ -123,11 +123,13 @@ type instance struct {
 }
 
 // startInstance sets svc up as an instance of its store and registers
-// it. soleOwner (SQLite) recovers every action a previous process left
+// it, a child subreaper unless told not (subreaper). soleOwner (SQLite) recovers every action a previous process left
 // claimed; otherwise only those of dead instances (RecoverDead), since
 // other live instances share the database.
-func startInstance(ctx context.Context, svc *pipeline.Service, ex *executor.Executor, soleOwner bool, log *slog.Logger) (*instance, error) {
-	if err := procs.BecomeSubreaper(); err != nil {
+func startInstance(ctx context.Context, svc *pipeline.Service, ex *executor.Executor, soleOwner, subreaper bool, log *slog.Logger) (*instance, error) {
+	if !subreaper {
+		log.Info("not a child subreaper (Config.NotSubreaper): a command's escaped descendants become init's children")
+	} else if err := procs.BecomeSubreaper(); err != nil {
 		log.Warn("brabo cannot be a child subreaper: a command's escaped descendants become init's children; they are still found by their BRABO_ACTION_ID", "err", err)
 	}
 	in := &instance{svc: svc, ex: ex, log: log, grace: stopGrace(log), done: make(chan struct{})}
