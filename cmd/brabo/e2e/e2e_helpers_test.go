@@ -81,6 +81,12 @@ type env struct {
 	agentID    string
 }
 
+// envOf is the env of a started brabo, before any project or member.
+func envOf(t *testing.T, a *app.App) *env {
+	return &env{t: t, app: a, data: a.Config.Data, store: a.Store, svc: a.Pipeline, api: a.HTTP,
+		srv: &served{URL: a.URL(), close: func() { a.Shutdown("closed by the test") }}}
+}
+
 // onDB is the tune of an env on the PostgreSQL database at url.
 func onDB(url string) func(*app.Config) { return func(c *app.Config) { c.DB = url } }
 
@@ -124,8 +130,7 @@ func newEnvWith(t *testing.T, s brabo.Store, tune func(*app.Config)) *env {
 	if err := a.Start(ctx); err != nil {
 		t.Fatalf("starting brabo: %v", err)
 	}
-	e := &env{t: t, app: a, data: a.Config.Data, store: a.Store, svc: a.Pipeline, api: a.HTTP,
-		srv: &served{URL: a.URL(), close: func() { a.Shutdown("closed by the test") }}}
+	e := envOf(t, a)
 	if a.AdminToken == "" {
 		t.Fatal("brabo made no first admin")
 	}

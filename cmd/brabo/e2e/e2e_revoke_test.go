@@ -210,8 +210,8 @@ func TestRevocationReachesTheOtherInstance(t *testing.T) {
 		if err := a.Start(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		srv := &served{URL: a.URL(), close: func() { a.Shutdown("closed by the test") }}
-		return &env{t: t, app: a, data: a.Config.Data, store: a.Store, svc: a.Pipeline, api: a.HTTP, srv: srv}, srv
+		b := envOf(t, a)
+		return b, b.srv
 	}
 	s, err := postgres.Open(context.Background(), db)
 	if err != nil {
